@@ -1,0 +1,40 @@
+# Conditionals, Bernoulli sampling and block-Gibbs steps of a binary RBM, on raw buffers.
+#
+# States are kept two ways at once: a 0/1 uint8 matrix (n_rows x n_units) and, per row,
+# the list of active units (idx[row, 0:cnt[row]], ascending), which is what the
+# binary-aware products consume.  All functions are nogil and noexcept; a published
+# signature here is an ABI (see include/cyrbm/).
+from libc.stdint cimport uint8_t, int32_t
+from cython cimport floating
+from cyrbm._random cimport cyrbm_rng
+
+cdef extern from "cyrbm/kernels.h" nogil:
+    void cyrbm_add_rows_f32(float *out, const float *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_add_rows_f64(double *out, const double *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_sub_rows_f32(float *out, const float *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_sub_rows_f64(double *out, const double *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+
+cdef extern from "cyrbm/mathutil.h" nogil:
+    double cyrbm_softplus(double x)
+    float cyrbm_softplusf(float x)
+    double cyrbm_sigmoid(double x)
+    float cyrbm_sigmoidf(float x)
+
+cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,
+                   const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n) noexcept nogil
+
+cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_units,
+                       int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil
+
+cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
+                         const int32_t *idx, Py_ssize_t ld_idx, const int32_t *cnt,
+                         Py_ssize_t n_rows, const floating *bias, floating *out,
+                         int n_threads) noexcept nogil
+
+cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
+                           cyrbm_rng *streams, uint8_t *state, int32_t *idx, int32_t *cnt,
+                           int n_threads) noexcept nogil

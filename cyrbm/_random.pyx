@@ -1,0 +1,69 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Per-chain random streams derived from one seed.
+
+Each chain owns a xoshiro256++ state (four uint64 words).  The states of ``n`` chains are
+drawn from ``numpy.random.SeedSequence``, keyed by the user's seed and a *purpose* (so
+the streams for, say, the training chains and for the weight initialisation never
+overlap).  A chain's numbers therefore depend only on (seed, purpose, chain index): never
+on the number of threads or on how the work is scheduled.
+"""
+import numpy as np
+from libc.stdint cimport uint64_t
+from cyrbm._random cimport cyrbm_rng, cyrbm_rng_uniform
+
+# Purposes: fixed small integers folded into the SeedSequence spawn key.
+PURPOSES = {
+    "init": 1,        # initial weights
+    "shuffle": 2,     # mini-batch order, one child per epoch
+    "chains": 3,      # Gibbs chains of training (one stream per chain slot)
+    "sample": 4,      # RBM.sample
+    "ais": 5,         # annealing runs
+    "data": 6,        # stochastic binarization, splits
+    "monitor": 7,     # choice of monitoring rows
+}
+
+
+def seed_sequence(seed, purpose, *extra):
+    """The SeedSequence for ``purpose`` (a key of PURPOSES) under ``seed``.
+
+    ``seed`` is an int, None (fresh entropy) or a SeedSequence; ``extra`` integers
+    (an epoch number, say) give further independent children.
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        entropy = seed.entropy
+        key = tuple(seed.spawn_key)
+    else:
+        entropy = None if seed is None else int(seed)
+        key = ()
+    if entropy is not None and entropy < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed}.")
+    return np.random.SeedSequence(entropy, spawn_key=key + (PURPOSES[purpose],) + tuple(int(e) for e in extra))
+
+
+def make_streams(seed, purpose, Py_ssize_t n_chains, *extra):
+    """States of ``n_chains`` independent streams: a (n_chains, 4) uint64 array.
+
+    Stream ``i`` depends only on (seed, purpose, extra, i): asking for more chains
+    leaves the first ones unchanged.
+    """
+    ss = seed_sequence(seed, purpose, *extra)
+    states = ss.generate_state(4 * max(n_chains, 1), dtype=np.uint64)[: 4 * n_chains]
+    states = states.reshape(n_chains, 4).copy()
+    # xoshiro must not start from the all-zero state (probability 2**-256, but be exact).
+    zero = ~states.any(axis=1)
+    states[zero, 0] = 0x9E3779B97F4A7C15
+    return states
+
+
+def uniform(uint64_t[:, ::1] states, Py_ssize_t n):
+    """Draw ``n`` uniforms in [0, 1) from each stream, advancing the states in place.
+
+    For tests and for checking the generator against a reference implementation.
+    """
+    cdef Py_ssize_t c, k, n_chains = states.shape[0]
+    out = np.empty((n_chains, n), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    for c in range(n_chains):
+        for k in range(n):
+            o[c, k] = cyrbm_rng_uniform(<cyrbm_rng *> &states[c, 0])
+    return out
