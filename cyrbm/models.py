@@ -1,0 +1,264 @@
+"""The binary Restricted Boltzmann Machine and its file format.
+
+Energy (Salakhutdinov & Murray 2008, Eq. 1):
+    E(v, h) = -v^T W h - b^T v - a^T h,
+with ``W`` (n_visible x n_hidden), visible biases ``vbias`` (b) and hidden biases
+``hbias`` (a).  p*(v) = sum_h exp(-E(v, h)) (Eq. 2) and the conditionals are logistic
+(Eq. 4-6).
+
+File format (``.npz``): arrays ``W``, ``vbias``, ``hbias`` and ``meta``, a JSON string
+with ``format`` ("cyrbm.rbm"), ``format_version``, ``dtype``, sizes and a ``training``
+record.  A file with only ``W``, ``vbias`` and ``hbias`` (weights trained elsewhere)
+loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
+"""
+import numpy as np
+from scipy.special import expit
+
+from cyrbm import _gibbs, _io
+from cyrbm._omp import resolve_threads
+from cyrbm._random import make_streams
+from cyrbm.datasets import check_binary
+from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
+
+FORMAT = "cyrbm.rbm"
+FORMAT_VERSION = 1
+_DTYPES = (np.float32, np.float64)
+
+
+def _version():
+    from cyrbm import __version__
+    return __version__
+
+
+class RBM:
+    """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).
+
+    Parameters
+    ----------
+    W : array, shape (n_visible, n_hidden)
+    vbias : array, shape (n_visible,)
+    hbias : array, shape (n_hidden,)
+    dtype : float32 or float64, optional
+        Storage and arithmetic precision; by default that of ``W`` when it is float32 or
+        float64, else float64.  Log-probabilities are always accumulated in float64.
+    meta : dict, optional
+        Free-form record (how the model was trained), saved with the model.
+    """
+
+    def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
+        W = np.asarray(W)
+        if dtype is None:
+            dtype = W.dtype if W.dtype in _DTYPES else np.float64
+        dtype = np.dtype(dtype)
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be float32 or float64, not {dtype}.")
+        W, vbias, hbias = _checked_parameters(W, vbias, hbias, "the given parameters")
+        self.W = np.ascontiguousarray(W, dtype=dtype)
+        self.vbias = np.ascontiguousarray(vbias, dtype=dtype)
+        self.hbias = np.ascontiguousarray(hbias, dtype=dtype)
+        self.meta = dict(meta or {})
+
+    # ------------------------------------------------------------------ basics
+    @classmethod
+    def random(cls, n_visible, n_hidden, *, seed=0, dtype=np.float32, scale=0.01, data=None):
+        """A fresh RBM: W ~ N(0, scale^2), a = 0, and b = logit of the data's marginals
+        (clipped to [1e-3, 1 - 1e-3]) when ``data`` is given, else 0 (Hinton's guide)."""
+        if int(n_visible) < 1 or int(n_hidden) < 1:
+            raise ValueError("an RBM needs at least one visible and one hidden unit.")
+        rng = np.random.default_rng(np.random.SeedSequence(make_streams(seed, "init", 1)[0]))
+        W = scale * rng.standard_normal((int(n_visible), int(n_hidden)))
+        vbias = np.zeros(int(n_visible))
+        if data is not None:
+            p = np.clip(np.asarray(data, dtype=np.float64).mean(axis=0), 1e-3, 1 - 1e-3)
+            vbias = np.log(p / (1 - p))
+        return cls(W, vbias, np.zeros(int(n_hidden)), dtype=dtype)
+
+    @property
+    def n_visible(self):
+        return self.W.shape[0]
+
+    @property
+    def n_hidden(self):
+        return self.W.shape[1]
+
+    @property
+    def dtype(self):
+        return self.W.dtype
+
+    def copy(self):
+        return RBM(self.W.copy(), self.vbias.copy(), self.hbias.copy(), meta=dict(self.meta))
+
+    def astype(self, dtype):
+        """The same model stored in ``dtype`` (float32 or float64)."""
+        return RBM(self.W, self.vbias, self.hbias, dtype=dtype, meta=dict(self.meta))
+
+    def __repr__(self):
+        return f"RBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype.name})"
+
+    # ------------------------------------------------------------ conditionals
+    def _visible_data(self, v, name="data"):
+        v = check_binary(v, name=name, allow_1d=True)
+        if v.shape[1] != self.n_visible:
+            raise ModelMismatchError(
+                f"{name} has {v.shape[1]} columns but the model has {self.n_visible} visible units.")
+        return v
+
+    def _float_input(self, x, width, what, name):
+        x = np.asarray(x)
+        if x.ndim == 1:
+            x = x[None, :]
+        if x.ndim != 2:
+            raise DataError(f"{name} must be a 2-D array of samples x {what} units.")
+        if x.shape[1] != width:
+            raise ModelMismatchError(
+                f"{name} has {x.shape[1]} columns but the model has {width} {what} units.")
+        x = x.astype(self.dtype, copy=False)
+        if not np.all(np.isfinite(x)):
+            raise DataError(f"{name} contains NaN or infinite values.")
+        return x
+
+    def hidden_probs(self, v):
+        """p(h_j = 1 | v) = sigma(sum_i W_ij v_i + a_j) (SM08 Eq. 5), one row per v.
+
+        ``v`` may hold probabilities as well as 0/1 states (mean-field input).
+        """
+        v = self._float_input(v, self.n_visible, "visible", "v")
+        return expit(v @ self.W + self.hbias)
+
+    def visible_probs(self, h):
+        """p(v_i = 1 | h) = sigma(sum_j W_ij h_j + b_i) (SM08 Eq. 6), one row per h."""
+        h = self._float_input(h, self.n_hidden, "hidden", "h")
+        return expit(h @ self.W.T + self.vbias)
+
+    def reconstruct(self, v):
+        """Mean-field reconstruction p(v | p(h | v)), as probabilities."""
+        return self.visible_probs(self.hidden_probs(v))
+
+    def reconstruction_error(self, v):
+        """Mean over rows of sum_i (v_i - reconstruct(v)_i)^2."""
+        v = self._visible_data(v)
+        if v.shape[0] == 0:
+            return float("nan")
+        return float(np.mean(np.sum((v - self.reconstruct(v)) ** 2, axis=1)))
+
+    # ------------------------------------------------------- probabilities
+    def log_unnormalized(self, v, *, threads=None):
+        """ln p*(v) = b^T v + sum_j softplus(a_j + sum_i W_ij v_i) for each 0/1 row
+        (SM08 Eq. 2 with h summed out), in float64.  Equals minus the free energy."""
+        v = self._visible_data(v)
+        return _gibbs.log_unnormalized(self.W, self.vbias, self.hbias, v, resolve_threads(threads))
+
+    def free_energy(self, v, *, threads=None):
+        """F(v) = -ln p*(v)."""
+        return -self.log_unnormalized(v, threads=threads)
+
+    def pseudo_log_likelihood(self, v, *, threads=None):
+        """sum_i ln p(v_i | v_-i) for each row, over all bits (no sampling), float64."""
+        v = self._visible_data(v)
+        return _gibbs.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
+                                            resolve_threads(threads))
+
+    def sample(self, n, steps=1000, *, seed=None, init=None, threads=None):
+        """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6).
+
+        Each of the ``n`` chains starts from ``init`` (rows of 0/1 data, cycled) or from
+        uniform random bits, runs ``steps`` full sweeps with its own random stream, and
+        returns its final visible state.  The result depends only on ``seed``, not on the
+        number of threads.
+
+        Returns
+        -------
+        v : uint8 array, shape (n, n_visible)
+        """
+        n = int(n)
+        if n < 0 or int(steps) < 0:
+            raise ValueError("n and steps must be non-negative.")
+        streams = make_streams(seed, "sample", n)
+        if init is None:
+            rng = np.random.default_rng(np.random.SeedSequence(make_streams(seed, "sample", 1, 1)[0]))
+            v = (rng.random((n, self.n_visible)) < 0.5).astype(np.uint8)
+        else:
+            init = self._visible_data(init, "init")
+            if init.shape[0] == 0:
+                raise DataError("init has no rows.")
+            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=np.uint8)
+        h = np.empty((n, self.n_hidden), dtype=np.uint8)
+        WT = _gibbs.transposed(self.W)
+        _gibbs.gibbs_sample(self.W, WT, self.vbias, self.hbias, v, h, int(steps), streams,
+                            resolve_threads(threads))
+        return v
+
+    # ---------------------------------------------------------------- files
+    def to_arrays(self, extra_meta=None):
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "dtype": self.dtype.name,
+            "n_visible": int(self.n_visible),
+            "n_hidden": int(self.n_hidden),
+            "cyrbm_version": _version(),
+        }
+        meta.update({k: v for k, v in self.meta.items() if k not in meta})
+        if extra_meta:
+            meta.update(extra_meta)
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias,
+                "meta": _io.meta_to_array(meta)}
+
+    def save(self, path):
+        """Write the model to ``path`` (.npz) atomically."""
+        _io.atomic_savez(path, self.to_arrays())
+
+    @classmethod
+    def load(cls, path, *, dtype=None):
+        """Read a model file; a clear ModelFileError for anything that is not one."""
+        arrays = _io.read_npz(path)
+        return cls.from_arrays(arrays, path, dtype=dtype)
+
+    @classmethod
+    def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
+        missing = [k for k in ("W", "vbias", "hbias") if k not in arrays]
+        if missing:
+            raise ModelFileError(
+                f"{what} '{path}' lacks the array{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(repr(m) for m in missing)} (it has {', '.join(sorted(arrays)) or 'none'}).")
+        meta = {}
+        if "meta" in arrays:
+            meta = _io.meta_from_array(arrays["meta"], path, what)
+            version = meta.get("format_version", FORMAT_VERSION)
+            if not isinstance(version, int) or version < 1:
+                raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
+            if version > FORMAT_VERSION:
+                raise ModelFileError(
+                    f"{what} '{path}' has format version {version}, newer than this cyrbm "
+                    f"understands ({FORMAT_VERSION}); upgrade cyrbm to read it.")
+            fmt = meta.get("format", FORMAT)
+            if fmt != FORMAT:
+                raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not an RBM ('{FORMAT}').")
+        W, vbias, hbias = arrays["W"], arrays["vbias"], arrays["hbias"]
+        for name, arr in (("W", W), ("vbias", vbias), ("hbias", hbias)):
+            if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+                raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
+        W, vbias, hbias = _checked_parameters(W, vbias, hbias, f"{what} '{path}'", ModelFileError)
+        if dtype is None:
+            dtype = W.dtype if W.dtype in _DTYPES else np.float64
+        meta = {k: v for k, v in meta.items()
+                if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
+                             "cyrbm_version")}
+        return cls(W, vbias, hbias, dtype=dtype, meta=meta)
+
+
+def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
+    W, vbias, hbias = np.asarray(W), np.asarray(vbias), np.asarray(hbias)
+    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
+        raise error(f"{where}: W must be a non-empty 2-D array (n_visible x n_hidden), "
+                    f"not of shape {W.shape}.")
+    if vbias.shape != (W.shape[0],):
+        raise error(f"{where}: vbias has shape {vbias.shape} but W has {W.shape[0]} rows "
+                    f"(visible units).")
+    if hbias.shape != (W.shape[1],):
+        raise error(f"{where}: hbias has shape {hbias.shape} but W has {W.shape[1]} columns "
+                    f"(hidden units).")
+    for name, arr in (("W", W), ("vbias", vbias), ("hbias", hbias)):
+        if not np.all(np.isfinite(arr)):
+            raise error(f"{where}: {name} contains NaN or infinite values.")
+    return W, vbias, hbias

@@ -1,0 +1,433 @@
+"""Trainer: CD-k, CD with k raised during training, and PCD (SML) for binary RBMs.
+
+Contrastive Divergence (Hinton 2002; SM08 Eq. 7): the gradient of ln p(v) w.r.t. W_ij,
+E_data[v_i h_j] - E_model[v_i h_j], with the model term estimated from the visible
+states after k block-Gibbs sweeps started at the data (CD-k).  SM08 raise k during
+training ("CD25": k from 1 to 25); ``k="1:25"`` does that, linearly over the epochs.
+Persistent CD / Stochastic Maximum Likelihood (Tieleman 2008; Hu & Yu Sec. 3) keeps the
+chains between updates instead of restarting them at the data.
+
+Updates use momentum and L2 weight decay on W; the learning rate is constant or
+search-then-converge, eta_t = eta_0 / (1 + t / n0) after t updates (Cho, Raiko & Ilin
+2010, footnote 3).
+
+Reproducibility: one seed drives the initial weights, the mini-batch order (a fresh
+permutation per epoch, keyed by the epoch number) and one random stream per chain slot.
+A resumed run continues bit-identically to an uninterrupted one, and results do not
+depend on the number of threads.
+"""
+import math
+import os
+import signal
+import sys
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from cyrbm import _gibbs, _io
+from cyrbm._omp import resolve_threads
+from cyrbm._random import make_streams, seed_sequence
+from cyrbm.datasets import check_binary
+from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
+from cyrbm.models import RBM
+
+METHODS = ("cd", "pcd")
+_TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
+                 "trainer_streams", "trainer_chains")
+
+
+def parse_k(k):
+    """CD steps as (k_first, k_last): an int, or "A:B" for k raised linearly A -> B."""
+    if isinstance(k, str):
+        parts = k.split(":")
+        try:
+            values = [int(p) for p in parts]
+        except ValueError:
+            raise ValueError(f"k must be a whole number or 'FIRST:LAST' such as '1:25', not {k!r}.") from None
+        if len(values) == 1:
+            values = values * 2
+        if len(values) != 2:
+            raise ValueError(f"k must be a whole number or 'FIRST:LAST' such as '1:25', not {k!r}.")
+        first, last = values
+    else:
+        if isinstance(k, float) and not k.is_integer():
+            raise ValueError(f"k must be a whole number, not {k}.")
+        first = last = int(k)
+    if first < 1 or last < 1:
+        raise ValueError(f"k must be at least 1, not {k!r}.")
+    return first, last
+
+
+class Trainer:
+    """Train a binary RBM by CD-k or PCD-k with mini-batches.
+
+    Parameters
+    ----------
+    n_hidden : int
+        Hidden units of a new model (ignored when ``fit`` is given a model).
+    method : {"cd", "pcd"}
+        Contrastive divergence, or persistent CD (SML) with ``n_chains`` = batch size
+        persistent chains.
+    k : int or str
+        Gibbs sweeps per update; "1:25" raises k linearly from 1 to 25 over the epochs.
+    epochs : int
+        Total epochs (a resumed run continues up to this number).
+    batch_size : int
+        Rows per update.  Every batch has exactly this size: the last one of an epoch is
+        completed with rows from the start of that epoch's permutation.
+    learning_rate : float
+        eta_0.
+    lr_decay : float or None
+        n0 of the search-then-converge schedule eta_0 / (1 + t / n0); None: constant.
+    momentum : float
+        In [0, 1).
+    weight_decay : float
+        L2 coefficient on W.
+    seed : int
+    threads : int or None
+        OpenMP threads (None: all; results do not depend on it).
+    dtype : float32 or float64
+    checkpoint : path or None
+        Where checkpoints go (an .npz model file with the trainer's state).
+    checkpoint_every : int
+        Epochs between checkpoints (one is also written at the end and on Ctrl-C).
+    monitor_size : int
+        Training rows (a fixed random subset) on which the reconstruction error and the
+        exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
+    progress : bool or None
+        A progress bar (needs tqdm); None: only when stderr is a terminal.
+    """
+
+    def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
+                 learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
+                 seed=0, threads=None, dtype=np.float32, checkpoint=None,
+                 checkpoint_every=1, monitor_size=500, progress=None):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
+        self.k_first, self.k_last = parse_k(k)
+        checks = [
+            (int(n_hidden) >= 1, f"n_hidden must be at least 1, not {n_hidden}."),
+            (int(epochs) >= 0, f"epochs must be non-negative, not {epochs}."),
+            (int(batch_size) >= 1, f"batch size must be at least 1, not {batch_size}."),
+            (math.isfinite(learning_rate) and learning_rate > 0,
+             f"learning rate must be a positive number, not {learning_rate}."),
+            (lr_decay is None or (math.isfinite(lr_decay) and lr_decay > 0),
+             f"lr decay n0 must be a positive number, not {lr_decay}."),
+            (math.isfinite(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
+            (math.isfinite(weight_decay) and weight_decay >= 0,
+             f"weight decay must be non-negative, not {weight_decay}."),
+            (int(checkpoint_every) >= 1, f"checkpoint interval must be at least 1 epoch, not {checkpoint_every}."),
+            (int(monitor_size) >= 0, f"monitor size must be non-negative, not {monitor_size}."),
+            (seed is not None and int(seed) >= 0, f"seed must be a non-negative integer, not {seed}."),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        self.n_hidden = int(n_hidden)
+        self.method = method
+        self.k = k if isinstance(k, str) else int(k)
+        self.epochs = int(epochs)
+        self.batch_size = int(batch_size)
+        self.learning_rate = float(learning_rate)
+        self.lr_decay = None if lr_decay is None else float(lr_decay)
+        self.momentum = float(momentum)
+        self.weight_decay = float(weight_decay)
+        self.seed = int(seed)
+        self.threads = resolve_threads(threads)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, not {self.dtype}.")
+        self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
+        self.checkpoint_every = int(checkpoint_every)
+        self.monitor_size = int(monitor_size)
+        self.progress = progress
+        self.history = []
+        self.model = None
+        self._last_checkpoint_epoch = None
+
+    # ------------------------------------------------------------- settings
+    def settings(self):
+        """The settings that define a run (saved in checkpoints and model meta)."""
+        return {
+            "method": self.method, "k": self.k, "epochs": self.epochs,
+            "batch_size": self.batch_size, "learning_rate": self.learning_rate,
+            "lr_decay": self.lr_decay, "momentum": self.momentum,
+            "weight_decay": self.weight_decay, "seed": self.seed,
+            "n_hidden": self.n_hidden, "dtype": self.dtype.name,
+            "monitor_size": self.monitor_size,
+        }
+
+    def k_at(self, epoch):
+        """CD steps used in ``epoch`` (0-based): linear from k_first to k_last."""
+        if self.epochs <= 1 or self.k_first == self.k_last:
+            return self.k_first
+        frac = min(epoch, self.epochs - 1) / (self.epochs - 1)
+        return int(round(self.k_first + (self.k_last - self.k_first) * frac))
+
+    def learning_rate_at(self, n_updates):
+        """eta_0 / (1 + t / n0) (Cho et al. 2010, footnote 3), or eta_0."""
+        if self.lr_decay is None:
+            return self.learning_rate
+        return self.learning_rate / (1.0 + n_updates / self.lr_decay)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, data, *, model=None, resume=False):
+        """Train on ``data`` (0/1 rows) and return the model.
+
+        Parameters
+        ----------
+        data : array (n_samples, n_visible) of 0/1
+        model : RBM, optional
+            Start from this model instead of a fresh one.
+        resume : bool
+            Continue from ``self.checkpoint`` (which must exist): the run then continues
+            exactly where the checkpoint left it, up to ``epochs``.
+
+        Raises
+        ------
+        TrainingDiverged
+            When the parameters become non-finite; the last checkpoint is left intact.
+        KeyboardInterrupt
+            After Ctrl-C, once a checkpoint of the current state has been written.
+        """
+        data = check_binary(data, name="training data")
+        n, D = data.shape
+        if n == 0:
+            raise ModelMismatchError("training data has no rows.")
+        if self.checkpoint is not None:
+            _io.check_writable(self.checkpoint)
+        fingerprint = _fingerprint(data)
+        B = self.batch_size
+        if resume:
+            state = self._load_checkpoint(D, fingerprint)
+            model = state["model"]
+        else:
+            if model is None:
+                model = RBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype, data=data)
+            else:
+                if model.n_visible != D:
+                    raise ModelMismatchError(
+                        f"training data has {D} columns but the model has {model.n_visible} visible units.")
+                model = model.astype(self.dtype)
+                self.n_hidden = model.n_hidden
+            state = {
+                "model": model, "epoch": 0, "batch": 0, "n_updates": 0,
+                "vel_W": np.zeros_like(model.W), "vel_vbias": np.zeros_like(model.vbias),
+                "vel_hbias": np.zeros_like(model.hbias),
+                "streams": make_streams(self.seed, "chains", B),
+                "chains": None, "history": [],
+            }
+            if self.method == "pcd":
+                # persistent chains start at random training rows
+                rng = np.random.default_rng(seed_sequence(self.seed, "chains", 1))
+                state["chains"] = np.ascontiguousarray(data[rng.integers(0, n, B)])
+        self.model = model
+        self.history = state["history"]
+        self._run(data, state, fingerprint)
+        return model
+
+    def _run(self, data, state, fingerprint):
+        model, B, T = state["model"], self.batch_size, self.threads
+        n = data.shape[0]
+        n_batches = max(1, -(-n // B))
+        WT = _gibbs.transposed(model.W, T)
+        dW = np.empty_like(model.W)
+        dvb = np.empty_like(model.vbias)
+        dhb = np.empty_like(model.hbias)
+        persistent = self.method == "pcd"
+        chains = state["chains"] if persistent else np.empty((B, model.n_visible), np.uint8)
+        monitor = None
+        if self.monitor_size > 0:
+            rng = np.random.default_rng(seed_sequence(self.seed, "monitor"))
+            rows = np.sort(rng.permutation(n)[: self.monitor_size])
+            monitor = np.ascontiguousarray(data[rows])
+
+        interrupted = _InterruptFlag()
+        bar = None
+        try:
+            interrupted.install()
+            while state["epoch"] < self.epochs:
+                epoch = state["epoch"]
+                k = self.k_at(epoch)
+                order = _epoch_order(self.seed, epoch, n, n_batches * B)
+                t0 = time.perf_counter()
+                seconds_before = state.get("epoch_seconds", 0.0)
+                bar = _progress_bar(self.progress, n_batches, state["batch"],
+                                    f"epoch {epoch + 1}/{self.epochs}")
+                while state["batch"] < n_batches:
+                    b = state["batch"]
+                    batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
+                    _gibbs.cd_statistics(model.W, WT, model.vbias, model.hbias, batch, chains,
+                                         persistent, k, state["streams"], dW, dvb, dhb, T)
+                    lr = self.learning_rate_at(state["n_updates"])
+                    ok = _gibbs.apply_update(model.W, WT, model.vbias, model.hbias, dW, dvb, dhb,
+                                             state["vel_W"], state["vel_vbias"], state["vel_hbias"],
+                                             lr, self.momentum, self.weight_decay, 1.0 / B, T)
+                    if not ok:
+                        raise TrainingDiverged(self._diverged_message(epoch, b))
+                    state["batch"] = b + 1
+                    state["n_updates"] += 1
+                    if bar is not None:
+                        bar.update(1)
+                    if interrupted.flag:
+                        state["epoch_seconds"] = seconds_before + time.perf_counter() - t0
+                        self._save_checkpoint(state, fingerprint)
+                        raise KeyboardInterrupt
+                if bar is not None:
+                    bar.close()
+                    bar = None
+                record = {
+                    "epoch": epoch + 1, "k": k,
+                    "learning_rate": self.learning_rate_at(state["n_updates"]),
+                    "seconds": seconds_before + time.perf_counter() - t0,
+                }
+                if monitor is not None:
+                    record["reconstruction_error"] = model.reconstruction_error(monitor)
+                    record["pseudo_log_likelihood"] = float(np.mean(
+                        model.pseudo_log_likelihood(monitor, threads=T)))
+                state["history"].append(record)
+                state["epoch"] = epoch + 1
+                state["batch"] = 0
+                state["epoch_seconds"] = 0.0
+                if self.checkpoint is not None and (
+                        state["epoch"] % self.checkpoint_every == 0 or state["epoch"] == self.epochs):
+                    self._save_checkpoint(state, fingerprint)
+        finally:
+            if bar is not None:
+                bar.close()
+            interrupted.uninstall()
+        model.meta["training"] = self._training_record(state, data.shape)
+
+    # ---------------------------------------------------------- checkpoints
+    def _training_record(self, state, shape):
+        return {"settings": self.settings(), "epochs_done": state["epoch"],
+                "n_updates": state["n_updates"], "data_shape": list(shape),
+                "history": state["history"]}
+
+    def _save_checkpoint(self, state, fingerprint):
+        if self.checkpoint is None:
+            return
+        model = state["model"]
+        meta = {
+            "training": self._training_record(state, (None, model.n_visible)),
+            "checkpoint": {
+                "epoch": state["epoch"], "batch": state["batch"],
+                "n_updates": state["n_updates"], "epoch_seconds": state.get("epoch_seconds", 0.0),
+                "data_fingerprint": fingerprint,
+            },
+        }
+        arrays = model.to_arrays(extra_meta=meta)
+        arrays.update({"trainer_vel_W": state["vel_W"], "trainer_vel_vbias": state["vel_vbias"],
+                       "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
+        if state["chains"] is not None:
+            arrays["trainer_chains"] = state["chains"]
+        _io.atomic_savez(self.checkpoint, arrays)
+        self._last_checkpoint_epoch = state["epoch"]
+
+    def _load_checkpoint(self, n_visible, fingerprint):
+        if self.checkpoint is None:
+            raise ValueError("resume needs a checkpoint path.")
+        path = self.checkpoint
+        if not os.path.exists(path):
+            raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
+        arrays = _io.read_npz(path, "checkpoint")
+        model = RBM.from_arrays(arrays, path, what="checkpoint")
+        info = model.meta.get("checkpoint")
+        training = model.meta.get("training", {})
+        if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
+            raise ModelFileError(f"'{path}' is a model file without trainer state, not a checkpoint.")
+        saved = training.get("settings", {})
+        if model.n_visible != n_visible:
+            raise ModelMismatchError(
+                f"checkpoint '{path}' has {model.n_visible} visible units but the data have {n_visible} columns.")
+        if info.get("data_fingerprint") != fingerprint:
+            raise ModelMismatchError(f"checkpoint '{path}' was made on different training data.")
+        for key in ("method", "batch_size", "seed", "dtype"):
+            if key in saved and saved[key] != self.settings()[key]:
+                raise ModelMismatchError(
+                    f"checkpoint '{path}' was made with {key}={saved[key]!r}, not {self.settings()[key]!r}; "
+                    f"resume with the same settings.")
+        self.n_hidden = model.n_hidden
+        model = model.astype(self.dtype)
+        state = {
+            "model": model, "epoch": int(info["epoch"]), "batch": int(info["batch"]),
+            "n_updates": int(info["n_updates"]), "epoch_seconds": float(info.get("epoch_seconds", 0.0)),
+            "vel_W": np.ascontiguousarray(arrays["trainer_vel_W"], dtype=self.dtype),
+            "vel_vbias": np.ascontiguousarray(arrays["trainer_vel_vbias"], dtype=self.dtype),
+            "vel_hbias": np.ascontiguousarray(arrays["trainer_vel_hbias"], dtype=self.dtype),
+            "streams": np.ascontiguousarray(arrays["trainer_streams"], dtype=np.uint64),
+            "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=np.uint8)
+                       if self.method == "pcd" else None),
+            "history": list(training.get("history", [])),
+        }
+        if state["vel_W"].shape != model.W.shape or state["streams"].shape != (self.batch_size, 4) or (
+                self.method == "pcd" and (state["chains"] is None
+                                          or state["chains"].shape != (self.batch_size, n_visible))):
+            raise ModelFileError(f"checkpoint '{path}' has trainer arrays of the wrong shape.")
+        model.meta.pop("checkpoint", None)
+        self._last_checkpoint_epoch = state["epoch"]
+        return state
+
+    def _diverged_message(self, epoch, batch):
+        where = f"epoch {epoch + 1}, batch {batch + 1}"
+        if self.checkpoint is not None and self._last_checkpoint_epoch is not None:
+            kept = f"the last good checkpoint '{self.checkpoint}' (epoch {self._last_checkpoint_epoch}) is kept"
+        else:
+            kept = "no checkpoint had been written yet"
+        return (f"training diverged at {where}: the parameters became non-finite "
+                f"(try a smaller learning rate); {kept}.")
+
+
+# ---------------------------------------------------------------- helpers
+def _epoch_order(seed, epoch, n, length):
+    """Row order of one epoch: a permutation, wrapped around to fill the last batch."""
+    rng = np.random.default_rng(seed_sequence(seed, "shuffle", epoch))
+    perm = rng.permutation(n)
+    reps = -(-length // n)
+    return np.tile(perm, reps)[:length]
+
+
+def _fingerprint(data):
+    """A cheap checksum of the training data, so a resume on other data is caught."""
+    packed = np.packbits(data, axis=1)
+    return f"{data.shape[0]}x{data.shape[1]}:{zlib.crc32(packed.tobytes()):08x}"
+
+
+def _progress_bar(progress, total, initial, desc):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, initial=initial, desc=desc, unit="batch", leave=False,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+class _InterruptFlag:
+    """Turn Ctrl-C into a flag checked between batches (so a checkpoint is consistent)."""
+
+    def __init__(self):
+        self.flag = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        if self.flag:           # a second Ctrl-C: stop at once
+            raise KeyboardInterrupt
+        self.flag = True
+
+    def install(self):
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self._previous = signal.signal(signal.SIGINT, self._handler)
+            except (ValueError, OSError):
+                self._previous = None
+
+    def uninstall(self):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
