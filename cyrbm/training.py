@@ -98,12 +98,14 @@ class Trainer:
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
     progress : bool or None
         A progress bar (needs tqdm); None: only when stderr is a terminal.
+    callback : callable, optional
+        Called with each epoch's history record (a dict) after the epoch.
     """
 
     def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=1, monitor_size=500, progress=None):
+                 checkpoint_every=1, monitor_size=200, progress=None, callback=None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -127,7 +129,7 @@ class Trainer:
                 raise ValueError(message)
         self.n_hidden = int(n_hidden)
         self.method = method
-        self.k = k if isinstance(k, str) else int(k)
+        self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"
         self.epochs = int(epochs)
         self.batch_size = int(batch_size)
         self.learning_rate = float(learning_rate)
@@ -143,6 +145,7 @@ class Trainer:
         self.checkpoint_every = int(checkpoint_every)
         self.monitor_size = int(monitor_size)
         self.progress = progress
+        self.callback = callback
         self.history = []
         self.model = None
         self._last_checkpoint_epoch = None
@@ -288,6 +291,8 @@ class Trainer:
                     record["pseudo_log_likelihood"] = float(np.mean(
                         model.pseudo_log_likelihood(monitor, threads=T)))
                 state["history"].append(record)
+                if self.callback is not None:
+                    self.callback(record)
                 state["epoch"] = epoch + 1
                 state["batch"] = 0
                 state["epoch_seconds"] = 0.0

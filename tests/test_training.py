@@ -1,0 +1,153 @@
+"""Trainer: reproducibility, checkpoints, interruption, divergence, schedules."""
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import cyrbm
+from cyrbm import RBM, Trainer, TrainingDiverged
+from cyrbm.datasets import load_data
+from cyrbm.errors import ModelMismatchError
+from conftest import exact_distribution, exact_log_unnormalized
+
+
+@pytest.fixture(scope="module")
+def wide_data():
+    rng = np.random.default_rng(0)
+    # 784 x 0.13 density, like binarized MNIST: exercises many column blocks per thread
+    return (rng.random((1000, 784)) < 0.13).astype(np.uint8)
+
+
+@pytest.mark.parametrize("method,k", [("cd", 1), ("pcd", 2), ("cd", "1:3")])
+def test_identical_parameters_with_one_and_two_threads(wide_data, method, k):
+    models = [Trainer(64, method=method, k=k, epochs=2, batch_size=50, seed=3, threads=t,
+                      monitor_size=0, progress=False).fit(wide_data) for t in (1, 2)]
+    np.testing.assert_array_equal(models[0].W, models[1].W)
+    np.testing.assert_array_equal(models[0].vbias, models[1].vbias)
+    np.testing.assert_array_equal(models[0].hbias, models[1].hbias)
+    assert not np.array_equal(models[0].W, RBM.random(784, 64, seed=3, data=wide_data).W)
+
+
+def test_float32_and_float64_training_agree():
+    X = load_data("digits")
+    m32, m64 = (Trainer(50, epochs=2, seed=1, dtype=dt, monitor_size=0).fit(X)
+                for dt in (np.float32, np.float64))
+    assert m32.dtype == np.float32 and m64.dtype == np.float64
+    # same seed, same draws: only rounding differs (a rare flipped draw moves W by
+    # about lr / batch = 5e-4)
+    assert np.max(np.abs(m32.W - m64.W)) < 5e-3
+    assert np.max(np.abs(m32.hbias - m64.hbias)) < 5e-3
+
+
+def test_training_improves_pseudo_likelihood_on_digits():
+    X = load_data("digits")
+    trainer = Trainer(100, epochs=15, learning_rate=0.1, seed=0, monitor_size=300)
+    trainer.fit(X)
+    pll = [h["pseudo_log_likelihood"] for h in trainer.history]
+    assert pll[-1] > pll[0] + 2.0, pll
+    assert all(h["k"] == 1 for h in trainer.history)
+
+
+def test_pcd_learns_a_tiny_distribution():
+    """PCD on data drawn from a known 8 x 6 RBM: the trained model's exact log-likelihood
+    of the data gets close to that of the true model (both computed exactly)."""
+    rng = np.random.default_rng(4)
+    truth = RBM(1.5 * rng.standard_normal((8, 6)), np.zeros(8), np.zeros(6), dtype=np.float64)
+    V, p, log_z = exact_distribution(truth)
+    data = V[rng.choice(len(V), size=5000, p=p)]
+    ll_truth = np.mean(exact_log_unnormalized(truth, data)) - log_z
+    model = Trainer(6, method="pcd", k=1, epochs=60, batch_size=50, learning_rate=0.05,
+                    momentum=0.5, weight_decay=0.0, seed=1, dtype=np.float64,
+                    monitor_size=0).fit(data)
+    _, _, lz = exact_distribution(model)
+    ll_model = np.mean(exact_log_unnormalized(model, data)) - lz
+    uniform = -8 * np.log(2)
+    # the fit recovers most of the gap between a uniform model and the truth
+    assert ll_model > ll_truth - 0.1 * (ll_truth - uniform), (ll_model, ll_truth, uniform)
+
+
+def test_k_schedule_and_learning_rate_schedule():
+    t = Trainer(10, k="1:25", epochs=25, learning_rate=0.1, lr_decay=100)
+    assert [t.k_at(e) for e in (0, 12, 24)] == [1, 13, 25]
+    assert t.learning_rate_at(0) == 0.1
+    assert t.learning_rate_at(100) == pytest.approx(0.05)
+    assert Trainer(10, k=3).k_at(5) == 3
+    for bad in ("0", "a:b", "1:2:3", 0, -1):
+        with pytest.raises(ValueError):
+            Trainer(10, k=bad)
+
+
+@pytest.mark.parametrize("method", ["cd", "pcd"])
+def test_resume_continues_bit_identically(tmp_path, method):
+    X = load_data("digits")
+    ck = tmp_path / "ck.npz"
+    settings = dict(method=method, batch_size=64, seed=2, learning_rate=0.1, lr_decay=50)
+    Trainer(30, epochs=2, checkpoint=ck, **settings).fit(X)
+    resumed = Trainer(30, epochs=4, checkpoint=ck, **settings).fit(X, resume=True)
+    straight = Trainer(30, epochs=4, **settings).fit(X)
+    np.testing.assert_array_equal(resumed.W, straight.W)
+    np.testing.assert_array_equal(resumed.hbias, straight.hbias)
+    # the checkpoint is a model file too
+    assert RBM.load(ck).n_hidden == 30
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resume_matches(tmp_path):
+    X = load_data("digits")
+    ck = tmp_path / "ck.npz"
+    settings = dict(method="pcd", batch_size=50, seed=5, monitor_size=0)
+
+    def interrupt_after_first_epoch(record):
+        if record["epoch"] == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    trainer = Trainer(20, epochs=3, checkpoint=ck, callback=interrupt_after_first_epoch, **settings)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit(X)
+    meta = RBM.load(ck).meta["checkpoint"]
+    assert meta["epoch"] == 1 and meta["batch"] == 1      # stopped after one more batch
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    resumed = Trainer(20, epochs=3, checkpoint=ck, **settings).fit(X, resume=True)
+    straight = Trainer(20, epochs=3, **settings).fit(X)
+    np.testing.assert_array_equal(resumed.W, straight.W)
+
+
+def test_divergence_stops_with_a_clear_error_and_keeps_the_checkpoint(tmp_path):
+    X = load_data("digits")
+    ck = tmp_path / "ck.npz"
+    Trainer(20, epochs=1, checkpoint=ck, seed=0).fit(X)
+    before = RBM.load(ck).W.copy()
+    with pytest.raises(TrainingDiverged) as err:
+        Trainer(20, epochs=3, checkpoint=ck, seed=0, learning_rate=1e38).fit(X, resume=True)
+    message = str(err.value)
+    assert "diverged at epoch 2" in message and "ck.npz" in message and "\n" not in message
+    np.testing.assert_array_equal(RBM.load(ck).W, before)   # last good checkpoint intact
+
+
+def test_resume_refuses_other_data_or_settings(tmp_path):
+    X = load_data("digits")
+    ck = tmp_path / "ck.npz"
+    Trainer(10, epochs=1, checkpoint=ck).fit(X)
+    with pytest.raises(ModelMismatchError, match="different training data"):
+        Trainer(10, epochs=2, checkpoint=ck).fit(X[:500], resume=True)
+    with pytest.raises(ModelMismatchError, match="batch_size"):
+        Trainer(10, epochs=2, checkpoint=ck, batch_size=7).fit(X, resume=True)
+    with pytest.raises(cyrbm.ModelFileError, match="no checkpoint"):
+        Trainer(10, epochs=2, checkpoint=tmp_path / "none.npz").fit(X, resume=True)
+
+
+def test_fit_from_a_given_model_and_width_mismatch():
+    X = load_data("digits")
+    start = RBM.random(64, 12, seed=9)
+    model = Trainer(epochs=1, monitor_size=0).fit(X, model=start)
+    assert model.n_hidden == 12
+    with pytest.raises(ModelMismatchError, match="64 columns but the model has 10"):
+        Trainer(epochs=1).fit(X, model=RBM.random(10, 3))
+
+
+@pytest.mark.parametrize("kwargs", [dict(learning_rate=-1), dict(momentum=1.0), dict(batch_size=0),
+                                    dict(method="sgd"), dict(weight_decay=float("nan")),
+                                    dict(epochs=-1), dict(seed=-3)])
+def test_bad_settings_are_refused(kwargs):
+    with pytest.raises(ValueError):
+        Trainer(10, **kwargs)
