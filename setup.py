@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
@@ -111,4 +112,14 @@ class BuildPyWithHeaders(build_py):
             shutil.copy2(h, dst / h.name)
 
 
-setup(ext_modules=extensions(), cmdclass={"build_py": BuildPyWithHeaders})
+class BuildExtAlways(build_ext):
+    """Always recompile: the OpenMP and native switches change the flags, not the sources,
+    so an old object in build/ must not be reused."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
+
+
+setup(ext_modules=extensions(),
+      cmdclass={"build_py": BuildPyWithHeaders, "build_ext": BuildExtAlways})

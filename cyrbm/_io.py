@@ -43,6 +43,7 @@ def atomic_savez(path, arrays, *, compress=False):
             (np.savez_compressed if compress else np.savez)(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())      # mkstemp makes 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -52,6 +53,12 @@ def atomic_savez(path, arrays, *, compress=False):
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write '{path}': {exc.strerror or exc}.") from None
         raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_npz(path, what="model file"):

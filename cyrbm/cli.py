@@ -251,6 +251,9 @@ def main(argv=None):
     command = next(name for name in COMMANDS if args.get(name))
     try:
         return COMMANDS[command](args, sys.stdout)
+    except BrokenPipeError:          # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
     except (CyrbmError, ValueError, OSError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"cyrbm {command}: error: {message}", file=sys.stderr)
