@@ -47,13 +47,16 @@ def openmp_flags():
         " printf(\"%d\\n\", n); return n < 1; }\n"
     )
     cc = _compiler_command()
+    env_cflags = os.environ.get("CFLAGS", "").split()
+    env_ldflags = os.environ.get("LDFLAGS", "").split()
     for cflags, lflags in candidates:
         with tempfile.TemporaryDirectory() as tmp:
             c_file = Path(tmp) / "omp_check.c"
             exe = Path(tmp) / "omp_check"
             c_file.write_text(src)
             try:
-                subprocess.run(cc + cflags + [str(c_file), "-o", str(exe)] + lflags,
+                subprocess.run(cc + env_cflags + cflags + [str(c_file), "-o", str(exe)]
+                               + env_ldflags + lflags,
                                check=True, capture_output=True, timeout=120)
                 subprocess.run([str(exe)], check=True, capture_output=True, timeout=60)
             except (OSError, subprocess.SubprocessError):
