@@ -210,38 +210,62 @@ def hidden_probs_binary(const floating[:, ::1] W, const floating[::1] hbias,
     return out
 
 
+cdef int log_unnormalized_rows(const floating *W, const floating *vbias, const floating *hbias,
+                               Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
+                               Py_ssize_t n, double *out, int n_threads) noexcept nogil:
+    """out[r] = ln p*(v_r) = b.v_r + sum_j softplus(a_j + sum_i W_ij v_ri) (SM08 Eq. 2).
+
+    Accumulated in float64; rows in chunks of CHUNK_ROWS.  Returns 0, or -1 when scratch
+    memory cannot be allocated.
+    """
+    cdef Py_ssize_t rows = n if n < CHUNK_ROWS else CHUNK_ROWS
+    cdef Py_ssize_t start, m, r, j
+    cdef double s
+    cdef floating *act
+    cdef int32_t *idx
+    cdef int32_t *cnt
+    if n <= 0:
+        return 0
+    act = <floating *> malloc(rows * n_hidden * sizeof(floating))
+    idx = <int32_t *> malloc(rows * n_visible * sizeof(int32_t))
+    cnt = <int32_t *> malloc(rows * sizeof(int32_t))
+    if act == NULL or idx == NULL or cnt == NULL:
+        free(act)
+        free(idx)
+        free(cnt)
+        return -1
+    start = 0
+    while start < n:
+        m = min(rows, n - start)
+        active_lists(v + start * n_visible, m, n_visible, idx, cnt, n_threads)
+        binary_product(W, n_visible, n_hidden, idx, n_visible, cnt, m, hbias, act, n_threads)
+        for r in prange(m, num_threads=cap_threads(n_threads, m // 4), schedule='static'):
+            s = 0.0
+            for j in range(cnt[r]):
+                s = s + vbias[idx[r * n_visible + j]]
+            for j in range(n_hidden):
+                s = s + cyrbm_softplus(act[r * n_hidden + j])
+            out[start + r] = s
+        start = start + m
+    free(act)
+    free(idx)
+    free(cnt)
+    return 0
+
+
 def log_unnormalized(const floating[:, ::1] W, const floating[::1] vbias,
                      const floating[::1] hbias, const uint8_t[:, ::1] v, int n_threads=1):
-    """ln p*(v) = b.v + sum_j softplus(a_j + sum_i W_ij v_i) (SM08 Eq. 2), in float64.
-
-    This is minus the free energy.  Rows are processed in chunks to bound memory.
-    """
-    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    """ln p*(v) for each 0/1 row of ``v``, float64 (minus the free energy)."""
+    cdef Py_ssize_t n = v.shape[0]
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
-    cdef Py_ssize_t rows = min(n, CHUNK_ROWS)
-    if n == 0:
-        return out
-    cdef floating[:, ::1] act = np.empty((rows, M), dtype=np.float32 if floating is float else np.float64)
-    cdef int32_t[:, ::1] idx = np.empty((rows, D), dtype=np.int32)
-    cdef int32_t[::1] cnt = np.empty(rows, dtype=np.int32)
-    cdef Py_ssize_t start, m, r, i, j
-    cdef double s
-    with nogil:
-        start = 0
-        while start < n:
-            m = min(rows, n - start)
-            active_lists(&v[start, 0], m, D, &idx[0, 0], &cnt[0], n_threads)
-            binary_product(&W[0, 0], D, M, &idx[0, 0], D, &cnt[0], m, &hbias[0],
-                           &act[0, 0], n_threads)
-            for r in prange(m, num_threads=cap_threads(n_threads, m // 4), schedule='static'):
-                s = 0.0
-                for j in range(cnt[r]):
-                    s = s + vbias[idx[r, j]]
-                for j in range(M):
-                    s = s + cyrbm_softplus(act[r, j])
-                o[start + r] = s
-            start = start + m
+    cdef int status = 0
+    if n > 0:
+        with nogil:
+            status = log_unnormalized_rows(&W[0, 0], &vbias[0], &hbias[0], W.shape[0], W.shape[1],
+                                           &v[0, 0], n, &o[0], n_threads)
+    if status != 0:
+        raise MemoryError("out of memory in log_unnormalized")
     return out
 
 
@@ -289,45 +313,81 @@ def pseudo_log_likelihood(const floating[:, ::1] W, const floating[::1] vbias,
     return out
 
 
-def gibbs_sample(const floating[:, ::1] W, const floating[:, ::1] WT,
-                 const floating[::1] vbias, const floating[::1] hbias,
-                 uint8_t[:, ::1] v, uint8_t[:, ::1] h, int steps,
-                 uint64_t[:, ::1] streams, int n_threads=1):
-    """Run ``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) on every row of ``v``.
+cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
+                      Py_ssize_t n, int steps, cyrbm_rng *streams,
+                      int n_threads) noexcept nogil:
+    """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains.
 
-    ``v`` (n x D) is updated in place, ``h`` (n x M) receives the last hidden states;
-    row r uses stream r (states advanced in place).
+    v (n x n_visible) is updated in place; h (n x n_hidden) receives the last hidden
+    states; chain r draws from streams[r] only (advanced in place).  Returns 0, or -1
+    when scratch memory cannot be allocated.
     """
-    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
-    _check_streams(streams, n)
-    if n == 0 or steps <= 0:
-        return
-    cdef Py_ssize_t rows = min(n, CHUNK_ROWS)
-    dt = np.float32 if floating is float else np.float64
-    cdef floating[:, ::1] act_h = np.empty((rows, M), dtype=dt)
-    cdef floating[:, ::1] act_v = np.empty((rows, D), dtype=dt)
-    cdef int32_t[:, ::1] vidx = np.empty((rows, D), dtype=np.int32)
-    cdef int32_t[::1] vcnt = np.empty(rows, dtype=np.int32)
-    cdef int32_t[:, ::1] hidx = np.empty((rows, M), dtype=np.int32)
-    cdef int32_t[::1] hcnt = np.empty(rows, dtype=np.int32)
+    cdef Py_ssize_t rows = n if n < CHUNK_ROWS else CHUNK_ROWS
     cdef Py_ssize_t start, m
-    cdef int t
-    cdef cyrbm_rng *st = <cyrbm_rng *> &streams[0, 0]
-    with nogil:
+    cdef int t, status = 0
+    cdef floating *WT
+    cdef floating *act_h
+    cdef floating *act_v
+    cdef int32_t *vidx
+    cdef int32_t *vcnt
+    cdef int32_t *hidx
+    cdef int32_t *hcnt
+    if n <= 0 or steps <= 0:
+        return 0
+    WT = <floating *> malloc(n_visible * n_hidden * sizeof(floating))
+    act_h = <floating *> malloc(rows * n_hidden * sizeof(floating))
+    act_v = <floating *> malloc(rows * n_visible * sizeof(floating))
+    vidx = <int32_t *> malloc(rows * n_visible * sizeof(int32_t))
+    vcnt = <int32_t *> malloc(rows * sizeof(int32_t))
+    hidx = <int32_t *> malloc(rows * n_hidden * sizeof(int32_t))
+    hcnt = <int32_t *> malloc(rows * sizeof(int32_t))
+    if (WT == NULL or act_h == NULL or act_v == NULL or vidx == NULL or vcnt == NULL
+            or hidx == NULL or hcnt == NULL):
+        status = -1
+    else:
+        transpose(W, n_visible, n_hidden, WT, n_threads)
         start = 0
         while start < n:
             m = min(rows, n - start)
-            active_lists(&v[start, 0], m, D, &vidx[0, 0], &vcnt[0], n_threads)
+            active_lists(v + start * n_visible, m, n_visible, vidx, vcnt, n_threads)
             for t in range(steps):
-                binary_product(&W[0, 0], D, M, &vidx[0, 0], D, &vcnt[0], m, &hbias[0],
-                               &act_h[0, 0], n_threads)
-                sample_bernoulli(&act_h[0, 0], m, M, st + start, &h[start, 0],
-                                 &hidx[0, 0], &hcnt[0], n_threads)
-                binary_product(&WT[0, 0], M, D, &hidx[0, 0], M, &hcnt[0], m, &vbias[0],
-                               &act_v[0, 0], n_threads)
-                sample_bernoulli(&act_v[0, 0], m, D, st + start, &v[start, 0],
-                                 &vidx[0, 0], &vcnt[0], n_threads)
+                binary_product(W, n_visible, n_hidden, vidx, n_visible, vcnt, m, hbias, act_h,
+                               n_threads)
+                sample_bernoulli(act_h, m, n_hidden, streams + start, h + start * n_hidden,
+                                 hidx, hcnt, n_threads)
+                binary_product(WT, n_hidden, n_visible, hidx, n_hidden, hcnt, m, vbias, act_v,
+                               n_threads)
+                sample_bernoulli(act_v, m, n_visible, streams + start, v + start * n_visible,
+                                 vidx, vcnt, n_threads)
             start = start + m
+    free(WT)
+    free(act_h)
+    free(act_v)
+    free(vidx)
+    free(vcnt)
+    free(hidx)
+    free(hcnt)
+    return status
+
+
+def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
+                 const floating[::1] hbias, uint8_t[:, ::1] v, uint8_t[:, ::1] h, int steps,
+                 uint64_t[:, ::1] streams, int n_threads=1):
+    """Run ``steps`` block-Gibbs sweeps on every row of ``v`` (in place); ``h`` gets the
+    last hidden states; row r uses stream r (see gibbs_sweeps)."""
+    cdef Py_ssize_t n = v.shape[0]
+    _check_streams(streams, n)
+    if v.shape[1] != W.shape[0] or h.shape[0] != n or h.shape[1] != W.shape[1]:
+        raise ValueError("v must be n x n_visible and h n x n_hidden")
+    cdef int status = 0
+    if n > 0 and steps > 0:
+        with nogil:
+            status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], W.shape[0], W.shape[1],
+                                  &v[0, 0], &h[0, 0], n, steps, <cyrbm_rng *> &streams[0, 0],
+                                  n_threads)
+    if status != 0:
+        raise MemoryError("out of memory in gibbs_sample")
 
 
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,

@@ -183,8 +183,7 @@ class RBM:
                 raise DataError("init has no rows.")
             v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=np.uint8)
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
-        WT = _gibbs.transposed(self.W)
-        _gibbs.gibbs_sample(self.W, WT, self.vbias, self.hbias, v, h, int(steps), streams,
+        _gibbs.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams,
                             resolve_threads(threads))
         return v
 
