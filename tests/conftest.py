@@ -12,7 +12,7 @@ import cyrbm
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a test that takes more than ~20 seconds")
+    config.addinivalue_line("markers", "slow: takes more than about 20 s (deselect with -m 'not slow')")
 
 
 def pytest_report_header(config):

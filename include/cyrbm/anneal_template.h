@@ -1,0 +1,588 @@
+/* AIS kernels for one parameter type: included by anneal_kernels.h once with
+ * CYRBM_AK_T = float (names ending _f32) and once with double (_f64).  Not a header to
+ * include on its own.  See anneal_kernels.h for the algorithm and the memory layout. */
+#define T CYRBM_AK_T
+#define FN CYRBM_AK_NAME
+
+#if CYRBM_AK_VECTOR
+#if CYRBM_AK_IS_F32
+#define VT cyrbm_v16f
+#define IT cyrbm_v16i
+#define BT cyrbm_v16c
+#define VL 16
+#define VLD cyrbm_ak_ld16f
+#define VST cyrbm_ak_st16f
+#define VEXP cyrbm_ak_exp16f
+#define VUNIF cyrbm_ak_unif16f
+#define VSIGN ((int32_t)0x80000000u)
+#else
+#define VT cyrbm_v8d
+#define IT cyrbm_v8l
+#define BT cyrbm_v8c
+#define VL 8
+#define VLD cyrbm_ak_ld8d
+#define VST cyrbm_ak_st8d
+#define VEXP cyrbm_ak_exp8d
+#define VUNIF cyrbm_ak_unif8d
+#define VSIGN INT64_MIN
+#endif
+#endif
+
+/* Bring the inputs of runs [r0, r1) up to date with their flipped units:
+ *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]
+ * where on_r / off_r (ascending, lists + r*ldl, counts non[r] / noff[r]) are the units
+ * of run r that turned on / off.  On refresh, out[r, :] is first set to init (0 when
+ * init is NULL) and on_r lists all the active units.
+ *
+ * W (nrows x ld) is stored in column chunks of CHUNK = CYRBM_AK_CHUNK_BYTES / sizeof(T)
+ * columns, each chunk row-major: chunk b holds columns [b CHUNK, b CHUNK + w_b) of every
+ * row, row i at offset b CHUNK nrows + i w_b.  Chunks are taken one at a time and their
+ * rows in tiles of `tile` rows (about 16 KB: L1 cache), and every run of the block adds
+ * the rows it needs from the tile while the tile is in cache.  Each run sums its rows in
+ * register accumulators (even and odd list positions apart), adding each tile's partial
+ * sums to out; the order of the arithmetic depends only on the lists and `tile`, not on
+ * which runs share a thread. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
+                                         ptrdiff_t tile, const int32_t *on,
+                                         const int32_t *non, const int32_t *off,
+                                         const int32_t *noff, ptrdiff_t ldl, T *out,
+                                         ptrdiff_t ldo, ptrdiff_t r0, ptrdiff_t r1,
+                                         int refresh, const T *init, int32_t *bound) {
+    const ptrdiff_t CHUNK = CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T);
+    ptrdiff_t bs, t, r, q, qe, c, ntiles;
+    int pass;
+    if (tile < 1 || tile > nrows) tile = nrows > 0 ? nrows : 1;
+    ntiles = (nrows + tile - 1) / tile;
+    /* where each tile's rows start in each run's lists */
+    for (r = r0; r < r1; r++) {
+        for (pass = 0; pass < 2; pass++) {
+            const int32_t *l = (pass == 0 ? on : off) + r * ldl;
+            const ptrdiff_t n = (pass == 0 ? non : noff)[r];
+            int32_t *bd = bound + ((r - r0) * 2 + pass) * (ntiles + 1);
+            q = 0;
+            for (t = 0; t < ntiles; t++) {
+                bd[t] = (int32_t)q;
+                while (q < n && l[q] < (t + 1) * tile) q++;
+            }
+            bd[ntiles] = (int32_t)n;
+        }
+    }
+    for (bs = 0; bs < ld; bs += CHUNK) {
+        const ptrdiff_t wb = ld - bs < CHUNK ? ld - bs : CHUNK;
+        const T *blk = Wb + bs * nrows;
+        if (refresh) {
+            for (r = r0; r < r1; r++) {
+                if (init) memcpy(out + r * ldo + bs, init + bs, (size_t)wb * sizeof(T));
+                else memset(out + r * ldo + bs, 0, (size_t)wb * sizeof(T));
+            }
+        }
+        for (t = 0; t < ntiles; t++) {
+            for (r = r0; r < r1; r++) {
+                T *o = out + r * ldo + bs;
+                if (t == 0 && bs + CHUNK < ld) {
+                    /* bring the next chunk towards the cache, a slice per run */
+                    const char *nxt = (const char *)(Wb + (bs + CHUNK) * nrows);
+                    const ptrdiff_t bytes = (ptrdiff_t)sizeof(T) * nrows *
+                                            (ld - bs - CHUNK < CHUNK ? ld - bs - CHUNK : CHUNK);
+                    const ptrdiff_t p0 = bytes * (r - r0) / (r1 - r0) / 64 * 64;
+                    const ptrdiff_t p1 = bytes * (r - r0 + 1) / (r1 - r0);
+                    ptrdiff_t pb;
+                    for (pb = p0; pb < p1; pb += 64) CYRBM_AK_PREFETCH(nxt + pb);
+                }
+                for (pass = 0; pass < 2; pass++) {
+                    const int32_t *l = (pass == 0 ? on : off) + r * ldl;
+                    const int32_t *bd = bound + ((r - r0) * 2 + pass) * (ntiles + 1);
+                    q = bd[t];
+                    qe = bd[t + 1];
+                    if (qe == q) continue;
+#if CYRBM_AK_VECTOR
+                    if (wb == 4 * VL) {
+                        const VT zero = {0};
+                        VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+                        VT b0 = zero, b1 = zero, b2 = zero, b3 = zero;
+                        for (; q + 1 < qe; q += 2) {
+                            const T *w = blk + (ptrdiff_t)l[q] * wb;
+                            const T *x = blk + (ptrdiff_t)l[q + 1] * wb;
+                            a0 += VLD(w);
+                            a1 += VLD(w + VL);
+                            a2 += VLD(w + 2 * VL);
+                            a3 += VLD(w + 3 * VL);
+                            b0 += VLD(x);
+                            b1 += VLD(x + VL);
+                            b2 += VLD(x + 2 * VL);
+                            b3 += VLD(x + 3 * VL);
+                        }
+                        if (q < qe) {
+                            const T *w = blk + (ptrdiff_t)l[q] * wb;
+                            a0 += VLD(w);
+                            a1 += VLD(w + VL);
+                            a2 += VLD(w + 2 * VL);
+                            a3 += VLD(w + 3 * VL);
+                        }
+                        if (pass == 0) {
+                            VST(o, VLD(o) + (a0 + b0));
+                            VST(o + VL, VLD(o + VL) + (a1 + b1));
+                            VST(o + 2 * VL, VLD(o + 2 * VL) + (a2 + b2));
+                            VST(o + 3 * VL, VLD(o + 3 * VL) + (a3 + b3));
+                        } else {
+                            VST(o, VLD(o) - (a0 + b0));
+                            VST(o + VL, VLD(o + VL) - (a1 + b1));
+                            VST(o + 2 * VL, VLD(o + 2 * VL) - (a2 + b2));
+                            VST(o + 3 * VL, VLD(o + 3 * VL) - (a3 + b3));
+                        }
+                        continue;
+                    }
+                    if (wb == 2 * VL) {
+                        const VT zero = {0};
+                        VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+                        for (; q + 1 < qe; q += 2) {
+                            const T *w = blk + (ptrdiff_t)l[q] * wb;
+                            const T *x = blk + (ptrdiff_t)l[q + 1] * wb;
+                            a0 += VLD(w);
+                            a1 += VLD(w + VL);
+                            a2 += VLD(x);
+                            a3 += VLD(x + VL);
+                        }
+                        if (q < qe) {
+                            const T *w = blk + (ptrdiff_t)l[q] * wb;
+                            a0 += VLD(w);
+                            a1 += VLD(w + VL);
+                        }
+                        if (pass == 0) {
+                            VST(o, VLD(o) + (a0 + a2));
+                            VST(o + VL, VLD(o + VL) + (a1 + a3));
+                        } else {
+                            VST(o, VLD(o) - (a0 + a2));
+                            VST(o + VL, VLD(o + VL) - (a1 + a3));
+                        }
+                        continue;
+                    }
+                    for (c = 0; c < wb; c += VL) {
+                        const VT zero = {0};
+                        VT a0 = zero, a2 = zero;
+                        ptrdiff_t p = q;
+                        for (; p + 1 < qe; p += 2) {
+                            a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
+                            a2 += VLD(blk + (ptrdiff_t)l[p + 1] * wb + c);
+                        }
+                        if (p < qe) a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
+                        if (pass == 0) VST(o + c, VLD(o + c) + (a0 + a2));
+                        else VST(o + c, VLD(o + c) - (a0 + a2));
+                    }
+#else
+                    for (c = 0; c < wb; c++) {
+                        T a0 = 0, a2 = 0;
+                        ptrdiff_t p = q;
+                        for (; p + 1 < qe; p += 2) {
+                            a0 += blk[(ptrdiff_t)l[p] * wb + c];
+                            a2 += blk[(ptrdiff_t)l[p + 1] * wb + c];
+                        }
+                        if (p < qe) a0 += blk[(ptrdiff_t)l[p] * wb + c];
+                        if (pass == 0) o[c] += a0 + a2;
+                        else o[c] -= a0 + a2;
+                    }
+#endif
+                }
+            }
+        }
+    }
+}
+
+/* Hidden half of step k for run r, once its pre-activations x are current:
+ *   weights:    the log-weight increment ln p*_k(v) - ln p*_{k-1}(v), added to logw[r];
+ *   transition: hA ~ Bernoulli(sigma((1-beta_k) xA)), hB ~ Bernoulli(sigma(beta_k xB))
+ *               (SM08 Eq. 15-16), the flipped units listed in hlistA / hlistB.
+ * For each hidden layer with share c of the inverse temperature (1 - beta for A, beta
+ * for B), sum_j softplus(c x_j) = c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)); the
+ * products are kept as mantissa * 2^exponent, in float64. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                             ptrdiff_t r, double bp, double bc, int weights,
+                                             int transition, int refresh) {
+    const ptrdiff_t ldV = P->ldV;
+    uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
+    double dl = 0.0;
+    int L;
+    if (weights && refresh) {
+        const uint8_t *v = S->v + r * ldV;
+        double d = 0.0;
+        ptrdiff_t i;
+        for (i = 0; i < P->D; i++)
+            if (v[i]) d += P->dbias[i];
+        S->dot[r] = d;
+    }
+    S->nv[r] = S->nv_off[r] = 0;   /* visible flips consumed by the update of x */
+    for (L = 0; L < 2; L++) {
+        const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
+        const T *x = (const T *)(L == 0 ? S->xA : S->xB) + r * ld;
+        uint8_t *h = (L == 0 ? S->hA : S->hB) + r * ld;
+        int32_t *fon = (L == 0 ? S->hlistA : S->hlistB) + r * ld;
+        int32_t *foff = (L == 0 ? S->hlistA_off : S->hlistB_off) + r * ld;
+        int32_t non = 0, noff = 0;
+        const double cp = L == 0 ? 1.0 - bp : bp, cc = L == 0 ? 1.0 - bc : bc;
+        double relu = 0.0, Pp = 1.0, Ep = 0.0, Pc = 1.0, Ec = 0.0;
+        ptrdiff_t j0, j;
+        if (n == 0) continue;
+#if CYRBM_AK_VECTOR
+        {
+            const cyrbm_v8d zero = {0}, one = zero + 1.0;
+            cyrbm_v8q s[4];
+            int l;
+            uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
+            if (transition) cyrbm_ak_rng_load(s, rng);
+            for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
+                const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
+                cyrbm_v8d rl = zero, pp = one, pc = one;
+                (void)zero;
+                double qp = 1.0, qc = 1.0;
+                for (j = j0; j < j1; j += 8) {
+#if CYRBM_AK_IS_F32
+                    const cyrbm_v8d xd = cyrbm_ak_ld8f_as_d(x + j);
+#else
+                    const cyrbm_v8d xd = cyrbm_ak_ld8d(x + j);
+#endif
+                    const cyrbm_v8l valid = cyrbm_ak_valid8(n - j);
+                    const cyrbm_v8d na = (cyrbm_v8d)((cyrbm_v8l)xd | INT64_MIN);   /* -|x| */
+                    /* exp(-c |x|), 0 in lanes past the layer's end */
+                    const cyrbm_v8d ec = (cyrbm_v8d)((cyrbm_v8l)cyrbm_ak_exp8d(cc * na) & valid);
+                    if (weights) {
+                        const cyrbm_v8d ep =
+                            (cyrbm_v8d)((cyrbm_v8l)cyrbm_ak_exp8d(cp * na) & valid);
+                        rl += (cyrbm_v8d)((xd > 0.0) & (cyrbm_v8l)xd);
+                        pp *= 1.0 + ep;
+                        pc *= 1.0 + ec;
+                    }
+                    if (transition) {
+                        const cyrbm_v8d u = cyrbm_ak_unif8d(cyrbm_ak_next(s));
+                        const cyrbm_v8l on =
+                            (u * (1.0 + ec) <
+                             CYRBM_AK_SEL(cyrbm_v8d, cyrbm_v8l, xd >= 0.0, one, ec)) & valid;
+                        const cyrbm_v8c b = __builtin_convertvector(on, cyrbm_v8c) & 1;
+                        uint64_t nw, ow, fl, nb;
+                        const int sh = (int)(j & 63);
+                        memcpy(&nw, &b, 8);
+                        memcpy(&ow, h + j, 8);
+                        memcpy(h + j, &nw, 8);
+                        fl = cyrbm_ak_pack8(nw ^ ow);
+                        nb = cyrbm_ak_pack8(nw);
+                        mon |= (fl & nb) << sh;
+                        moff |= (fl & ~nb) << sh;
+                        if (sh == 56 || j + 8 >= n) {
+                            cyrbm_ak_emit(mon, j - sh, fon, &non);
+                            cyrbm_ak_emit(moff, j - sh, foff, &noff);
+                            mon = moff = 0;
+                        }
+                    }
+                }
+                if (weights) {
+                    for (l = 0; l < 8; l++) {
+                        relu += rl[l];
+                        qp *= pp[l];
+                        qc *= pc[l];
+                    }
+                    cyrbm_ak_mulexp_d(&Pp, &Ep, qp);
+                    cyrbm_ak_mulexp_d(&Pc, &Ec, qc);
+                }
+            }
+            if (transition) cyrbm_ak_rng_store(rng, s);
+        }
+#else
+        {
+            int l;
+            for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
+                const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
+                double rl[8] = {0, 0, 0, 0, 0, 0, 0, 0}, pp[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+                double pc[8] = {1, 1, 1, 1, 1, 1, 1, 1}, qp = 1.0, qc = 1.0;
+                for (j = j0; j < j1; j += 8) {
+                    uint64_t r8[8];
+                    if (transition)
+                        for (l = 0; l < 8; l++) r8[l] = cyrbm_ak_next_lane(rng, l);
+                    for (l = 0; l < 8; l++) {
+                        const double xd = (double)x[j + l], na = -fabs(xd);
+                        const double ec = cyrbm_ak_exp_scalar(cc * na);
+                        const int valid = j + l < n;
+                        if (weights) {
+                            rl[l] += xd > 0.0 ? xd : 0.0;
+                            if (valid) {
+                                pp[l] *= 1.0 + cyrbm_ak_exp_scalar(cp * na);
+                                pc[l] *= 1.0 + ec;
+                            }
+                        }
+                        if (transition) {
+                            uint64_t bits = (r8[l] >> 12) | 0x3FF0000000000000ULL;
+                            double u;
+                            uint8_t on;
+                            memcpy(&u, &bits, 8);
+                            u -= 1.0;
+                            on = (uint8_t)(valid && u * (1.0 + ec) < (xd >= 0.0 ? 1.0 : ec));
+                            if (on != h[j + l]) {
+                                if (on) fon[non++] = (int32_t)(j + l);
+                                else foff[noff++] = (int32_t)(j + l);
+                            }
+                            h[j + l] = on;
+                        }
+                    }
+                }
+                if (weights) {
+                    for (l = 0; l < 8; l++) {
+                        relu += rl[l];
+                        qp *= pp[l];
+                        qc *= pc[l];
+                    }
+                    cyrbm_ak_mulexp_d(&Pp, &Ep, qp);
+                    cyrbm_ak_mulexp_d(&Pc, &Ec, qc);
+                }
+            }
+        }
+#endif
+        if (transition) {
+            (L == 0 ? S->nhA : S->nhB)[r] = non;
+            (L == 0 ? S->nhA_off : S->nhB_off)[r] = noff;
+        }
+        if (weights)
+            dl += (cc - cp) * relu + (log(Pc) - log(Pp)) + (Ec - Ep) * 0.69314718055994530942;
+    }
+    if (weights) S->logw[r] += dl + (bp - bc) * S->dot[r];
+}
+
+/* Visible half-step of run r at inverse temperature beta from the current inputs:
+ * v_i ~ Bernoulli(sigma(y_i)), y = (1 - beta)(uA + bA) + beta (uB + bB) (SM08 Eq. 17).
+ * Flipped units are listed in vlist (ascending); dot = (bA - bB).v follows v. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                              ptrdiff_t r, double beta) {
+    const T *bA = (const T *)P->bA, *bB = (const T *)P->bB;
+    const double *db = P->dbias;
+    const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB, ldV = P->ldV;
+    const T *uA = (const T *)S->uA + r * ldV, *uB = (const T *)S->uB + r * ldV;
+    uint8_t *v = S->v + r * ldV;
+    uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
+    int32_t *fon = S->vlist + r * ldV, *foff = S->vlist_off + r * ldV;
+    const T ca = (T)(1.0 - beta), cb = (T)beta;
+    double dot = S->dot[r];
+    ptrdiff_t i;
+    int32_t non = 0, noff = 0;
+#if CYRBM_AK_VECTOR
+    {
+        const VT zero = {0}, one = zero + (T)1;
+        cyrbm_v8q s[4];
+        uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
+        cyrbm_ak_rng_load(s, rng);
+        for (i = 0; i < D; i += VL) {
+            VT ya = VLD(bA + i), yb = VLD(bB + i), y, t, u;
+            IT on;
+            BT b;
+            uint64_t nw[VL / 8], ow[VL / 8], fl, nb;
+            const int sh = (int)(i & 63);
+            int w;
+            if (nA > 0) ya += VLD(uA + i);
+            if (nB > 0) yb += VLD(uB + i);
+            y = ca * ya + cb * yb;
+            t = VEXP((VT)((IT)y | VSIGN));                     /* exp(-|y|) */
+            u = VUNIF(cyrbm_ak_next(s));
+#if CYRBM_AK_IS_F32
+            on = (u * (one + t) < CYRBM_AK_SEL(VT, IT, y >= (T)0, one, t)) &
+                 cyrbm_ak_valid16(D - i);
+#else
+            on = (u * (one + t) < CYRBM_AK_SEL(VT, IT, y >= (T)0, one, t)) &
+                 cyrbm_ak_valid8(D - i);
+#endif
+            b = __builtin_convertvector(on, BT) & 1;
+            memcpy(nw, &b, VL);
+            memcpy(ow, v + i, VL);
+            memcpy(v + i, nw, VL);
+            for (w = 0; w < VL / 8; w++) {
+                fl = cyrbm_ak_pack8(nw[w] ^ ow[w]);
+                nb = cyrbm_ak_pack8(nw[w]);
+                mon |= (fl & nb) << (sh + 8 * w);
+                moff |= (fl & ~nb) << (sh + 8 * w);
+            }
+            if (sh + VL == 64 || i + VL >= D) {
+                const int32_t n0 = non, f0 = noff;
+                int32_t q;
+                cyrbm_ak_emit(mon, i - sh, fon, &non);
+                cyrbm_ak_emit(moff, i - sh, foff, &noff);
+                for (q = n0; q < non; q++) dot += db[fon[q]];
+                for (q = f0; q < noff; q++) dot -= db[foff[q]];
+                mon = moff = 0;
+            }
+        }
+        cyrbm_ak_rng_store(rng, s);
+    }
+#else
+    {
+        int l;
+#if CYRBM_AK_IS_F32
+        const ptrdiff_t step = 16;   /* two float32 uniforms per 64-bit draw */
+#else
+        const ptrdiff_t step = 8;
+#endif
+        for (i = 0; i < D; i += step) {
+            uint64_t r8[8];
+            for (l = 0; l < 8; l++) r8[l] = cyrbm_ak_next_lane(rng, l);
+#if CYRBM_AK_IS_F32
+            for (l = 0; l < 16; l++) {
+                const ptrdiff_t unit = i + l;
+                uint32_t bits = (uint32_t)(r8[l / 2] >> (32 * (l % 2)));
+                float u, y, t;
+                uint8_t on;
+                bits = (bits >> 9) | 0x3F800000u;
+                memcpy(&u, &bits, 4);
+                u -= 1.0f;
+                if (unit >= D) break;
+                y = ca * (bA[unit] + (nA > 0 ? uA[unit] : 0.0f)) +
+                    cb * (bB[unit] + (nB > 0 ? uB[unit] : 0.0f));
+                t = cyrbm_ak_expf_scalar(-fabsf(y));
+                on = (uint8_t)(u * (1.0f + t) < (y >= 0.0f ? 1.0f : t));
+                if (on != v[unit]) {
+                    if (on) {
+                        fon[non++] = (int32_t)unit;
+                        dot += db[unit];
+                    } else {
+                        foff[noff++] = (int32_t)unit;
+                        dot -= db[unit];
+                    }
+                }
+                v[unit] = on;
+            }
+#else
+            for (l = 0; l < 8; l++) {
+                const ptrdiff_t unit = i + l;
+                uint64_t bits = (r8[l] >> 12) | 0x3FF0000000000000ULL;
+                double u, y, t;
+                uint8_t on;
+                memcpy(&u, &bits, 8);
+                u -= 1.0;
+                if (unit >= D) break;
+                y = ca * (bA[unit] + (nA > 0 ? uA[unit] : 0.0)) +
+                    cb * (bB[unit] + (nB > 0 ? uB[unit] : 0.0));
+                t = cyrbm_ak_exp_scalar(-fabs(y));
+                on = (uint8_t)(u * (1.0 + t) < (y >= 0.0 ? 1.0 : t));
+                if (on != v[unit]) {
+                    if (on) {
+                        fon[non++] = (int32_t)unit;
+                        dot += db[unit];
+                    } else {
+                        foff[noff++] = (int32_t)unit;
+                        dot -= db[unit];
+                    }
+                }
+                v[unit] = on;
+            }
+#endif
+        }
+    }
+#endif
+    S->nv[r] = non;
+    S->nv_off[r] = noff;
+    S->dot[r] = dot;
+    S->nhA[r] = S->nhB[r] = S->nhA_off[r] = S->nhB_off[r] = 0;   /* consumed by the update of u */
+}
+
+/* Visible half-step at beta for runs [r0, r1) from the current inputs.  With no hidden
+ * units in A and beta = 0 it draws exact independent samples from the base-rate model
+ * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next cyrbm_ais_run call must set
+ * force_refresh (the inputs were not kept up to date with these flips' history). */
+CYRBM_AK_CLONES static void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                                  ptrdiff_t r0, ptrdiff_t r1, double beta) {
+    ptrdiff_t r;
+    for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, beta);
+}
+
+/* The active units of a 0/1 row, ascending. */
+CYRBM_AK_INLINE int32_t FN(cyrbm_ak_active)(const uint8_t *s, ptrdiff_t n, int32_t *list) {
+    int32_t c = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        list[c] = (int32_t)i;
+        c += s[i] != 0;
+    }
+    return c;
+}
+
+/* Steps k0 <= k < k1 of an annealing schedule betas[0..k_end] for runs [r0, r1)
+ * (SM08 Sec. 3.1-3.3).  At step k:
+ *   if weights (k >= 1):  logw += ln p*_k(v) - ln p*_{k-1}(v)   (float64);
+ *   if k < k_end:         one block-Gibbs transition T_k leaving p_k invariant:
+ *                         hA ~ p(hA | v) at 1 - beta_k, hB ~ p(hB | v) at beta_k
+ *                         (Eq. 15-16), then v ~ p(v | hA, hB) (Eq. 17).
+ * Inputs x = W^T v + a and u = W h follow the flips; they are recomputed exactly at steps
+ * with k % refresh_every == 0 and at k0 when force_refresh is set (needed whenever the
+ * states were set from outside).  Runs are independent: any split of runs between
+ * calls or threads gives the same numbers. */
+CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                                ptrdiff_t r0, ptrdiff_t r1,
+                                                const double *betas, ptrdiff_t k0,
+                                                ptrdiff_t k1, ptrdiff_t k_end, int weights,
+                                                ptrdiff_t refresh_every, int force_refresh) {
+    const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
+    const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
+    const ptrdiff_t vtile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
+    int32_t *cur = S->cur + r0 * S->cur_stride;
+    ptrdiff_t k, r;
+    for (k = k0; k < k1; k++) {
+        const double bc = betas[k], bp = weights ? betas[k - 1] : bc;
+        const int transition = k < k_end;
+        const int refresh = (force_refresh && k == k0) ||
+                            (refresh_every > 0 && k % refresh_every == 0);
+        if (refresh) {
+            for (r = r0; r < r1; r++) {
+                S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
+                S->nv_off[r] = 0;
+            }
+        }
+        CYRBM_AK_PROF_START;
+        /* x += rows of W for the flipped visible units (few: one tile) */
+        if (nA > 0)
+            FN(cyrbm_ak_update)((const T *)P->WA, D, ldA, 0, S->vlist, S->nv, S->vlist_off,
+                                S->nv_off, ldV, (T *)S->xA, ldA, r0, r1, refresh,
+                                (const T *)P->aA, cur);
+        if (nB > 0)
+            FN(cyrbm_ak_update)((const T *)P->WB, D, ldB, 0, S->vlist, S->nv, S->vlist_off,
+                                S->nv_off, ldV, (T *)S->xB, ldB, r0, r1, refresh,
+                                (const T *)P->aB, cur);
+        CYRBM_AK_PROF_LAP(0);
+        /* log weights and hidden draws */
+        for (r = r0; r < r1; r++)
+            FN(cyrbm_ak_hidden_run)(P, S, r, bp, bc, weights, transition, refresh);
+        CYRBM_AK_PROF_LAP(1);
+        if (!transition) continue;
+        if (refresh) {
+            for (r = r0; r < r1; r++) {
+                if (nA > 0) {
+                    S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
+                    S->nhA_off[r] = 0;
+                }
+                if (nB > 0) {
+                    S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
+                    S->nhB_off[r] = 0;
+                }
+            }
+        }
+        /* u += rows of W^T for the flipped hidden units (many: L1-sized tiles) */
+        if (nA > 0)
+            FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, vtile, S->hlistA, S->nhA,
+                                S->hlistA_off, S->nhA_off, ldA, (T *)S->uA, ldV, r0, r1,
+                                refresh, NULL, cur);
+        if (nB > 0)
+            FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, vtile, S->hlistB, S->nhB,
+                                S->hlistB_off, S->nhB_off, ldB, (T *)S->uB, ldV, r0, r1,
+                                refresh, NULL, cur);
+        CYRBM_AK_PROF_LAP(2);
+        /* visible draws */
+        for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc);
+        CYRBM_AK_PROF_LAP(3);
+    }
+}
+
+#undef T
+#undef FN
+#if CYRBM_AK_VECTOR
+#undef VT
+#undef IT
+#undef BT
+#undef VL
+#undef VLD
+#undef VST
+#undef VEXP
+#undef VUNIF
+#undef VSIGN
+#endif
