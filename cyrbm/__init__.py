@@ -1,8 +1,8 @@
 """cyrbm: fast, measurable Restricted Boltzmann Machines.
 
 Train binary RBMs (CD-k, PCD) with compiled, OpenMP-parallel kernels, and measure them:
-log-probabilities, pseudo-likelihoods and (see ``Annealer``) partition functions with
-honest error bars.  Papers: Salakhutdinov & Murray (2008), Murray & Salakhutdinov (2009),
+partition functions (exactly, or by annealed importance sampling with ``Annealer``),
+test log-probabilities with honest error bars, and exact pseudo-likelihoods.  Papers: Salakhutdinov & Murray (2008), Murray & Salakhutdinov (2009),
 Cho, Raiko & Ilin (2010), Hu & Yu.
 """
 import os as _os
@@ -13,10 +13,11 @@ from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchEr
                           OutputError, TrainingDiverged)
 from cyrbm.models import RBM  # noqa: E402
 from cyrbm.training import Trainer  # noqa: E402
+from cyrbm.annealing import Annealer, AISResult, exact_log_partition  # noqa: E402
 from cyrbm.datasets import load_data, check_binary, train_test_split  # noqa: E402
 
 __all__ = [
-    "RBM", "Trainer", "load_data", "check_binary", "train_test_split", "show_config",
+    "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
     "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
 ]
