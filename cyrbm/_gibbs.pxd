@@ -38,3 +38,41 @@ cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
 cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
                            cyrbm_rng *streams, uint8_t *state, int32_t *idx, int32_t *cnt,
                            int n_threads) noexcept nogil
+
+# Kernels of a training step on aligned, padded buffers (include/cyrbm/cdkernels.h).
+cdef extern from "cyrbm/cdkernels.h" nogil:
+    Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)
+    void cyrbm_rowsums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
+                           Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec)
+    void cyrbm_rowsums_f64(double *out, Py_ssize_t ldo, const double *bias, const double *A,
+                           Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec)
+    void cyrbm_rowdiffs_f32(float *out, Py_ssize_t ldo, Py_ssize_t ncols, const float *A,
+                            const float *B, Py_ssize_t lda, const int32_t *pos,
+                            const int32_t *npos, const int32_t *neg, const int32_t *nneg,
+                            Py_ssize_t ldl, Py_ssize_t n_rows)
+    void cyrbm_rowdiffs_f64(double *out, Py_ssize_t ldo, Py_ssize_t ncols, const double *A,
+                            const double *B, Py_ssize_t lda, const int32_t *pos,
+                            const int32_t *npos, const int32_t *neg, const int32_t *nneg,
+                            Py_ssize_t ldl, Py_ssize_t n_rows)
+    void cyrbm_expit_f32(float *x, Py_ssize_t n)
+    void cyrbm_expit_f64(double *x, Py_ssize_t n)
+    int32_t cyrbm_bernoulli_f32(const float *p, Py_ssize_t n, cyrbm_rng *rng,
+                                uint8_t *state, int32_t *idx)
+    int32_t cyrbm_bernoulli_f64(const double *p, Py_ssize_t n, cyrbm_rng *rng,
+                                uint8_t *state, int32_t *idx)
+    int cyrbm_momentum_f32(float *W, float *vel, const float *dW, Py_ssize_t n,
+                           float lr, float mom, float wd, float sc)
+    int cyrbm_momentum_f64(double *W, double *vel, const double *dW, Py_ssize_t n,
+                           double lr, double mom, double wd, double sc)
+    void cyrbm_transpose_f32(float *dst, Py_ssize_t ldd, const float *src, Py_ssize_t lds,
+                             Py_ssize_t rows, Py_ssize_t cols)
+    void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
+                             Py_ssize_t rows, Py_ssize_t cols)
+
+# out[r, :] = bias + sum of A[idx[r, k], :] on padded buffers, columns split over threads.
+cdef void padded_rowsums(floating *out, Py_ssize_t ldo, const floating *bias,
+                         const floating *A, Py_ssize_t lda, Py_ssize_t n_cols,
+                         const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
+                         Py_ssize_t n_rows, int n_threads) noexcept nogil

@@ -152,23 +152,18 @@ cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept n
 
 cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, floating *AT,
                     int n_threads) noexcept nogil:
-    """AT (n_cols x n_rows) = A.T, in 32 x 32 tiles, parallel over tile rows of A."""
-    cdef Py_ssize_t n_tiles = (n_rows + 31) // 32
-    cdef Py_ssize_t t, i, j, i1, j0, j1
-    for t in prange(n_tiles, num_threads=cap_threads(n_threads, n_tiles // 4),
+    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (cdkernels.h), parallel over
+    blocks of 64 rows of A (so threads never share a cache line of AT)."""
+    cdef Py_ssize_t n_blocks = (n_rows + 63) // 64
+    cdef Py_ssize_t b, i0, i1
+    for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
                     schedule='static'):
-        i1 = (t + 1) * 32
-        if i1 > n_rows:
-            i1 = n_rows
-        j0 = 0
-        while j0 < n_cols:
-            j1 = j0 + 32
-            if j1 > n_cols:
-                j1 = n_cols
-            for i in range(t * 32, i1):
-                for j in range(j0, j1):
-                    AT[j * n_rows + i] = A[i * n_cols + j]
-            j0 = j1
+        i0 = b * 64
+        i1 = min(i0 + 64, n_rows)
+        if floating is float:
+            cyrbm_transpose_f32(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
+        else:
+            cyrbm_transpose_f64(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
 
 
 def _check_streams(uint64_t[:, ::1] streams, Py_ssize_t n_rows):
@@ -330,12 +325,192 @@ def gibbs_sample(const floating[:, ::1] W, const floating[:, ::1] WT,
             start = start + m
 
 
+# ---------------------------------------------------------------------------------------
+# One CD-k / PCD-k step on aligned, padded buffers (include/cyrbm/cdkernels.h)
+# ---------------------------------------------------------------------------------------
+
+cdef char *_aligned(list keep, Py_ssize_t nbytes) except NULL:
+    """Zeroed memory of nbytes starting on a 64-byte boundary, owned by a NumPy array
+    appended to ``keep``."""
+    buf = np.zeros(nbytes + 64, dtype=np.uint8)
+    keep.append(buf)
+    cdef uint8_t[::1] view = buf
+    cdef char *p = <char *> &view[0]
+    return p + (64 - <size_t> p % 64) % 64
+
+
+cdef class Workspace:
+    """Scratch memory of ``cd_statistics`` for one problem size, reused across mini-batches.
+
+    ``Workspace(batch_size, n_visible, n_hidden, dtype)``.  Holding one across calls
+    avoids allocating (and the kernel zeroing) about 2 MB per mini-batch.  It holds no
+    state that carries from one call to the next: every call overwrites what it reads.
+    Rows are padded to whole 64-byte lines (``cyrbm_padded_ld``) so the products read
+    aligned weight rows.
+    """
+    cdef readonly Py_ssize_t batch_size, n_visible, n_hidden
+    cdef readonly object dtype
+    cdef Py_ssize_t ldv, ldh, itemsize
+    cdef list _keep
+    cdef char *Wp        # n_visible x ldh: W with padded rows
+    cdef char *WTp       # n_hidden x ldv: W.T with padded rows
+    cdef char *vb        # ldv: visible biases, zero padded
+    cdef char *hb        # ldh: hidden biases, zero padded
+    cdef char *ph0       # batch x ldh: p(h | data)
+    cdef char *act_h     # batch x ldh: hidden activations / probabilities of the chains
+    cdef char *act_v     # batch x ldv: visible activations / probabilities
+    cdef char *hsum      # ldh: column sums for the hidden-bias gradient
+    cdef int32_t *vidx   # batch x n_visible: active visible units of the data
+    cdef int32_t *vcnt
+    cdef int32_t *kidx   # batch x n_visible: active visible units of the chains
+    cdef int32_t *kcnt
+    cdef int32_t *hidx   # batch x n_hidden: active hidden units of the chains
+    cdef int32_t *hcnt
+    cdef int32_t *colpos  # n_visible x batch: data rows in which visible unit i is on
+    cdef int32_t *npos
+    cdef int32_t *colneg  # n_visible x batch: chains in which visible unit i is on
+    cdef int32_t *nneg
+
+    def __cinit__(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                  dtype=np.float32):
+        dt = np.dtype(dtype)
+        if dt != np.float32 and dt != np.float64:
+            raise ValueError(f"dtype must be float32 or float64, not {dt}.")
+        if batch_size < 1 or n_visible < 1 or n_hidden < 1:
+            raise ValueError("a workspace needs a positive batch size and layer sizes.")
+        self.batch_size, self.n_visible, self.n_hidden = batch_size, n_visible, n_hidden
+        self.dtype = dt
+        self.itemsize = dt.itemsize
+        self.ldv = cyrbm_padded_ld(n_visible, self.itemsize)
+        self.ldh = cyrbm_padded_ld(n_hidden, self.itemsize)
+        cdef Py_ssize_t B = batch_size, D = n_visible, M = n_hidden, f = self.itemsize
+        cdef Py_ssize_t i4 = sizeof(int32_t)
+        self._keep = []
+        k = self._keep
+        self.Wp = _aligned(k, D * self.ldh * f)
+        self.WTp = _aligned(k, M * self.ldv * f)
+        self.vb = _aligned(k, self.ldv * f)
+        self.hb = _aligned(k, self.ldh * f)
+        self.ph0 = _aligned(k, B * self.ldh * f)
+        self.act_h = _aligned(k, B * self.ldh * f)
+        self.act_v = _aligned(k, B * self.ldv * f)
+        self.hsum = _aligned(k, self.ldh * f)
+        self.vidx = <int32_t *> _aligned(k, B * D * i4)
+        self.vcnt = <int32_t *> _aligned(k, B * i4)
+        self.kidx = <int32_t *> _aligned(k, B * D * i4)
+        self.kcnt = <int32_t *> _aligned(k, B * i4)
+        self.hidx = <int32_t *> _aligned(k, B * M * i4)
+        self.hcnt = <int32_t *> _aligned(k, B * i4)
+        self.colpos = <int32_t *> _aligned(k, D * B * i4)
+        self.npos = <int32_t *> _aligned(k, D * i4)
+        self.colneg = <int32_t *> _aligned(k, D * B * i4)
+        self.nneg = <int32_t *> _aligned(k, D * i4)
+
+    def __repr__(self):
+        return (f"Workspace(batch_size={self.batch_size}, n_visible={self.n_visible}, "
+                f"n_hidden={self.n_hidden}, dtype={self.dtype.name})")
+
+    def matches(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                dtype):
+        """True when this workspace fits a problem of these sizes and dtype."""
+        return (batch_size == self.batch_size and n_visible == self.n_visible
+                and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
+
+
+cdef void padded_rowsums(floating *out, Py_ssize_t ldo, const floating *bias,
+                         const floating *A, Py_ssize_t lda, Py_ssize_t n_cols,
+                         const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
+                         Py_ssize_t n_rows, int n_threads) noexcept nogil:
+    """out[r, 0:n_cols] = bias + sum_k A[idx[r, k], 0:n_cols] (k in order), for padded
+    aligned buffers (columns up to the next whole vector are computed too).
+
+    Each thread takes a contiguous range of 64-byte column vectors and walks it four
+    vectors (one register tile) at a time over all rows, so its block of A is reused by
+    the whole batch while it sits in L2.  The split never changes a result.
+    """
+    cdef Py_ssize_t VL = 64 // sizeof(floating)
+    cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
+    cdef int nt = cap_threads(n_threads, nv)
+    cdef int t
+    cdef Py_ssize_t v, v1, g
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        v = t * nv // nt
+        v1 = (t + 1) * nv // nt
+        while v < v1:
+            g = min(4, v1 - v)
+            if floating is float:
+                cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
+                                  idx, ldi, cnt, n_rows, <int> g)
+            else:
+                cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
+                                  idx, ldi, cnt, n_rows, <int> g)
+            v = v + g
+
+
+cdef void padded_expit(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize_t n_rows,
+                       int n_threads) noexcept nogil:
+    """P[r, :] = sigma(P[r, :]) in place, whole padded vectors."""
+    cdef Py_ssize_t VL = 64 // sizeof(floating)
+    cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
+    cdef Py_ssize_t r
+    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
+                    schedule='static'):
+        if floating is float:
+            cyrbm_expit_f32(P + r * ldp, n)
+        else:
+            cyrbm_expit_f64(P + r * ldp, n)
+
+
+cdef void padded_sample(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize_t n_rows,
+                        bint expit, cyrbm_rng *streams, uint8_t *state,
+                        int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
+    """Row r: (optionally P[r] = sigma(P[r])), then Bernoulli(P[r]) states from stream r,
+    written to state[r, 0:n_units] (unless NULL) and as the list idx[r, 0:cnt[r]]."""
+    cdef Py_ssize_t VL = 64 // sizeof(floating)
+    cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
+    cdef Py_ssize_t r
+    cdef uint8_t *s
+    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
+                    schedule='static'):
+        s = NULL
+        if state != NULL:
+            s = state + r * n_units
+        if floating is float:
+            if expit:
+                cyrbm_expit_f32(P + r * ldp, n)
+            cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r], s,
+                                         idx + r * n_units)
+        else:
+            if expit:
+                cyrbm_expit_f64(P + r * ldp, n)
+            cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r], s,
+                                         idx + r * n_units)
+
+
+cdef void pack_weights(const floating *W, Py_ssize_t D, Py_ssize_t M, floating *Wp,
+                       Py_ssize_t ldh, floating *WTp, Py_ssize_t ldv,
+                       int n_threads) noexcept nogil:
+    """Wp = W and WTp = W.T, both with padded rows (the padding stays zero)."""
+    cdef Py_ssize_t n_blocks = (D + 63) // 64
+    cdef Py_ssize_t b, i, i0, i1
+    for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
+                    schedule='static'):
+        i0 = b * 64
+        i1 = min(i0 + 64, D)
+        for i in range(i0, i1):
+            memcpy(Wp + i * ldh, W + i * M, M * sizeof(floating))
+        if floating is float:
+            cyrbm_transpose_f32(WTp + i0, ldv, W + i0 * M, M, i1 - i0, M)
+        else:
+            cyrbm_transpose_f64(WTp + i0, ldv, W + i0 * M, M, i1 - i0, M)
+
+
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
                   const floating[::1] vbias, const floating[::1] hbias,
                   const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent,
                   int k, uint64_t[:, ::1] streams,
                   floating[:, ::1] dW, floating[::1] dvbias, floating[::1] dhbias,
-                  int n_threads=1):
+                  int n_threads=1, Workspace workspace=None):
     """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
 
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
@@ -344,6 +519,11 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` is advanced in place).  For CD the final states are written to
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
+
+    ``WT`` is not read (it may be None): the transposed weights are rebuilt from ``W`` in
+    the workspace at every call, so they cannot be stale.  ``workspace``: a
+    ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
+    for the call when None).
     """
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1]
     _check_streams(streams, B)
@@ -351,74 +531,93 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
         raise ValueError("k must be at least 1")
     if v_chain.shape[0] != B or v_chain.shape[1] != D or v_data.shape[1] != D:
         raise ValueError("v_data and v_chain must both be batch x n_visible")
-    dt = np.float32 if floating is float else np.float64
-    cdef floating[:, ::1] ph0 = np.empty((B, M), dtype=dt)
-    cdef floating[:, ::1] act_h = np.empty((B, M), dtype=dt)
-    cdef floating[:, ::1] act_v = np.empty((B, D), dtype=dt)
-    cdef uint8_t[:, ::1] h = np.empty((B, M), dtype=np.uint8)
-    cdef int32_t[:, ::1] hidx = np.empty((B, M), dtype=np.int32)
-    cdef int32_t[::1] hcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] vidx = np.empty((B, D), dtype=np.int32)
-    cdef int32_t[::1] vcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] kidx = np.empty((B, D), dtype=np.int32)
-    cdef int32_t[::1] kcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] colpos = np.empty((D, B), dtype=np.int32)
-    cdef int32_t[::1] npos = np.zeros(D, dtype=np.int32)
-    cdef int32_t[:, ::1] colneg = np.empty((D, B), dtype=np.int32)
-    cdef int32_t[::1] nneg = np.zeros(D, dtype=np.int32)
-    cdef cyrbm_rng *st = <cyrbm_rng *> &streams[0, 0]
-    cdef Py_ssize_t n, i, j, c
-    cdef int t
+    if (vbias.shape[0] != D or hbias.shape[0] != M or dW.shape[0] != D or dW.shape[1] != M
+            or dvbias.shape[0] != D or dhbias.shape[0] != M):
+        raise ValueError("parameter and gradient shapes do not match W")
     if B == 0:
         dW[:, :] = 0
         dvbias[:] = 0
         dhbias[:] = 0
         return
+    dt = np.float32 if floating is float else np.float64
+    if workspace is None:
+        workspace = Workspace(B, D, M, dt)
+    elif not workspace.matches(B, D, M, dt):
+        raise ValueError(f"{workspace!r} does not fit batch {B}, {D} visible, {M} hidden, {np.dtype(dt).name}")
+    cdef Workspace ws = workspace
+    cdef Py_ssize_t ldv = ws.ldv, ldh = ws.ldh
+    cdef floating *Wp = <floating *> ws.Wp
+    cdef floating *WTp = <floating *> ws.WTp
+    cdef floating *vb = <floating *> ws.vb
+    cdef floating *hb = <floating *> ws.hb
+    cdef floating *ph0 = <floating *> ws.ph0
+    cdef floating *act_h = <floating *> ws.act_h
+    cdef floating *act_v = <floating *> ws.act_v
+    cdef floating *hsum = <floating *> ws.hsum
+    cdef cyrbm_rng *st = <cyrbm_rng *> &streams[0, 0]
+    cdef Py_ssize_t n, i, j, c, VL = 64 // sizeof(floating)
+    cdef Py_ssize_t nv = (M + VL - 1) // VL
+    cdef int t, nt
+    cdef Py_ssize_t v, v1, g
     with nogil:
+        pack_weights(&W[0, 0], D, M, Wp, ldh, WTp, ldv, n_threads)
+        memcpy(vb, &vbias[0], D * sizeof(floating))
+        memcpy(hb, &hbias[0], M * sizeof(floating))
         # positive phase: p(h | data)
-        active_lists(&v_data[0, 0], B, D, &vidx[0, 0], &vcnt[0], n_threads)
-        binary_product(&W[0, 0], D, M, &vidx[0, 0], D, &vcnt[0], B, &hbias[0],
-                       &ph0[0, 0], n_threads)
+        active_lists(&v_data[0, 0], B, D, ws.vidx, ws.vcnt, n_threads)
+        padded_rowsums(ph0, ldh, hb, Wp, ldh, M, ws.vidx, D, ws.vcnt, B, n_threads)
+        padded_expit(ph0, ldh, M, B, n_threads)
         if persistent:
-            active_lists(&v_chain[0, 0], B, D, &kidx[0, 0], &kcnt[0], n_threads)
-            binary_product(&W[0, 0], D, M, &kidx[0, 0], D, &kcnt[0], B, &hbias[0],
-                           &act_h[0, 0], n_threads)
-            sigmoid_inplace(&ph0[0, 0], B * M, n_threads)
+            active_lists(&v_chain[0, 0], B, D, ws.kidx, ws.kcnt, n_threads)
+            padded_rowsums(act_h, ldh, hb, Wp, ldh, M, ws.kidx, D, ws.kcnt, B, n_threads)
+            padded_expit(act_h, ldh, M, B, n_threads)
         else:
-            memcpy(&act_h[0, 0], &ph0[0, 0], B * M * sizeof(floating))
-            sigmoid_inplace(&ph0[0, 0], B * M, n_threads)
-        # k block-Gibbs sweeps; act_h holds the current hidden activations
+            memcpy(act_h, ph0, B * ldh * sizeof(floating))
+        # k block-Gibbs sweeps; act_h holds p(h | current chain state)
         for t in range(k):
-            sample_bernoulli(&act_h[0, 0], B, M, st, &h[0, 0], &hidx[0, 0], &hcnt[0],
-                             n_threads)
-            binary_product(&WT[0, 0], M, D, &hidx[0, 0], M, &hcnt[0], B, &vbias[0],
-                           &act_v[0, 0], n_threads)
-            sample_bernoulli(&act_v[0, 0], B, D, st, &v_chain[0, 0], &kidx[0, 0],
-                             &kcnt[0], n_threads)
-            binary_product(&W[0, 0], D, M, &kidx[0, 0], D, &kcnt[0], B, &hbias[0],
-                           &act_h[0, 0], n_threads)
-        sigmoid_inplace(&act_h[0, 0], B * M, n_threads)   # p(h | v~)
+            padded_sample(act_h, ldh, M, B, False, st, NULL, ws.hidx, ws.hcnt, n_threads)
+            padded_rowsums(act_v, ldv, vb, WTp, ldv, D, ws.hidx, M, ws.hcnt, B, n_threads)
+            padded_sample(act_v, ldv, D, B, True, st, &v_chain[0, 0], ws.kidx, ws.kcnt,
+                          n_threads)
+            padded_rowsums(act_h, ldh, hb, Wp, ldh, M, ws.kidx, D, ws.kcnt, B, n_threads)
+            padded_expit(act_h, ldh, M, B, n_threads)
         # column lists: which batch rows have visible unit i on, data and chains
+        for i in range(D):
+            ws.npos[i] = 0
+            ws.nneg[i] = 0
         for n in range(B):
-            for c in range(vcnt[n]):
-                i = vidx[n, c]
-                colpos[i, npos[i]] = <int32_t> n
-                npos[i] += 1
-            for c in range(kcnt[n]):
-                i = kidx[n, c]
-                colneg[i, nneg[i]] = <int32_t> n
-                nneg[i] += 1
-        for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
-            for j in range(M):
-                dW[i, j] = 0
-            add_rows(&dW[i, 0], &ph0[0, 0], M, &colpos[i, 0], npos[i], M)
-            sub_rows(&dW[i, 0], &act_h[0, 0], M, &colneg[i, 0], nneg[i], M)
-            dvbias[i] = <floating> (npos[i] - nneg[i])
+            for c in range(ws.vcnt[n]):
+                i = ws.vidx[n * D + c]
+                ws.colpos[i * B + ws.npos[i]] = <int32_t> n
+                ws.npos[i] += 1
+            for c in range(ws.kcnt[n]):
+                i = ws.kidx[n * D + c]
+                ws.colneg[i * B + ws.nneg[i]] = <int32_t> n
+                ws.nneg[i] += 1
+        # dW = sum over data rows of p(h|v) - sum over chains of p(h|v~), per visible unit
+        nt = cap_threads(n_threads, nv)
+        for t in prange(nt, num_threads=nt, schedule='static'):
+            v = t * nv // nt
+            v1 = (t + 1) * nv // nt
+            while v < v1:
+                g = min(4, v1 - v)
+                if floating is float:
+                    cyrbm_rowdiffs_f32(&dW[0, 0] + v * VL, M, min(g * VL, M - v * VL),
+                                       ph0 + v * VL, act_h + v * VL, ldh, ws.colpos,
+                                       ws.npos, ws.colneg, ws.nneg, B, D)
+                else:
+                    cyrbm_rowdiffs_f64(&dW[0, 0] + v * VL, M, min(g * VL, M - v * VL),
+                                       ph0 + v * VL, act_h + v * VL, ldh, ws.colpos,
+                                       ws.npos, ws.colneg, ws.nneg, B, D)
+                v = v + g
+        for i in range(D):
+            dvbias[i] = <floating> (ws.npos[i] - ws.nneg[i])
         for j in range(M):
-            dhbias[j] = 0
+            hsum[j] = 0
         for n in range(B):
             for j in range(M):
-                dhbias[j] = dhbias[j] + (ph0[n, j] - act_h[n, j])
+                hsum[j] = hsum[j] + (ph0[n * ldh + j] - act_h[n * ldh + j])
+        memcpy(&dhbias[0], hsum, M * sizeof(floating))
 
 
 def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
@@ -429,33 +628,41 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                  double scale, int n_threads=1):
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
-    Weight decay (L2) applies to W only.  WT is refreshed.  Returns False if any
-    parameter became non-finite (the caller then restores its last good state).
+    Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
+    (``cd_statistics`` no longer needs it).  Returns False if any parameter became
+    non-finite (the caller then restores its last good state).
     """
     cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j
+    if (dW.shape[0] != D or dW.shape[1] != M or vel_W.shape[0] != D or vel_W.shape[1] != M
+            or vbias.shape[0] != D or dvbias.shape[0] != D or vel_vbias.shape[0] != D
+            or hbias.shape[0] != M or dhbias.shape[0] != M or vel_hbias.shape[0] != M):
+        raise ValueError("parameter, gradient and velocity shapes do not match")
+    cdef bint refresh = WT is not None
+    if refresh and (WT.shape[0] != M or WT.shape[1] != D):
+        raise ValueError("WT must be n_hidden x n_visible")
     cdef floating lr = <floating> learning_rate, mom = <floating> momentum
     cdef floating wd = <floating> weight_decay, sc = <floating> scale
-    cdef floating x
     cdef int bad = 0
-    cdef uint8_t[::1] row_bad = np.zeros(D, dtype=np.uint8)
+    if D == 0 or M == 0:
+        return True
     with nogil:
         for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
-            for j in range(M):
-                vel_W[i, j] = mom * vel_W[i, j] + lr * (sc * dW[i, j] - wd * W[i, j])
-                W[i, j] = W[i, j] + vel_W[i, j]
-            for j in range(M):
-                if not isfinite(W[i, j]):
-                    row_bad[i] = 1
-                    break
+            if floating is float:
+                bad += 1 - cyrbm_momentum_f32(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                              lr, mom, wd, sc)
+            else:
+                bad += 1 - cyrbm_momentum_f64(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                              lr, mom, wd, sc)
         for i in range(D):
             vel_vbias[i] = mom * vel_vbias[i] + lr * sc * dvbias[i]
             vbias[i] = vbias[i] + vel_vbias[i]
-            if row_bad[i] or not isfinite(vbias[i]):
-                bad = 1
+            if not isfinite(vbias[i]):
+                bad = bad + 1
         for j in range(M):
             vel_hbias[j] = mom * vel_hbias[j] + lr * sc * dhbias[j]
             hbias[j] = hbias[j] + vel_hbias[j]
             if not isfinite(hbias[j]):
-                bad = 1
-        transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
-    return not bad
+                bad = bad + 1
+        if refresh:
+            transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
+    return bad == 0

@@ -235,7 +235,7 @@ class Trainer:
         model, B, T = state["model"], self.batch_size, self.threads
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
-        WT = _gibbs.transposed(model.W, T)
+        workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         dW = np.empty_like(model.W)
         dvb = np.empty_like(model.vbias)
         dhb = np.empty_like(model.hbias)
@@ -262,10 +262,11 @@ class Trainer:
                 while state["batch"] < n_batches:
                     b = state["batch"]
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
-                    _gibbs.cd_statistics(model.W, WT, model.vbias, model.hbias, batch, chains,
-                                         persistent, k, state["streams"], dW, dvb, dhb, T)
+                    _gibbs.cd_statistics(model.W, None, model.vbias, model.hbias, batch, chains,
+                                         persistent, k, state["streams"], dW, dvb, dhb, T,
+                                         workspace=workspace)
                     lr = self.learning_rate_at(state["n_updates"])
-                    ok = _gibbs.apply_update(model.W, WT, model.vbias, model.hbias, dW, dvb, dhb,
+                    ok = _gibbs.apply_update(model.W, None, model.vbias, model.hbias, dW, dvb, dhb,
                                              state["vel_W"], state["vel_vbias"], state["vel_hbias"],
                                              lr, self.momentum, self.weight_decay, 1.0 / B, T)
                     if not ok:
