@@ -63,9 +63,9 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
     int32_t cyrbm_bernoulli_f64(const double *p, Py_ssize_t n, cyrbm_rng *rng,
                                 uint8_t *state, int32_t *idx)
     int cyrbm_momentum_f32(float *W, float *vel, const float *dW, Py_ssize_t n,
-                           float lr, float mom, float wd, float sc)
+                           float lr, float mom, float wd, float sc, float *copy)
     int cyrbm_momentum_f64(double *W, double *vel, const double *dW, Py_ssize_t n,
-                           double lr, double mom, double wd, double sc)
+                           double lr, double mom, double wd, double sc, double *copy)
     void cyrbm_transpose_f32(float *dst, Py_ssize_t ldd, const float *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,

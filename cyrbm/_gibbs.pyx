@@ -343,15 +343,21 @@ cdef class Workspace:
     """Scratch memory of ``cd_statistics`` for one problem size, reused across mini-batches.
 
     ``Workspace(batch_size, n_visible, n_hidden, dtype)``.  Holding one across calls
-    avoids allocating (and the kernel zeroing) about 2 MB per mini-batch.  It holds no
-    state that carries from one call to the next: every call overwrites what it reads.
-    Rows are padded to whole 64-byte lines (``cyrbm_padded_ld``) so the products read
-    aligned weight rows.
+    avoids allocating (and the kernel zeroing) about 2 MB per mini-batch.  Rows are
+    padded to whole 64-byte lines (``cyrbm_padded_ld``) so the products read aligned
+    weight rows.
+
+    The one thing that carries over: ``apply_update(..., workspace=ws)`` leaves copies of
+    the updated W in the padded layouts (W and W.T), written while each row is still in
+    cache, and the next ``cd_statistics(W, ..., workspace=ws)`` with the same W array
+    uses them instead of copying W again.  So do not change W in between (training does
+    not), or call ``ws.invalidate()`` if you do.
     """
     cdef readonly Py_ssize_t batch_size, n_visible, n_hidden
     cdef readonly object dtype
     cdef Py_ssize_t ldv, ldh, itemsize
     cdef list _keep
+    cdef const void *packed_for   # W whose copies Wp, WTp hold (set by apply_update)
     cdef char *Wp        # n_visible x ldh: W with padded rows
     cdef char *WTp       # n_hidden x ldv: W.T with padded rows
     cdef char *vb        # ldv: visible biases, zero padded
@@ -412,9 +418,15 @@ cdef class Workspace:
 
     def matches(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
                 dtype):
-        """True when this workspace fits a problem of these sizes and dtype."""
-        return (batch_size == self.batch_size and n_visible == self.n_visible
-                and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
+        """True when this workspace fits a problem of these sizes and dtype (a batch size
+        of -1 matches any)."""
+        return ((batch_size == self.batch_size or batch_size == -1)
+                and n_visible == self.n_visible and n_hidden == self.n_hidden
+                and np.dtype(dtype) == self.dtype)
+
+    def invalidate(self):
+        """Forget the packed copy of W left by apply_update (W was changed since)."""
+        self.packed_for = NULL
 
 
 cdef void padded_rowsums(floating *out, Py_ssize_t ldo, const floating *bias,
@@ -520,8 +532,9 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
 
-    ``WT`` is not read (it may be None): the transposed weights are rebuilt from ``W`` in
-    the workspace at every call, so they cannot be stale.  ``workspace``: a
+    ``WT`` is not read (it may be None): the products use copies of ``W`` and ``W.T`` with
+    aligned rows in the workspace, made from ``W`` here unless ``apply_update`` with the
+    same workspace just made them.  ``workspace``: a
     ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
     for the call when None).
     """
@@ -559,8 +572,11 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     cdef Py_ssize_t nv = (M + VL - 1) // VL
     cdef int t, nt
     cdef Py_ssize_t v, v1, g
+    cdef bint packed = ws.packed_for == <const void *> &W[0, 0]
+    ws.packed_for = NULL
     with nogil:
-        pack_weights(&W[0, 0], D, M, Wp, ldh, WTp, ldv, n_threads)
+        if not packed:
+            pack_weights(&W[0, 0], D, M, Wp, ldh, WTp, ldv, n_threads)
         memcpy(vb, &vbias[0], D * sizeof(floating))
         memcpy(hb, &hbias[0], M * sizeof(floating))
         # positive phase: p(h | data)
@@ -625,14 +641,16 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                  const floating[::1] dvbias, const floating[::1] dhbias,
                  floating[:, ::1] vel_W, floating[::1] vel_vbias, floating[::1] vel_hbias,
                  double learning_rate, double momentum, double weight_decay,
-                 double scale, int n_threads=1):
+                 double scale, int n_threads=1, Workspace workspace=None):
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
     Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
-    (``cd_statistics`` no longer needs it).  Returns False if any parameter became
-    non-finite (the caller then restores its last good state).
+    (``cd_statistics`` does not need it).  With a ``workspace``, the new W is also written
+    to its padded copies, ready for the next ``cd_statistics`` call with that workspace.
+    Returns False if any parameter became non-finite (the caller then restores its last
+    good state).
     """
-    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j, b, i0, i1, r0, r1
     if (dW.shape[0] != D or dW.shape[1] != M or vel_W.shape[0] != D or vel_W.shape[1] != M
             or vbias.shape[0] != D or dvbias.shape[0] != D or vel_vbias.shape[0] != D
             or hbias.shape[0] != M or dhbias.shape[0] != M or vel_hbias.shape[0] != M):
@@ -640,19 +658,49 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
     cdef bint refresh = WT is not None
     if refresh and (WT.shape[0] != M or WT.shape[1] != D):
         raise ValueError("WT must be n_hidden x n_visible")
+    dt = np.float32 if floating is float else np.float64
+    if workspace is not None and not workspace.matches(-1, D, M, dt):
+        raise ValueError(f"{workspace!r} does not fit {D} visible, {M} hidden, {np.dtype(dt).name}")
+    cdef Workspace ws = workspace
+    cdef floating *Wp = NULL
+    cdef floating *WTp = NULL
+    cdef floating *row_copy
+    cdef Py_ssize_t ldv = 0, ldh = 0
     cdef floating lr = <floating> learning_rate, mom = <floating> momentum
     cdef floating wd = <floating> weight_decay, sc = <floating> scale
     cdef int bad = 0
+    cdef Py_ssize_t n_blocks = (D + 63) // 64
     if D == 0 or M == 0:
         return True
+    if ws is not None:
+        ws.packed_for = NULL
+        Wp, WTp, ldv, ldh = <floating *> ws.Wp, <floating *> ws.WTp, ws.ldv, ws.ldh
     with nogil:
-        for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
-            if floating is float:
-                bad += 1 - cyrbm_momentum_f32(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
-                                              lr, mom, wd, sc)
-            else:
-                bad += 1 - cyrbm_momentum_f64(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
-                                              lr, mom, wd, sc)
+        # blocks of 64 rows (threads never share a cache line of WTp), 16 rows at a time:
+        # update them, then transpose them while they are still in L1
+        for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
+                        schedule='static'):
+            i0 = b * 64
+            i1 = min(i0 + 64, D)
+            r0 = i0
+            while r0 < i1:
+                r1 = min(r0 + 16, i1)
+                for i in range(r0, r1):
+                    row_copy = NULL
+                    if Wp != NULL:
+                        row_copy = Wp + i * ldh
+                    if floating is float:
+                        bad += 1 - cyrbm_momentum_f32(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                                      lr, mom, wd, sc, row_copy)
+                    else:
+                        bad += 1 - cyrbm_momentum_f64(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                                      lr, mom, wd, sc, row_copy)
+                if WTp != NULL:
+                    if floating is float:
+                        cyrbm_transpose_f32(WTp + r0, ldv, &W[r0, 0], M, r1 - r0, M)
+                    else:
+                        cyrbm_transpose_f64(WTp + r0, ldv, &W[r0, 0], M, r1 - r0, M)
+                r0 = r1
         for i in range(D):
             vel_vbias[i] = mom * vel_vbias[i] + lr * sc * dvbias[i]
             vbias[i] = vbias[i] + vel_vbias[i]
@@ -665,4 +713,6 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                 bad = bad + 1
         if refresh:
             transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
+    if ws is not None:
+        ws.packed_for = <const void *> &W[0, 0]
     return bad == 0

@@ -276,14 +276,15 @@ CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f32, float)
 CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)
 
 /* ------------------------------------------------------------------------------------
- * One row of the momentum step (SM08-style SGD with momentum and L2 decay on W):
+ * One row of the momentum step (SGD with momentum and L2 decay on W):
  *   vel = mom * vel + lr * (sc * dW - wd * W);  W = W + vel
- * evaluated exactly in this order for every element.  Returns 1 when every new W is
- * finite, 0 otherwise.
+ * evaluated exactly in this order for every element; the new row is also stored to
+ * `copy` unless it is NULL.  Returns 1 when every new W is finite, 0 otherwise.
  * ------------------------------------------------------------------------------------ */
 #define CYRBM_DEFINE_MOMENTUM(NAME, T, VT, VI)                                             \
     CYRBM_CLONES static int NAME(T *restrict W, T *restrict vel, const T *restrict dW,   \
-                                 ptrdiff_t n, T lr, T mom, T wd, T sc) {                  \
+                                 ptrdiff_t n, T lr, T mom, T wd, T sc,                    \
+                                 T *restrict copy) {                                      \
         ptrdiff_t j = 0;                                                                  \
         int ok = 1;                                                                       \
         CYRBM_MOMENTUM_VECTOR(T, VT, VI)                                                  \
@@ -292,6 +293,7 @@ CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)
             T w = W[j] + v;                                                               \
             vel[j] = v;                                                                   \
             W[j] = w;                                                                     \
+            if (copy) copy[j] = w;                                                        \
             ok &= (w - w == 0);                                                           \
         }                                                                                 \
         return ok;                                                                        \
@@ -311,6 +313,7 @@ CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)
         w = w + v;                                                                        \
         memcpy(vel + j, &v, sizeof v);                                                    \
         memcpy(W + j, &w, sizeof w);                                                      \
+        if (copy) memcpy(copy + j, &w, sizeof w);                                         \
         bad |= (w - w != 0);                                                              \
     }                                                                                     \
     for (int q = 0; q < VL; q++) ok &= !bad[q];
@@ -401,10 +404,20 @@ CYRBM_ALWAYS_INLINE void cyrbm_transpose8x8_f64(double *restrict d, ptrdiff_t ld
     memcpy(d + 6 * ldd, &t6, 64); memcpy(d + 7 * ldd, &t7, 64);
 }
 
+/* 16 source rows at a time when there are that many, so that the two 8-row blocks fill
+ * the same output cache lines back to back. */
 #define CYRBM_DEFINE_TRANSPOSE(NAME, T, BLOCK)                                             \
     CYRBM_CLONES static void NAME(T *restrict dst, ptrdiff_t ldd, const T *restrict src,  \
                                   ptrdiff_t lds, ptrdiff_t rows, ptrdiff_t cols) {        \
         ptrdiff_t i0 = 0, j0;                                                             \
+        for (; i0 + 16 <= rows; i0 += 16) {                                               \
+            for (j0 = 0; j0 + 8 <= cols; j0 += 8) {                                       \
+                BLOCK(dst + j0 * ldd + i0, ldd, src + i0 * lds + j0, lds);                \
+                BLOCK(dst + j0 * ldd + i0 + 8, ldd, src + (i0 + 8) * lds + j0, lds);      \
+            }                                                                             \
+            for (; j0 < cols; j0++)                                                       \
+                for (ptrdiff_t k = 0; k < 16; k++) dst[j0 * ldd + i0 + k] = src[(i0 + k) * lds + j0]; \
+        }                                                                                 \
         for (; i0 + 8 <= rows; i0 += 8) {                                                 \
             for (j0 = 0; j0 + 8 <= cols; j0 += 8)                                         \
                 BLOCK(dst + j0 * ldd + i0, ldd, src + i0 * lds + j0, lds);                \
