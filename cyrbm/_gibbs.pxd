@@ -56,6 +56,14 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
                             const double *B, Py_ssize_t lda, const int32_t *pos,
                             const int32_t *npos, const int32_t *neg, const int32_t *nneg,
                             Py_ssize_t ldl, Py_ssize_t n_rows)
+    void cyrbm_subset_sums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
+                               Py_ssize_t lda, Py_ssize_t n_src, const uint8_t *codes,
+                               Py_ssize_t ldc, Py_ssize_t n_rows, int nvec)
+    void cyrbm_subset_sums_f64(double *out, Py_ssize_t ldo, const double *bias,
+                               const double *A, Py_ssize_t lda, Py_ssize_t n_src,
+                               const uint8_t *codes, Py_ssize_t ldc, Py_ssize_t n_rows,
+                               int nvec)
+    void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
     void cyrbm_expit_f32(float *x, Py_ssize_t n)
     void cyrbm_expit_f64(double *x, Py_ssize_t n)
     int32_t cyrbm_bernoulli_f32(const float *p, Py_ssize_t n, cyrbm_rng *rng,
@@ -71,8 +79,10 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
 
-# out[r, :] = bias + sum of A[idx[r, k], :] on padded buffers, columns split over threads.
-cdef void padded_rowsums(floating *out, Py_ssize_t ldo, const floating *bias,
-                         const floating *A, Py_ssize_t lda, Py_ssize_t n_cols,
-                         const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
-                         Py_ssize_t n_rows, int n_threads) noexcept nogil
+# out[r, :] = bias + state[r, :] @ A on padded buffers (A: n_src x n_cols, rows aligned),
+# by row sums over the active units (sparse states) or subset tables (dense states).
+cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
+                         const floating *A, Py_ssize_t lda, Py_ssize_t n_src,
+                         Py_ssize_t n_cols, const uint8_t *state, const int32_t *idx,
+                         const int32_t *cnt, uint8_t *codes, Py_ssize_t n_rows,
+                         int n_threads) noexcept nogil

@@ -182,6 +182,117 @@ CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f32, float, cyrbm_vfa)
 CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f64, double, cyrbm_vda)
 
 /* ------------------------------------------------------------------------------------
+ * The same products for dense states ("Four Russians").  With about half the units on,
+ * a list-driven sum reads ~n/2 weight rows per state and is bound by L2 bandwidth.
+ * Instead, for each group g of four consecutive source rows, the 16 sums of its subsets
+ * are tabulated, and each state then costs one table row per group (n/4 in all) with no
+ * data-dependent branch.  Four groups (16 KB of table) are built at a time and applied
+ * to every row while they sit in L1:
+ *
+ * cyrbm_subset_sums_*(out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec):
+ *   out[r, 0:nvec*VL] = bias + T_0[codes[r*ldc + 0]] + T_1[codes[r*ldc + 1]] + ...
+ *   (in this order), T_g[s] = 0 + A[4g + k, :] + ... over the set bits k of s in
+ *   increasing order (rows >= n_src count as zero), codes[r, g] = the states of units
+ *   4g .. 4g+3 as bits 0..3 (cyrbm_state_codes).  out, bias, A aligned; nvec 1..4.
+ * Measured on 100 x 500 states and 784 columns, half on: 0.58 ms against 1.0 ms for the
+ * list-driven sums; at 13% density the lists win (0.28 against 0.56 ms).
+ * ------------------------------------------------------------------------------------ */
+#define CYRBM_SUBSET_CHUNK 4
+#if CYRBM_VECTOR_KERNELS
+#define CYRBM_SUBSET_SUMS_BODY(T, VA, K)                                                  \
+    for (ptrdiff_t g0 = 0; g0 < n_groups; g0 += CYRBM_SUBSET_CHUNK) {                     \
+        const ptrdiff_t ng = n_groups - g0 < CYRBM_SUBSET_CHUNK ? n_groups - g0           \
+                                                                : CYRBM_SUBSET_CHUNK;     \
+        for (ptrdiff_t g = 0; g < ng; g++) {                                              \
+            T *t = tab + g * 16 * 4 * VL;                                                 \
+            const VA zero = {0};                                                          \
+            for (int q = 0; q < K; q++) CYRBM_STA(VA, t + q * VL, zero);                  \
+            for (int s = 1; s < 16; s++) {                                                \
+                const int k = 31 - __builtin_clz((unsigned)s); /* highest set bit */      \
+                const T *prev = t + (s ^ (1 << k)) * 4 * VL;                              \
+                T *cur = t + s * 4 * VL;                                                  \
+                const ptrdiff_t row = 4 * (g0 + g) + k;                                   \
+                for (int q = 0; q < K; q++)                                               \
+                    CYRBM_STA(VA, cur + q * VL, row < n_src                               \
+                              ? CYRBM_LDA(VA, prev + q * VL) + CYRBM_LDA(VA, A + row * lda + q * VL) \
+                              : CYRBM_LDA(VA, prev + q * VL));                            \
+            }                                                                             \
+        }                                                                                 \
+        for (ptrdiff_t r = 0; r < n_rows; r++) {                                          \
+            const uint8_t *code = codes + r * ldc + g0;                                   \
+            T *o = out + r * ldo;                                                         \
+            const T *src = g0 == 0 ? bias : o;                                            \
+            VA a0 = CYRBM_LDA(VA, src), a1 = a0, a2 = a0, a3 = a0;                        \
+            if (K > 1) a1 = CYRBM_LDA(VA, src + VL);                                      \
+            if (K > 2) a2 = CYRBM_LDA(VA, src + 2 * VL);                                  \
+            if (K > 3) a3 = CYRBM_LDA(VA, src + 3 * VL);                                  \
+            for (ptrdiff_t g = 0; g < ng; g++) {                                          \
+                const T *t = tab + (g * 16 + code[g]) * 4 * VL;                           \
+                a0 = a0 + CYRBM_LDA(VA, t);                                               \
+                if (K > 1) a1 = a1 + CYRBM_LDA(VA, t + VL);                               \
+                if (K > 2) a2 = a2 + CYRBM_LDA(VA, t + 2 * VL);                           \
+                if (K > 3) a3 = a3 + CYRBM_LDA(VA, t + 3 * VL);                           \
+            }                                                                             \
+            CYRBM_STA(VA, o, a0);                                                         \
+            if (K > 1) CYRBM_STA(VA, o + VL, a1);                                         \
+            if (K > 2) CYRBM_STA(VA, o + 2 * VL, a2);                                     \
+            if (K > 3) CYRBM_STA(VA, o + 3 * VL, a3);                                     \
+        }                                                                                 \
+    }
+
+#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA)                                             \
+    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, const T *restrict bias, \
+                                  const T *restrict A, ptrdiff_t lda, ptrdiff_t n_src,    \
+                                  const uint8_t *restrict codes, ptrdiff_t ldc,           \
+                                  ptrdiff_t n_rows, int nvec) {                           \
+        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
+        T tab[CYRBM_SUBSET_CHUNK * 16 * 4 * VL] __attribute__((aligned(64)));             \
+        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
+        switch (nvec) {                                                                   \
+        case 1: CYRBM_SUBSET_SUMS_BODY(T, VA, 1) break;                                   \
+        case 2: CYRBM_SUBSET_SUMS_BODY(T, VA, 2) break;                                   \
+        case 3: CYRBM_SUBSET_SUMS_BODY(T, VA, 3) break;                                   \
+        default: CYRBM_SUBSET_SUMS_BODY(T, VA, 4) break;                                  \
+        }                                                                                 \
+    }
+#else
+#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA)                                             \
+    static void NAME(T *out, ptrdiff_t ldo, const T *bias, const T *A, ptrdiff_t lda,     \
+                     ptrdiff_t n_src, const uint8_t *codes, ptrdiff_t ldc,                \
+                     ptrdiff_t n_rows, int nvec) {                                        \
+        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
+        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
+            for (ptrdiff_t c = 0; c < nvec * CYRBM_VL(T); c++) {                          \
+                T a = bias[c];                                                            \
+                for (ptrdiff_t g = 0; g < n_groups; g++) {                                \
+                    T t = 0;                                                              \
+                    for (int k = 0; k < 4; k++)                                           \
+                        if ((codes[r * ldc + g] >> k & 1) && 4 * g + k < n_src)           \
+                            t = t + A[(4 * g + k) * lda + c];                             \
+                    a = a + t;                                                            \
+                }                                                                         \
+                out[r * ldo + c] = a;                                                     \
+            }                                                                             \
+    }
+#endif
+
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f32, float, cyrbm_vfa)
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f64, double, cyrbm_vda)
+
+/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 */
+static void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *restrict codes) {
+    ptrdiff_t g = 0;
+    for (; 4 * g + 3 < n; g++)
+        codes[g] = (uint8_t)(state[4 * g] | state[4 * g + 1] << 1 | state[4 * g + 2] << 2
+                             | state[4 * g + 3] << 3);
+    if (4 * g < n) {
+        uint8_t c = 0;
+        for (int k = 0; 4 * g + k < n; k++) c |= (uint8_t)(state[4 * g + k] << k);
+        codes[g] = c;
+    }
+}
+
+/* ------------------------------------------------------------------------------------
  * The logistic function sigma(x) = 1 / (1 + e^-x), in place on x[0:n], n a multiple of
  * the vector length and x 64-byte aligned (a padded row).
  *
@@ -257,8 +368,8 @@ static void cyrbm_expit_f64(double *x, ptrdiff_t n) {
  * Bernoulli draws for one chain: unit u is on when U_u < p[u], U_u a 53-bit uniform on
  * [0, 1) (cyrbm_rng_uniform) from the chain's own stream, one 64-bit draw per unit in
  * unit order, whatever the precision of p: float32 and float64 runs with one seed see
- * the same numbers.  Writes the 0/1 states (unless `state` is NULL) and the active units
- * in ascending order to idx (branch-free); returns their number.
+ * the same numbers.  Writes the 0/1 states and the active units in ascending order to
+ * idx (branch-free), each unless NULL; returns their number.
  * ------------------------------------------------------------------------------------ */
 #define CYRBM_DEFINE_BERNOULLI(NAME, T)                                                    \
     static int32_t NAME(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,                \
@@ -267,7 +378,7 @@ static void cyrbm_expit_f64(double *x, ptrdiff_t n) {
         for (ptrdiff_t u = 0; u < n; u++) {                                               \
             const int on = cyrbm_rng_uniform(rng) < (double)p[u];                         \
             if (state) state[u] = (uint8_t)on;                                            \
-            idx[c] = (int32_t)u;                                                          \
+            if (idx) idx[c] = (int32_t)u;                                                 \
             c += on;                                                                      \
         }                                                                                 \
         return c;                                                                         \
