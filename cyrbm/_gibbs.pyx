@@ -17,7 +17,7 @@ import numpy as np
 
 from cython.parallel cimport prange, parallel
 from libc.stdint cimport uint8_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
@@ -66,13 +66,12 @@ cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_uni
     """idx[r, 0:cnt[r]] = the units with state[r, u] != 0, ascending."""
     cdef Py_ssize_t r, u
     cdef int32_t c
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 64),
+    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
                     schedule='static'):
         c = 0
-        for u in range(n_units):
-            if state[r * n_units + u]:
-                idx[r * n_units + c] = <int32_t> u
-                c = c + 1
+        for u in range(n_units):     # branch-free: write every unit, advance on a 1
+            idx[r * n_units + c] = <int32_t> u
+            c = c + (state[r * n_units + u] != 0)
         cnt[r] = c
 
 
@@ -343,23 +342,16 @@ cdef class Workspace:
     """Scratch memory of ``cd_statistics`` for one problem size, reused across mini-batches.
 
     ``Workspace(batch_size, n_visible, n_hidden, dtype)``.  Holding one across calls
-    avoids allocating (and the kernel zeroing) about 2 MB per mini-batch.  Rows are
-    padded to whole 64-byte lines (``cyrbm_padded_ld``) so the products read aligned
-    weight rows.
-
-    The one thing that carries over: ``apply_update(..., workspace=ws)`` leaves copies of
-    the updated W in the padded layouts (W and W.T), written while each row is still in
-    cache, and the next ``cd_statistics(W, ..., workspace=ws)`` with the same W array
-    uses them instead of copying W again.  So do not change W in between (training does
-    not), or call ``ws.invalidate()`` if you do.
+    avoids allocating (and the kernel zeroing) a few MB per mini-batch.  Nothing in it
+    carries over from one call to the next.  Rows are padded to an odd number of whole
+    64-byte lines (``cyrbm_padded_ld``) so the products read aligned weight rows that do
+    not pile up in a few cache sets.
     """
     cdef readonly Py_ssize_t batch_size, n_visible, n_hidden
     cdef readonly object dtype
-    cdef Py_ssize_t ldv, ldh, itemsize
+    cdef Py_ssize_t ldv, ldh, itemsize, panel_bytes
     cdef list _keep
-    cdef const void *packed_for   # W whose copies Wp, WTp hold (set by apply_update)
     cdef char *Wp        # n_visible x ldh: W with padded rows
-    cdef char *WTp       # n_hidden x ldv: W.T with padded rows
     cdef char *vb        # ldv: visible biases, zero padded
     cdef char *hb        # ldh: hidden biases, zero padded
     cdef char *ph0       # batch x ldh: p(h | data)
@@ -378,6 +370,9 @@ cdef class Workspace:
     cdef int32_t *npos
     cdef int32_t *colneg  # n_visible x batch: chains in which visible unit i is on
     cdef int32_t *nneg
+    cdef list _panels     # per thread: n_hidden x (4 vectors), a column block of W.T
+    cdef char **panels
+    cdef Py_ssize_t n_panels
 
     def __cinit__(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
                   dtype=np.float32):
@@ -396,7 +391,6 @@ cdef class Workspace:
         self._keep = []
         k = self._keep
         self.Wp = _aligned(k, D * self.ldh * f)
-        self.WTp = _aligned(k, M * self.ldv * f)
         self.vb = _aligned(k, self.ldv * f)
         self.hb = _aligned(k, self.ldh * f)
         self.ph0 = _aligned(k, B * self.ldh * f)
@@ -415,6 +409,26 @@ cdef class Workspace:
         self.npos = <int32_t *> _aligned(k, D * i4)
         self.colneg = <int32_t *> _aligned(k, D * B * i4)
         self.nneg = <int32_t *> _aligned(k, D * i4)
+        self.panel_bytes = M * 4 * 64
+        self._panels = []
+        self.panels = NULL
+        self.n_panels = 0
+
+    def __dealloc__(self):
+        free(self.panels)
+
+    cdef int ensure_panels(self, Py_ssize_t n) except -1:
+        """At least n per-thread panels."""
+        if n <= self.n_panels:
+            return 0
+        cdef char **p = <char **> realloc(self.panels, n * sizeof(char *))
+        if p == NULL:
+            raise MemoryError()
+        self.panels = p
+        while self.n_panels < n:
+            self.panels[self.n_panels] = _aligned(self._panels, self.panel_bytes)
+            self.n_panels += 1
+        return 0
 
     def __repr__(self):
         return (f"Workspace(batch_size={self.batch_size}, n_visible={self.n_visible}, "
@@ -422,87 +436,84 @@ cdef class Workspace:
 
     def matches(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
                 dtype):
-        """True when this workspace fits a problem of these sizes and dtype (a batch size
-        of -1 matches any)."""
-        return ((batch_size == self.batch_size or batch_size == -1)
-                and n_visible == self.n_visible and n_hidden == self.n_hidden
-                and np.dtype(dtype) == self.dtype)
-
-    def invalidate(self):
-        """Forget the packed copy of W left by apply_update (W was changed since)."""
-        self.packed_for = NULL
-
-
-cdef void padded_rowsums(floating *out, Py_ssize_t ldo, const floating *bias,
-                         const floating *A, Py_ssize_t lda, Py_ssize_t n_cols,
-                         const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
-                         Py_ssize_t n_rows, int n_threads) noexcept nogil:
-    """out[r, 0:n_cols] = bias + sum_k A[idx[r, k], 0:n_cols] (k in order), for padded
-    aligned buffers (columns up to the next whole vector are computed too).
-
-    Each thread takes a contiguous range of 64-byte column vectors and walks it four
-    vectors (one register tile) at a time over all rows, so its block of A is reused by
-    the whole batch while it sits in L2.  The split never changes a result.
-    """
-    cdef Py_ssize_t VL = 64 // sizeof(floating)
-    cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
-    cdef int nt = cap_threads(n_threads, nv)
-    cdef int t
-    cdef Py_ssize_t v, v1, g
-    for t in prange(nt, num_threads=nt, schedule='static'):
-        v = t * nv // nt
-        v1 = (t + 1) * nv // nt
-        while v < v1:
-            g = min(4, v1 - v)
-            if floating is float:
-                cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
-                                  idx, ldi, cnt, n_rows, <int> g)
-            else:
-                cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
-                                  idx, ldi, cnt, n_rows, <int> g)
-            v = v + g
+        """True when this workspace fits a problem of these sizes and dtype."""
+        return (batch_size == self.batch_size and n_visible == self.n_visible
+                and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
 
 
 cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
-                         const floating *A, Py_ssize_t lda, Py_ssize_t n_src,
-                         Py_ssize_t n_cols, const uint8_t *state, const int32_t *idx,
-                         const int32_t *cnt, uint8_t *codes, Py_ssize_t n_rows,
-                         int n_threads) noexcept nogil:
-    """out[r, 0:n_cols] = bias + state[r, :] @ A for 0/1 rows ``state`` (n_rows x n_src),
-    also given as lists idx[r, 0:cnt[r]] (row stride n_src); padded aligned buffers.
+                         const floating *A, Py_ssize_t lda, bint transposed,
+                         Py_ssize_t n_src, Py_ssize_t n_cols, const uint8_t *state,
+                         const int32_t *idx, const int32_t *cnt, uint8_t *codes,
+                         char **panels, Py_ssize_t n_rows, int n_threads) noexcept nogil:
+    """out[r, 0:n_cols] = bias + state[r, :] @ S for 0/1 rows ``state`` (n_rows x n_src),
+    also given as lists idx[r, 0:cnt[r]] (row stride n_src), on padded aligned ``out``
+    and ``bias`` (columns up to the next whole vector are computed too).
 
-    Sparse states: row sums over the active units (padded_rowsums), in unit order.
-    Dense states: sums of subset tables of four units (cyrbm_subset_sums): n_rows
-    table rows per group of four units plus 15 to build its table, each costing about
-    what a list entry costs (measured 0.77 against 0.86 ns per 64-byte vector), so they
-    are used when the active entries exceed 0.9 (n_rows + 15) ceil(n_src / 4) (about a
-    quarter of the units on, for 100 rows).  The choice depends on the states only
-    (never on threads); ``codes`` is scratch of n_rows x ceil(n_src / 4) bytes.
+    S = A (n_src x n_cols, aligned rows of stride lda), or with ``transposed`` S = A.T
+    for A = W (n_cols x n_src, any row stride lda): then each block of four column
+    vectors of S is first transposed from W into the thread's panel (n_src x 4 vectors,
+    256 bytes a row: 128 KB for 500 hidden units, so it stays in L2), and W.T is never
+    stored whole.
+
+    Each thread takes a contiguous range of 64-byte column vectors and walks it four
+    vectors at a time over all rows, so its block of S is reused by the whole batch while
+    it sits in L2.  Sparse states: row sums over the active units (cyrbm_rowsums), in
+    unit order.  Dense states: sums of subset tables of four units (cyrbm_subset_sums):
+    n_rows table rows per group of four units plus 15 to build its table, each costing
+    about what a list entry costs (0.77 against 0.86 ns per 64-byte vector, measured),
+    so they are used when the active entries exceed 0.9 (n_rows + 15) ceil(n_src / 4)
+    (about a quarter of the units on, for 100 rows).  The choice depends on the states
+    only and the split never changes a result, so results do not depend on threads.
+    ``codes``: scratch of n_rows x ceil(n_src / 4) bytes; ``panels``: one per thread
+    (n_threads of them) when ``transposed``.
     """
     cdef Py_ssize_t VL = 64 // sizeof(floating)
     cdef Py_ssize_t G = (n_src + 3) // 4
     cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
-    cdef Py_ssize_t total = 0, r, v, v1, g
-    cdef int nt, t
+    cdef Py_ssize_t total = 0, r, v, v1, g, ncv, lds
+    cdef int nt = cap_threads(n_threads, nv), t
+    cdef bint dense
+    cdef const floating *S
     for r in range(n_rows):
         total += cnt[r]
-    if total * 10 <= 9 * (n_rows + 15) * G:
-        padded_rowsums(out, ldo, bias, A, lda, n_cols, idx, n_src, cnt, n_rows, n_threads)
-        return
-    for r in range(n_rows):
-        cyrbm_state_codes(state + r * n_src, n_src, codes + r * G)
-    nt = cap_threads(n_threads, nv)
+    dense = total * 10 > 9 * (n_rows + 15) * G
+    if dense:
+        for r in range(n_rows):
+            cyrbm_state_codes(state + r * n_src, n_src, codes + r * G)
     for t in prange(nt, num_threads=nt, schedule='static'):
         v = t * nv // nt
         v1 = (t + 1) * nv // nt
         while v < v1:
             g = min(4, v1 - v)
-            if floating is float:
-                cyrbm_subset_sums_f32(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
-                                      n_src, codes, G, n_rows, <int> g)
+            if transposed:
+                # S[:, v*VL : v*VL + g*VL] = W[v*VL : ..., :].T into this thread's panel
+                ncv = min(g * VL, n_cols - v * VL)
+                S = <floating *> panels[t]
+                lds = 4 * VL
+                if floating is float:
+                    cyrbm_transpose_f32(<float *> panels[t], lds, A + v * VL * lda, lda,
+                                        ncv, n_src)
+                else:
+                    cyrbm_transpose_f64(<double *> panels[t], lds, A + v * VL * lda, lda,
+                                        ncv, n_src)
             else:
-                cyrbm_subset_sums_f64(out + v * VL, ldo, bias + v * VL, A + v * VL, lda,
-                                      n_src, codes, G, n_rows, <int> g)
+                S = A + v * VL
+                lds = lda
+            if dense:
+                if floating is float:
+                    cyrbm_subset_sums_f32(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
+                                          codes, G, n_rows, <int> g)
+                else:
+                    cyrbm_subset_sums_f64(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
+                                          codes, G, n_rows, <int> g)
+            else:
+                if floating is float:
+                    cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
+                                      cnt, n_rows, <int> g)
+                else:
+                    cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
+                                      cnt, n_rows, <int> g)
             v = v + g
 
 
@@ -523,45 +534,38 @@ cdef void padded_expit(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize
 cdef void padded_sample(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize_t n_rows,
                         bint expit, cyrbm_rng *streams, uint8_t *state,
                         int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
-    """Row r: (optionally P[r] = sigma(P[r])), then Bernoulli(P[r]) states from stream r,
-    written to state[r, 0:n_units] (unless NULL) and as the list idx[r, 0:cnt[r]]."""
+    """Row r: (with ``expit`` first P[r] = sigma(P[r])), then Bernoulli(P[r]) states from
+    stream r, written to state[r, 0:n_units] and as the list idx[r, 0:cnt[r]]."""
     cdef Py_ssize_t VL = 64 // sizeof(floating)
     cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
     cdef Py_ssize_t r
-    cdef uint8_t *s
     for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
                     schedule='static'):
-        s = NULL
-        if state != NULL:
-            s = state + r * n_units
         if floating is float:
             if expit:
                 cyrbm_expit_f32(P + r * ldp, n)
-            cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r], s,
-                                         idx + r * n_units)
+            cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r],
+                                         state + r * n_units, idx + r * n_units)
         else:
             if expit:
                 cyrbm_expit_f64(P + r * ldp, n)
-            cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r], s,
-                                         idx + r * n_units)
+            cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r],
+                                         state + r * n_units, idx + r * n_units)
 
 
-cdef void pack_weights(const floating *W, Py_ssize_t D, Py_ssize_t M, floating *Wp,
-                       Py_ssize_t ldh, floating *WTp, Py_ssize_t ldv,
-                       int n_threads) noexcept nogil:
-    """Wp = W and WTp = W.T, both with padded rows (the padding stays zero)."""
-    cdef Py_ssize_t n_blocks = (D + 63) // 64
-    cdef Py_ssize_t b, i, i0, i1
-    for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
+cdef void column_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_units,
+                       int32_t *col, int32_t *ncol, int n_threads) noexcept nogil:
+    """col[u, 0:ncol[u]] = the rows r with state[r, u] != 0, ascending (row stride
+    n_rows), branch-free, parallel over units."""
+    cdef Py_ssize_t u, r
+    cdef int32_t c
+    for u in prange(n_units, num_threads=cap_threads(n_threads, n_units // 64),
                     schedule='static'):
-        i0 = b * 64
-        i1 = min(i0 + 64, D)
-        for i in range(i0, i1):
-            memcpy(Wp + i * ldh, W + i * M, M * sizeof(floating))
-        if floating is float:
-            cyrbm_transpose_f32(WTp + i0, ldv, W + i0 * M, M, i1 - i0, M)
-        else:
-            cyrbm_transpose_f64(WTp + i0, ldv, W + i0 * M, M, i1 - i0, M)
+        c = 0
+        for r in range(n_rows):
+            col[u * n_rows + c] = <int32_t> r
+            c = c + (state[r * n_units + u] != 0)
+        ncol[u] = c
 
 
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
@@ -579,9 +583,8 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
 
-    ``WT`` is not read (it may be None): the products use copies of ``W`` and ``W.T`` with
-    aligned rows in the workspace, made from ``W`` here unless ``apply_update`` with the
-    same workspace just made them.  ``workspace``: a
+    ``WT`` is not read and may be None (kept for compatibility): the visible-side
+    product transposes W block by block itself.  ``workspace``: a
     ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
     for the call when None).
     """
@@ -603,65 +606,54 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     if workspace is None:
         workspace = Workspace(B, D, M, dt)
     elif not workspace.matches(B, D, M, dt):
-        raise ValueError(f"{workspace!r} does not fit batch {B}, {D} visible, {M} hidden, {np.dtype(dt).name}")
+        raise ValueError(f"{workspace!r} does not fit batch {B}, {D} visible, {M} hidden, "
+                         f"{np.dtype(dt).name}")
     cdef Workspace ws = workspace
+    ws.ensure_panels(max(1, min(n_threads, (D + 7) // 8)))
     cdef Py_ssize_t ldv = ws.ldv, ldh = ws.ldh
     cdef floating *Wp = <floating *> ws.Wp
-    cdef floating *WTp = <floating *> ws.WTp
     cdef floating *vb = <floating *> ws.vb
     cdef floating *hb = <floating *> ws.hb
     cdef floating *ph0 = <floating *> ws.ph0
     cdef floating *act_h = <floating *> ws.act_h
     cdef floating *act_v = <floating *> ws.act_v
     cdef floating *hsum = <floating *> ws.hsum
+    cdef floating *ph = ph0      # p(h | current chain state)
     cdef cyrbm_rng *st = <cyrbm_rng *> &streams[0, 0]
-    cdef Py_ssize_t n, i, j, c, VL = 64 // sizeof(floating)
+    cdef Py_ssize_t n, i, j, VL = 64 // sizeof(floating)
     cdef Py_ssize_t nv = (M + VL - 1) // VL
     cdef int t, nt
     cdef Py_ssize_t v, v1, g
-    cdef bint packed = ws.packed_for == <const void *> &W[0, 0]
-    ws.packed_for = NULL
     with nogil:
-        if not packed:
-            pack_weights(&W[0, 0], D, M, Wp, ldh, WTp, ldv, n_threads)
+        for i in prange(D, num_threads=cap_threads(n_threads, D // 64), schedule='static'):
+            memcpy(Wp + i * ldh, &W[i, 0], M * sizeof(floating))
         memcpy(vb, &vbias[0], D * sizeof(floating))
         memcpy(hb, &hbias[0], M * sizeof(floating))
         # positive phase: p(h | data)
         active_lists(&v_data[0, 0], B, D, ws.vidx, ws.vcnt, n_threads)
-        padded_product(ph0, ldh, hb, Wp, ldh, D, M, &v_data[0, 0], ws.vidx, ws.vcnt,
-                       ws.codes, B, n_threads)
+        padded_product(ph0, ldh, hb, Wp, ldh, False, D, M, &v_data[0, 0], ws.vidx, ws.vcnt,
+                       ws.codes, ws.panels, B, n_threads)
         padded_expit(ph0, ldh, M, B, n_threads)
         if persistent:
             active_lists(&v_chain[0, 0], B, D, ws.kidx, ws.kcnt, n_threads)
-            padded_product(act_h, ldh, hb, Wp, ldh, D, M, &v_chain[0, 0], ws.kidx, ws.kcnt,
-                           ws.codes, B, n_threads)
+            padded_product(act_h, ldh, hb, Wp, ldh, False, D, M, &v_chain[0, 0], ws.kidx,
+                           ws.kcnt, ws.codes, ws.panels, B, n_threads)
             padded_expit(act_h, ldh, M, B, n_threads)
-        else:
-            memcpy(act_h, ph0, B * ldh * sizeof(floating))
-        # k block-Gibbs sweeps; act_h holds p(h | current chain state)
+            ph = act_h
+        # k block-Gibbs sweeps
         for t in range(k):
-            padded_sample(act_h, ldh, M, B, False, st, ws.hstate, ws.hidx, ws.hcnt, n_threads)
-            padded_product(act_v, ldv, vb, WTp, ldv, M, D, ws.hstate, ws.hidx, ws.hcnt,
-                           ws.codes, B, n_threads)
+            padded_sample(ph, ldh, M, B, False, st, ws.hstate, ws.hidx, ws.hcnt, n_threads)
+            padded_product(act_v, ldv, vb, &W[0, 0], M, True, M, D, ws.hstate, ws.hidx,
+                           ws.hcnt, ws.codes, ws.panels, B, n_threads)
             padded_sample(act_v, ldv, D, B, True, st, &v_chain[0, 0], ws.kidx, ws.kcnt,
                           n_threads)
-            padded_product(act_h, ldh, hb, Wp, ldh, D, M, &v_chain[0, 0], ws.kidx, ws.kcnt,
-                           ws.codes, B, n_threads)
+            padded_product(act_h, ldh, hb, Wp, ldh, False, D, M, &v_chain[0, 0], ws.kidx,
+                           ws.kcnt, ws.codes, ws.panels, B, n_threads)
             padded_expit(act_h, ldh, M, B, n_threads)
-        # column lists: which batch rows have visible unit i on, data and chains
-        for i in range(D):
-            ws.npos[i] = 0
-            ws.nneg[i] = 0
-        for n in range(B):
-            for c in range(ws.vcnt[n]):
-                i = ws.vidx[n * D + c]
-                ws.colpos[i * B + ws.npos[i]] = <int32_t> n
-                ws.npos[i] += 1
-            for c in range(ws.kcnt[n]):
-                i = ws.kidx[n * D + c]
-                ws.colneg[i * B + ws.nneg[i]] = <int32_t> n
-                ws.nneg[i] += 1
-        # dW = sum over data rows of p(h|v) - sum over chains of p(h|v~), per visible unit
+            ph = act_h
+        # dW[i] = sum of p(h|v) over the data rows with v_i = 1 - the same over chains
+        column_lists(&v_data[0, 0], B, D, ws.colpos, ws.npos, n_threads)
+        column_lists(&v_chain[0, 0], B, D, ws.colneg, ws.nneg, n_threads)
         nt = cap_threads(n_threads, nv)
         for t in prange(nt, num_threads=nt, schedule='static'):
             v = t * nv // nt
@@ -692,16 +684,14 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                  const floating[::1] dvbias, const floating[::1] dhbias,
                  floating[:, ::1] vel_W, floating[::1] vel_vbias, floating[::1] vel_hbias,
                  double learning_rate, double momentum, double weight_decay,
-                 double scale, int n_threads=1, Workspace workspace=None):
+                 double scale, int n_threads=1):
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
     Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
-    (``cd_statistics`` does not need it).  With a ``workspace``, the new W is also written
-    to its padded copies, ready for the next ``cd_statistics`` call with that workspace.
-    Returns False if any parameter became non-finite (the caller then restores its last
-    good state).
+    (``cd_statistics`` does not need it).  Returns False if any parameter became
+    non-finite (the caller then restores its last good state).
     """
-    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j, b, i0, i1, r0, r1
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j
     if (dW.shape[0] != D or dW.shape[1] != M or vel_W.shape[0] != D or vel_W.shape[1] != M
             or vbias.shape[0] != D or dvbias.shape[0] != D or vel_vbias.shape[0] != D
             or hbias.shape[0] != M or dhbias.shape[0] != M or vel_hbias.shape[0] != M):
@@ -709,49 +699,19 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
     cdef bint refresh = WT is not None
     if refresh and (WT.shape[0] != M or WT.shape[1] != D):
         raise ValueError("WT must be n_hidden x n_visible")
-    dt = np.float32 if floating is float else np.float64
-    if workspace is not None and not workspace.matches(-1, D, M, dt):
-        raise ValueError(f"{workspace!r} does not fit {D} visible, {M} hidden, {np.dtype(dt).name}")
-    cdef Workspace ws = workspace
-    cdef floating *Wp = NULL
-    cdef floating *WTp = NULL
-    cdef floating *row_copy
-    cdef Py_ssize_t ldv = 0, ldh = 0
     cdef floating lr = <floating> learning_rate, mom = <floating> momentum
     cdef floating wd = <floating> weight_decay, sc = <floating> scale
     cdef int bad = 0
-    cdef Py_ssize_t n_blocks = (D + 63) // 64
     if D == 0 or M == 0:
         return True
-    if ws is not None:
-        ws.packed_for = NULL
-        Wp, WTp, ldv, ldh = <floating *> ws.Wp, <floating *> ws.WTp, ws.ldv, ws.ldh
     with nogil:
-        # blocks of 64 rows (threads never share a cache line of WTp), 16 rows at a time:
-        # update them, then transpose them while they are still in L1
-        for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
-                        schedule='static'):
-            i0 = b * 64
-            i1 = min(i0 + 64, D)
-            r0 = i0
-            while r0 < i1:
-                r1 = min(r0 + 16, i1)
-                for i in range(r0, r1):
-                    row_copy = NULL
-                    if Wp != NULL:
-                        row_copy = Wp + i * ldh
-                    if floating is float:
-                        bad += 1 - cyrbm_momentum_f32(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
-                                                      lr, mom, wd, sc, row_copy)
-                    else:
-                        bad += 1 - cyrbm_momentum_f64(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
-                                                      lr, mom, wd, sc, row_copy)
-                if WTp != NULL:
-                    if floating is float:
-                        cyrbm_transpose_f32(WTp + r0, ldv, &W[r0, 0], M, r1 - r0, M)
-                    else:
-                        cyrbm_transpose_f64(WTp + r0, ldv, &W[r0, 0], M, r1 - r0, M)
-                r0 = r1
+        for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
+            if floating is float:
+                bad += 1 - cyrbm_momentum_f32(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                              lr, mom, wd, sc, NULL)
+            else:
+                bad += 1 - cyrbm_momentum_f64(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M,
+                                              lr, mom, wd, sc, NULL)
         for i in range(D):
             vel_vbias[i] = mom * vel_vbias[i] + lr * sc * dvbias[i]
             vbias[i] = vbias[i] + vel_vbias[i]
@@ -764,6 +724,4 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                 bad = bad + 1
         if refresh:
             transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
-    if ws is not None:
-        ws.packed_for = <const void *> &W[0, 0]
     return bad == 0

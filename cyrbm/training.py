@@ -268,8 +268,7 @@ class Trainer:
                     lr = self.learning_rate_at(state["n_updates"])
                     ok = _gibbs.apply_update(model.W, None, model.vbias, model.hbias, dW, dvb, dhb,
                                              state["vel_W"], state["vel_vbias"], state["vel_hbias"],
-                                             lr, self.momentum, self.weight_decay, 1.0 / B, T,
-                                             workspace=workspace)
+                                             lr, self.momentum, self.weight_decay, 1.0 / B, T)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
