@@ -79,10 +79,12 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
 
-# out[r, :] = bias + state[r, :] @ S on padded buffers, S = A or (transposed) A.T, by row
-# sums over the active units (sparse states) or subset tables (dense states).
+# out[r, :] = bias + state[r, :] @ S on padded buffers (S = A with aligned rows, source
+# 0, or W.T, source 1), by row sums over the active units (sparse states) or subset
+# tables (dense states).
 cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
-                         const floating *A, Py_ssize_t lda, bint transposed,
-                         Py_ssize_t n_src, Py_ssize_t n_cols, const uint8_t *state,
-                         const int32_t *idx, const int32_t *cnt, uint8_t *codes,
-                         char **panels, Py_ssize_t n_rows, int n_threads) noexcept nogil
+                         const floating *A, Py_ssize_t lda, const floating *W, Py_ssize_t ldw,
+                         int source, Py_ssize_t n_src, Py_ssize_t n_cols,
+                         const uint8_t *state, const int32_t *idx, const int32_t *cnt,
+                         uint8_t *codes, char **panels, Py_ssize_t n_rows,
+                         int n_threads) noexcept nogil

@@ -127,9 +127,17 @@ typedef int64_t cyrbm_vi64 __attribute__((vector_size(64)));
             if (K > 2) a2 = a2 - CYRBM_LDA(VA, w + 2 * VL);                               \
             if (K > 3) a3 = a3 - CYRBM_LDA(VA, w + 3 * VL);                               \
         }                                                                                 \
-        VA tmp[4];                                                                        \
-        tmp[0] = a0; tmp[1] = a1; tmp[2] = a2; tmp[3] = a3;                               \
-        memcpy(out + r * ldo, tmp, (size_t)ncols * sizeof(T));                            \
+        T *o = out + r * ldo;                                                             \
+        if (ncols == K * VL) { /* whole vectors: unaligned stores */                      \
+            memcpy(o, &a0, sizeof a0);                                                    \
+            if (K > 1) memcpy(o + VL, &a1, sizeof a1);                                    \
+            if (K > 2) memcpy(o + 2 * VL, &a2, sizeof a2);                                \
+            if (K > 3) memcpy(o + 3 * VL, &a3, sizeof a3);                                \
+        } else {                                                                          \
+            VA tmp[4];                                                                    \
+            tmp[0] = a0; tmp[1] = a1; tmp[2] = a2; tmp[3] = a3;                           \
+            memcpy(o, tmp, (size_t)ncols * sizeof(T));                                    \
+        }                                                                                 \
     }
 
 #define CYRBM_DEFINE_ROWDIFFS(NAME, T, VA)                                                \
