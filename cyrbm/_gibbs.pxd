@@ -64,6 +64,9 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
                                const uint8_t *codes, Py_ssize_t ldc, Py_ssize_t n_rows,
                                int nvec)
     void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
+    void cyrbm_column_lists(const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
+                            Py_ssize_t n_rows, Py_ssize_t n_units, int32_t *col,
+                            int32_t *ncol)
     void cyrbm_expit_f32(float *x, Py_ssize_t n)
     void cyrbm_expit_f64(double *x, Py_ssize_t n)
     int32_t cyrbm_bernoulli_f32(const float *p, Py_ssize_t n, cyrbm_rng *rng,

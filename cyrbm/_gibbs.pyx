@@ -561,21 +561,6 @@ cdef void padded_sample(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssiz
                                          state + r * n_units, idx + r * n_units)
 
 
-cdef void column_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_units,
-                       int32_t *col, int32_t *ncol, int n_threads) noexcept nogil:
-    """col[u, 0:ncol[u]] = the rows r with state[r, u] != 0, ascending (row stride
-    n_rows), branch-free, parallel over units."""
-    cdef Py_ssize_t u, r
-    cdef int32_t c
-    for u in prange(n_units, num_threads=cap_threads(n_threads, n_units // 64),
-                    schedule='static'):
-        c = 0
-        for r in range(n_rows):
-            col[u * n_rows + c] = <int32_t> r
-            c = c + (state[r * n_units + u] != 0)
-        ncol[u] = c
-
-
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
                   const floating[::1] vbias, const floating[::1] hbias,
                   const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent,
@@ -664,8 +649,8 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
             padded_expit(act_h, ldh, M, B, n_threads)
             ph = act_h
         # dW[i] = sum of p(h|v) over the data rows with v_i = 1 - the same over chains
-        column_lists(&v_data[0, 0], B, D, ws.colpos, ws.npos, n_threads)
-        column_lists(&v_chain[0, 0], B, D, ws.colneg, ws.nneg, n_threads)
+        cyrbm_column_lists(ws.vidx, D, ws.vcnt, B, D, ws.colpos, ws.npos)
+        cyrbm_column_lists(ws.kidx, D, ws.kcnt, B, D, ws.colneg, ws.nneg)
         nt = cap_threads(n_threads, nv)
         for t in prange(nt, num_threads=nt, schedule='static'):
             v = t * nv // nt
