@@ -73,6 +73,10 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
                                 uint8_t *state, int32_t *idx)
     int32_t cyrbm_bernoulli_f64(const double *p, Py_ssize_t n, cyrbm_rng *rng,
                                 uint8_t *state, int32_t *idx)
+    void cyrbm_bernoulli8_f32(const float *p, Py_ssize_t ldp, Py_ssize_t n, cyrbm_rng *rng,
+                              uint8_t *state, int32_t *idx, int32_t *cnt)
+    void cyrbm_bernoulli8_f64(const double *p, Py_ssize_t ldp, Py_ssize_t n, cyrbm_rng *rng,
+                              uint8_t *state, int32_t *idx, int32_t *cnt)
     int cyrbm_momentum_f32(float *W, float *vel, const float *dW, Py_ssize_t n,
                            float lr, float mom, float wd, float sc, float *copy)
     int cyrbm_momentum_f64(double *W, double *vel, const double *dW, Py_ssize_t n,

@@ -543,22 +543,43 @@ cdef void padded_sample(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssiz
                         bint expit, cyrbm_rng *streams, uint8_t *state,
                         int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
     """Row r: (with ``expit`` first P[r] = sigma(P[r])), then Bernoulli(P[r]) states from
-    stream r, written to state[r, 0:n_units] and as the list idx[r, 0:cnt[r]]."""
+    stream r, written to state[r, 0:n_units] and as the list idx[r, 0:cnt[r]].
+
+    Rows go eight at a time through cyrbm_bernoulli8 (the eight streams in the lanes of
+    one vector; the same numbers as one row at a time), a last group of fewer rows one by
+    one.  Threads take contiguous runs of whole groups.
+    """
     cdef Py_ssize_t VL = 64 // sizeof(floating)
     cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
-    cdef Py_ssize_t r
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
-                    schedule='static'):
-        if floating is float:
-            if expit:
-                cyrbm_expit_f32(P + r * ldp, n)
-            cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r],
-                                         state + r * n_units, idx + r * n_units)
-        else:
-            if expit:
-                cyrbm_expit_f64(P + r * ldp, n)
-            cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r],
-                                         state + r * n_units, idx + r * n_units)
+    cdef Py_ssize_t n_groups = (n_rows + 7) // 8
+    cdef int nt = cap_threads(n_threads, n_groups // 2), t
+    cdef Py_ssize_t r, r0, r1
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        r0 = 8 * (t * n_groups // nt)
+        r1 = min(n_rows, 8 * ((t + 1) * n_groups // nt))
+        if expit:
+            for r in range(r0, r1):
+                if floating is float:
+                    cyrbm_expit_f32(P + r * ldp, n)
+                else:
+                    cyrbm_expit_f64(P + r * ldp, n)
+        r = r0
+        while r + 8 <= r1:
+            if floating is float:
+                cyrbm_bernoulli8_f32(P + r * ldp, ldp, n_units, &streams[r],
+                                     state + r * n_units, idx + r * n_units, cnt + r)
+            else:
+                cyrbm_bernoulli8_f64(P + r * ldp, ldp, n_units, &streams[r],
+                                     state + r * n_units, idx + r * n_units, cnt + r)
+            r = r + 8
+        while r < r1:
+            if floating is float:
+                cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r],
+                                             state + r * n_units, idx + r * n_units)
+            else:
+                cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r],
+                                             state + r * n_units, idx + r * n_units)
+            r = r + 1
 
 
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,

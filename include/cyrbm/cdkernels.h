@@ -576,4 +576,125 @@ CYRBM_DEFINE_TRANSPOSE(cyrbm_transpose_f32, float)
 CYRBM_DEFINE_TRANSPOSE(cyrbm_transpose_f64, double)
 #endif
 
+/* Eight chains at once: the same draws as eight calls of cyrbm_bernoulli_* on rows
+ * p + k*ldp (k < 8) with streams rng[k], outputs at state + k*n, idx + k*n, cnt[k].
+ * The eight xoshiro256++ states advance in the lanes of one vector (the same
+ * operations as cyrbm_rng_next, so every chain sees exactly its own numbers); each block
+ * of 8 x 8 draws is transposed so that a chain's 8 numbers sit in one vector, converted
+ * to 53-bit uniforms exactly (two 32-bit halves through the 2^52 trick, since AVX-512F
+ * has no 64-bit integer to double conversion) and compared with 8 probabilities at once.
+ * Units past the last whole block of 8 are drawn one by one as before.  About 4x faster
+ * than eight scalar calls (the scalar loop is bound by ~26 instructions per unit). */
+#if CYRBM_VECTOR_KERNELS
+typedef uint64_t cyrbm_v8u __attribute__((vector_size(64)));
+typedef uint8_t cyrbm_v8b __attribute__((vector_size(8)));
+#define CYRBM_ROTL8(x, k) (((x) << (k)) | ((x) >> (64 - (k))))
+#define CYRBM_DEFINE_BERNOULLI8(NAME, T, SCALAR, LOADP)                                   \
+    CYRBM_CLONES static void NAME(const T *restrict p, ptrdiff_t ldp, ptrdiff_t n,       \
+                                  cyrbm_rng *rng, uint8_t *restrict state,                \
+                                  int32_t *restrict idx, int32_t *restrict cnt) {         \
+        cyrbm_v8u s0, s1, s2, s3;                                                         \
+        for (int k = 0; k < 8; k++) {                                                     \
+            s0[k] = rng[k].s[0]; s1[k] = rng[k].s[1];                                     \
+            s2[k] = rng[k].s[2]; s3[k] = rng[k].s[3];                                     \
+        }                                                                                 \
+        int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
+        const cyrbm_vda two52 = {0x1p52, 0x1p52, 0x1p52, 0x1p52,                          \
+                                 0x1p52, 0x1p52, 0x1p52, 0x1p52};                         \
+        ptrdiff_t u0 = 0;                                                                 \
+        for (; u0 + 8 <= n; u0 += 8) {                                                    \
+            cyrbm_v8u x[8], y[8];                                                         \
+            for (int j = 0; j < 8; j++) { /* cyrbm_rng_next, lane by lane */              \
+                x[j] = CYRBM_ROTL8(s0 + s3, 23) + s0;                                     \
+                const cyrbm_v8u t = s1 << 17;                                             \
+                s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t;                          \
+                s3 = CYRBM_ROTL8(s3, 45);                                                 \
+            }                                                                             \
+            /* y[k][j] = x[j][k]: chain k's draws for units u0 .. u0+7 */                 \
+            cyrbm_transpose8x8_u64(y, x);                                                 \
+            for (int k = 0; k < 8; k++) {                                                 \
+                const cyrbm_v8u m = y[k] >> 11;            /* 53 random bits */           \
+                const cyrbm_vda hi = (cyrbm_vda)((m >> 32) | 0x4330000000000000ULL) - two52; \
+                const cyrbm_vda lo = (cyrbm_vda)((m & 0xffffffffULL) | 0x4330000000000000ULL) - two52; \
+                const cyrbm_vda u = (hi * 0x1p32 + lo) * 0x1p-53;                        \
+                const cyrbm_vda pk = LOADP(p + k * ldp + u0);                             \
+                const cyrbm_vi64 on = -(u < pk);           /* 1 where on */               \
+                const cyrbm_v8b b = __builtin_convertvector(on, cyrbm_v8b);               \
+                memcpy(state + k * n + u0, &b, 8);                                        \
+                uint64_t bytes;                                                           \
+                memcpy(&bytes, &b, 8);                                                    \
+                /* bit j of mask = byte j (0/1): the products land in bits 56..63 */      \
+                const unsigned mask = (unsigned)((bytes * 0x0102040810204080ULL) >> 56);  \
+                c[k] = cyrbm_compact8(idx + k * n, c[k], (int32_t)u0, mask);              \
+            }                                                                             \
+        }                                                                                 \
+        for (int k = 0; k < 8; k++) {                                                     \
+            rng[k].s[0] = s0[k]; rng[k].s[1] = s1[k];                                     \
+            rng[k].s[2] = s2[k]; rng[k].s[3] = s3[k];                                     \
+            cnt[k] = c[k] + SCALAR(p + k * ldp + u0, n - u0, &rng[k], state + k * n + u0, \
+                                   idx + k * n + c[k]);                                   \
+            for (int32_t q = c[k]; q < cnt[k]; q++) idx[k * n + q] += (int32_t)u0;        \
+        }                                                                                 \
+    }
+/* Append the units u0 + j for the set bits j of an 8-bit mask to ix[c ...] (ascending),
+ * four at a time from a 16-entry table of nibble positions; returns the new count.
+ * Writes up to c + 8 entries (callers leave that room). */
+typedef uint8_t cyrbm_v4b __attribute__((vector_size(4)));
+typedef int32_t cyrbm_v4i __attribute__((vector_size(16)));
+CYRBM_ALWAYS_INLINE int32_t cyrbm_compact8(int32_t *ix, int32_t c, int32_t u0, unsigned mask) {
+    static const uint8_t pos[16][4] = {
+        {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
+        {1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
+        {2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3}};
+    static const uint8_t count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    for (int half = 0; half < 2; half++) {
+        const unsigned m = (mask >> (4 * half)) & 15u;
+        cyrbm_v4b b;
+        memcpy(&b, pos[m], 4);
+        const cyrbm_v4i v = __builtin_convertvector(b, cyrbm_v4i) + (u0 + 4 * half);
+        memcpy(ix + c, &v, sizeof v);
+        c += count[m];
+    }
+    return c;
+}
+
+CYRBM_ALWAYS_INLINE void cyrbm_transpose8x8_u64(cyrbm_v8u *restrict y, const cyrbm_v8u *restrict x) {
+    cyrbm_v8u t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3, r4, r5, r6, r7;
+#define CYRBM_ZIPROUND(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7)    \
+    b0 = CYRBM_SHUF8D(a0, a4, 0, 8, 1, 9, 2, 10, 3, 11);                                  \
+    b1 = CYRBM_SHUF8D(a0, a4, 4, 12, 5, 13, 6, 14, 7, 15);                                \
+    b2 = CYRBM_SHUF8D(a1, a5, 0, 8, 1, 9, 2, 10, 3, 11);                                  \
+    b3 = CYRBM_SHUF8D(a1, a5, 4, 12, 5, 13, 6, 14, 7, 15);                                \
+    b4 = CYRBM_SHUF8D(a2, a6, 0, 8, 1, 9, 2, 10, 3, 11);                                  \
+    b5 = CYRBM_SHUF8D(a2, a6, 4, 12, 5, 13, 6, 14, 7, 15);                                \
+    b6 = CYRBM_SHUF8D(a3, a7, 0, 8, 1, 9, 2, 10, 3, 11);                                  \
+    b7 = CYRBM_SHUF8D(a3, a7, 4, 12, 5, 13, 6, 14, 7, 15);
+    CYRBM_ZIPROUND(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], t0, t1, t2, t3, t4, t5, t6, t7)
+    CYRBM_ZIPROUND(t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3, r4, r5, r6, r7)
+    CYRBM_ZIPROUND(r0, r1, r2, r3, r4, r5, r6, r7, y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7])
+#undef CYRBM_ZIPROUND
+}
+CYRBM_ALWAYS_INLINE cyrbm_vda cyrbm_load8_f32(const float *p) {
+    cyrbm_v8f v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, cyrbm_vda);
+}
+CYRBM_ALWAYS_INLINE cyrbm_vda cyrbm_load8_f64(const double *p) {
+    cyrbm_vda v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+CYRBM_DEFINE_BERNOULLI8(cyrbm_bernoulli8_f32, float, cyrbm_bernoulli_f32, cyrbm_load8_f32)
+CYRBM_DEFINE_BERNOULLI8(cyrbm_bernoulli8_f64, double, cyrbm_bernoulli_f64, cyrbm_load8_f64)
+#else
+#define CYRBM_DEFINE_BERNOULLI8(NAME, T, SCALAR)                                          \
+    static void NAME(const T *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,              \
+                     uint8_t *state, int32_t *idx, int32_t *cnt) {                        \
+        for (int k = 0; k < 8; k++)                                                       \
+            cnt[k] = SCALAR(p + k * ldp, n, &rng[k], state + k * n, idx + k * n);         \
+    }
+CYRBM_DEFINE_BERNOULLI8(cyrbm_bernoulli8_f32, float, cyrbm_bernoulli_f32)
+CYRBM_DEFINE_BERNOULLI8(cyrbm_bernoulli8_f64, double, cyrbm_bernoulli_f64)
+#endif
+
 #endif
