@@ -447,6 +447,16 @@ cdef enum:
     SOURCE_TRANSPOSE = 1  # S = W.T, transposed block by block into per-thread panels
 
 
+cdef inline bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
+                                   Py_ssize_t n_src) noexcept nogil:
+    """The rule of padded_product: subset tables when the active entries exceed
+    0.9 (n_rows + 15) ceil(n_src / 4)."""
+    cdef Py_ssize_t total = 0, r
+    for r in range(n_rows):
+        total += cnt[r]
+    return total * 10 > 9 * (n_rows + 15) * ((n_src + 3) // 4)
+
+
 cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
                          const floating *A, Py_ssize_t lda, const floating *W, Py_ssize_t ldw,
                          int source, Py_ssize_t n_src, Py_ssize_t n_cols,
@@ -480,13 +490,10 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
     cdef Py_ssize_t VL = 64 // sizeof(floating)
     cdef Py_ssize_t G = (n_src + 3) // 4
     cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
-    cdef Py_ssize_t total = 0, r, v, v1, g, ncv, lds
+    cdef Py_ssize_t r, v, v1, g, ncv, lds
     cdef int nt = cap_threads(n_threads, nv), t
-    cdef bint dense
+    cdef bint dense = use_subset_tables(cnt, n_rows, n_src)
     cdef const floating *S
-    for r in range(n_rows):
-        total += cnt[r]
-    dense = total * 10 > 9 * (n_rows + 15) * G
     if dense:
         for r in range(n_rows):
             cyrbm_state_codes(state + r * n_src, n_src, codes + r * G)
@@ -743,3 +750,90 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
         if refresh:
             transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
     return bad == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Test hooks: the step kernels on plain arrays, for tests/test_kernels.py
+# ---------------------------------------------------------------------------------------
+
+def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
+             bint transposed=False, int n_threads=1):
+    """(bias + states @ S, whether subset tables were used), through padded_product.
+
+    S is n_src x n_cols; with ``transposed`` it is given as W = S.T (n_cols x n_src) and
+    read through the block-by-block transpose.
+    """
+    cdef Py_ssize_t n_rows = states.shape[0], n_src = states.shape[1]
+    cdef Py_ssize_t n_cols = S.shape[0] if transposed else S.shape[1]
+    if (S.shape[1] if transposed else S.shape[0]) != n_src or bias.shape[0] != n_cols:
+        raise ValueError("shapes do not match")
+    if n_rows == 0 or n_src == 0 or n_cols == 0:
+        return np.tile(np.asarray(bias), (n_rows, 1)), False
+    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n_cols, f), i
+    cdef int nt = max(1, n_threads)
+    keep = []
+    cdef floating *A = <floating *> _aligned(keep, n_src * ld * f)
+    cdef floating *b = <floating *> _aligned(keep, ld * f)
+    cdef floating *out = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
+    cdef int32_t *idx = <int32_t *> _aligned(keep, n_rows * n_src * sizeof(int32_t))
+    cdef int32_t *cnt = <int32_t *> _aligned(keep, n_rows * sizeof(int32_t))
+    cdef uint8_t *codes = <uint8_t *> _aligned(keep, n_rows * ((n_src + 3) // 4))
+    cdef char **panels = <char **> _aligned(keep, nt * sizeof(char *))
+    for i in range(nt):
+        panels[i] = _aligned(keep, n_src * 4 * 64)
+    if not transposed:
+        for i in range(n_src):
+            memcpy(A + i * ld, &S[i, 0], n_cols * f)
+    memcpy(b, &bias[0], n_cols * f)
+    with nogil:
+        active_lists(&states[0, 0], n_rows, n_src, idx, cnt, n_threads)
+        padded_product(out, ld, b, A, ld, &S[0, 0], S.shape[1],
+                       SOURCE_TRANSPOSE if transposed else SOURCE_PADDED, n_src, n_cols,
+                       &states[0, 0], idx, cnt, codes, panels, n_rows, n_threads)
+    dense = use_subset_tables(cnt, n_rows, n_src)
+    dt = np.float32 if floating is float else np.float64
+    result = np.empty((n_rows, n_cols), dtype=dt)
+    cdef floating[:, ::1] r = result
+    for i in range(n_rows):
+        memcpy(&r[i, 0], out + i * ld, n_cols * f)
+    return result, dense
+
+
+def _expit(const floating[::1] x):
+    """sigma(x) through the vectorized cyrbm_expit."""
+    cdef Py_ssize_t n = x.shape[0], VL = 64 // sizeof(floating)
+    keep = []
+    cdef floating *buf = <floating *> _aligned(keep, ((n + VL - 1) // VL * VL + VL) * sizeof(floating))
+    if n:
+        memcpy(buf, &x[0], n * sizeof(floating))
+    if floating is float:
+        cyrbm_expit_f32(buf, (n + VL - 1) // VL * VL)
+    else:
+        cyrbm_expit_f64(buf, (n + VL - 1) // VL * VL)
+    out = np.empty(n, dtype=np.float32 if floating is float else np.float64)
+    cdef floating[::1] o = out
+    if n:
+        memcpy(&o[0], buf, n * sizeof(floating))
+    return out
+
+
+def _bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads=1):
+    """(states, lists) for Bernoulli(P) rows through padded_sample; row r uses stream r
+    (advanced in place).  lists[r] are the active units of row r."""
+    cdef Py_ssize_t n_rows = P.shape[0], n = P.shape[1], i
+    _check_streams(streams, n_rows)
+    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n, f)
+    keep = []
+    cdef floating *buf = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
+    cdef int32_t *cnt = <int32_t *> _aligned(keep, max(n_rows, 1) * sizeof(int32_t))
+    states = np.zeros((n_rows, n), dtype=np.uint8)
+    idx = np.zeros((n_rows, n), dtype=np.int32)
+    cdef uint8_t[:, ::1] st = states
+    cdef int32_t[:, ::1] ix = idx
+    for i in range(n_rows):
+        memcpy(buf + i * ld, &P[i, 0], n * f)
+    if n_rows > 0 and n > 0:
+        with nogil:
+            padded_sample(buf, ld, n, n_rows, False, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
+                          &ix[0, 0], cnt, n_threads)
+    return states, [idx[i, :cnt[i]].copy() for i in range(n_rows)]
