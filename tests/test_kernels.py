@@ -286,6 +286,41 @@ def test_apply_update_reports_non_finite_weights(where):
                                    zD.copy(), zM.copy(), 0.1, 0.5, 0.0, 1.0, 2)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("shape", [(50, 37, 23), (784, 500, 100)])
+def test_cd_update_is_cd_statistics_then_apply_update(dtype, persistent, shape):
+    """The fused step (gradient rows applied as they are made) against the two calls,
+    bit-for-bit, for 1 and 2 threads."""
+    D, M, B = shape
+    W, vb, hb = small_model(D, M, dtype, seed=6, scale=0.05)
+    rng = np.random.default_rng(6)
+    v0 = (rng.random((B, D)) < 0.2).astype(np.uint8)
+    start = (rng.random((B, D)) < 0.2).astype(np.uint8)
+    vel = [(0.01 * rng.standard_normal(x.shape)).astype(dtype) for x in (W, vb, hb)]
+    hyper = (0.05, 0.5, 2e-4, 1.0 / B)
+    dW, dvb, dhb, chains, streams = run_cd(W, vb, hb, v0, start, persistent, 1, seed=4)
+    want = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
+    assert _gibbs.apply_update(want[0], None, want[1], want[2], dW, dvb, dhb, *want[3:], *hyper, 1)
+    for threads in (1, 2):
+        got = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
+        c, st = start.copy(), _random.make_streams(4, "chains", B)
+        assert _gibbs.cd_update(got[0], got[1], got[2], v0, c, persistent, 1, st, *got[3:],
+                                *hyper, threads, workspace=_gibbs.Workspace(B, D, M, dtype))
+        for a, b in zip(got + [c, st], want + [chains, streams]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_cd_update_reports_non_finite_weights():
+    D, M, B = 20, 10, 5
+    W, vb, hb = small_model(D, M, np.float32, seed=1)
+    v0 = np.ones((B, D), np.uint8)
+    vel = [np.zeros_like(x) for x in (W, vb, hb)]
+    assert not _gibbs.cd_update(W, vb, hb, v0, v0.copy(), False, 1,
+                                _random.make_streams(0, "chains", B), *vel, np.inf, 0.0, 0.0,
+                                1.0, 2)
+
+
 # ---------------------------------------------------------------- training
 @pytest.mark.parametrize("method", ["cd", "pcd"])
 def test_training_at_benchmark_shape_identical_with_one_and_two_threads(method):
