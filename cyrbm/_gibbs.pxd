@@ -44,10 +44,10 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
     Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)
     void cyrbm_rowsums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
                            Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
-                           const int32_t *cnt, Py_ssize_t n_rows, int nvec)
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec, int expit)
     void cyrbm_rowsums_f64(double *out, Py_ssize_t ldo, const double *bias, const double *A,
                            Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
-                           const int32_t *cnt, Py_ssize_t n_rows, int nvec)
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec, int expit)
     void cyrbm_rowdiffs_f32(float *out, Py_ssize_t ldo, Py_ssize_t ncols, const float *A,
                             const float *B, Py_ssize_t lda, const int32_t *pos,
                             const int32_t *npos, const int32_t *neg, const int32_t *nneg,
@@ -58,11 +58,11 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
                             Py_ssize_t ldl, Py_ssize_t n_rows)
     void cyrbm_subset_sums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
                                Py_ssize_t lda, Py_ssize_t n_src, const uint8_t *codes,
-                               Py_ssize_t ldc, Py_ssize_t n_rows, int nvec)
+                               Py_ssize_t ldc, Py_ssize_t n_rows, int nvec, int expit)
     void cyrbm_subset_sums_f64(double *out, Py_ssize_t ldo, const double *bias,
                                const double *A, Py_ssize_t lda, Py_ssize_t n_src,
                                const uint8_t *codes, Py_ssize_t ldc, Py_ssize_t n_rows,
-                               int nvec)
+                               int nvec, int expit)
     void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
     void cyrbm_column_lists(const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
                             Py_ssize_t n_rows, Py_ssize_t n_units, int32_t *col,
@@ -86,12 +86,12 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
 
-# out[r, :] = bias + state[r, :] @ S on padded buffers (S = A with aligned rows, source
-# 0, or W.T, source 1), by row sums over the active units (sparse states) or subset
-# tables (dense states).
+# out[r, :] = bias + state[r, :] @ S (or sigma of it) on padded buffers (S = A with
+# aligned rows, source 0, or W.T, source 1), by row sums over the active units (sparse
+# states) or subset tables (dense states).
 cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
                          const floating *A, Py_ssize_t lda, const floating *W, Py_ssize_t ldw,
                          int source, Py_ssize_t n_src, Py_ssize_t n_cols,
                          const uint8_t *state, const int32_t *idx, const int32_t *cnt,
-                         uint8_t *codes, char **panels, Py_ssize_t n_rows,
+                         uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
                          int n_threads) noexcept nogil

@@ -473,11 +473,12 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
                          const floating *A, Py_ssize_t lda, const floating *W, Py_ssize_t ldw,
                          int source, Py_ssize_t n_src, Py_ssize_t n_cols,
                          const uint8_t *state, const int32_t *idx, const int32_t *cnt,
-                         uint8_t *codes, char **panels, Py_ssize_t n_rows,
+                         uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
                          int n_threads) noexcept nogil:
     """out[r, 0:n_cols] = bias + state[r, :] @ S for 0/1 rows ``state`` (n_rows x n_src),
     also given as lists idx[r, 0:cnt[r]] (row stride n_src), on padded aligned ``out``
-    and ``bias`` (columns up to the next whole vector are computed too).
+    and ``bias`` (columns up to the next whole vector are computed too); with ``expit``,
+    sigma of that (applied before the store: the same values as cyrbm_expit after).
 
     S (n_src x n_cols) is, by ``source``: SOURCE_PADDED, A (aligned rows, stride lda);
     SOURCE_TRANSPOSE, W.T for W (n_cols x n_src, stride ldw): each block of four column
@@ -530,58 +531,36 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
             if dense:
                 if floating is float:
                     cyrbm_subset_sums_f32(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
-                                          codes, G, n_rows, <int> g)
+                                          codes, G, n_rows, <int> g, expit)
                 else:
                     cyrbm_subset_sums_f64(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
-                                          codes, G, n_rows, <int> g)
+                                          codes, G, n_rows, <int> g, expit)
             else:
                 if floating is float:
                     cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
-                                      cnt, n_rows, <int> g)
+                                      cnt, n_rows, <int> g, expit)
                 else:
                     cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
-                                      cnt, n_rows, <int> g)
+                                      cnt, n_rows, <int> g, expit)
             v = v + g
 
 
-cdef void padded_expit(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize_t n_rows,
-                       int n_threads) noexcept nogil:
-    """P[r, :] = sigma(P[r, :]) in place, whole padded vectors."""
-    cdef Py_ssize_t VL = 64 // sizeof(floating)
-    cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
-    cdef Py_ssize_t r
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
-                    schedule='static'):
-        if floating is float:
-            cyrbm_expit_f32(P + r * ldp, n)
-        else:
-            cyrbm_expit_f64(P + r * ldp, n)
-
-
-cdef void padded_sample(floating *P, Py_ssize_t ldp, Py_ssize_t n_units, Py_ssize_t n_rows,
-                        bint expit, cyrbm_rng *streams, uint8_t *state,
+cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
+                        Py_ssize_t n_rows, cyrbm_rng *streams, uint8_t *state,
                         int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
-    """Row r: (with ``expit`` first P[r] = sigma(P[r])), then Bernoulli(P[r]) states from
-    stream r, written to state[r, 0:n_units] and as the list idx[r, 0:cnt[r]].
+    """Row r: Bernoulli(P[r]) states from stream r, written to state[r, 0:n_units] and as
+    the list idx[r, 0:cnt[r]].
 
     Rows go eight at a time through cyrbm_bernoulli8 (the eight streams in the lanes of
     one vector; the same numbers as one row at a time), a last group of fewer rows one by
     one.  Threads take contiguous runs of whole groups.
     """
-    cdef Py_ssize_t VL = 64 // sizeof(floating)
-    cdef Py_ssize_t n = (n_units + VL - 1) // VL * VL
     cdef Py_ssize_t n_groups = (n_rows + 7) // 8
     cdef int nt = cap_threads(n_threads, n_groups // 2), t
     cdef Py_ssize_t r, r0, r1
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = 8 * (t * n_groups // nt)
         r1 = min(n_rows, 8 * ((t + 1) * n_groups // nt))
-        if expit:
-            for r in range(r0, r1):
-                if floating is float:
-                    cyrbm_expit_f32(P + r * ldp, n)
-                else:
-                    cyrbm_expit_f64(P + r * ldp, n)
         r = r0
         while r + 8 <= r1:
             if floating is float:
@@ -626,23 +605,20 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
     # positive phase: p(h | data)
     active_lists(v_data, B, D, s.vidx, s.vcnt, n_threads)
     padded_product(ph0, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_data, s.vidx,
-                   s.vcnt, s.codes, s.panels, B, n_threads)
-    padded_expit(ph0, ldh, M, B, n_threads)
+                   s.vcnt, s.codes, s.panels, B, True, n_threads)
     if persistent:
         active_lists(v_chain, B, D, s.kidx, s.kcnt, n_threads)
         padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
-                       s.kcnt, s.codes, s.panels, B, n_threads)
-        padded_expit(act_h, ldh, M, B, n_threads)
+                       s.kcnt, s.codes, s.panels, B, True, n_threads)
         ph = act_h
     # k block-Gibbs sweeps
     for t in range(k):
-        padded_sample(ph, ldh, M, B, False, st, s.hstate, s.hidx, s.hcnt, n_threads)
+        padded_sample(ph, ldh, M, B, st, s.hstate, s.hidx, s.hcnt, n_threads)
         padded_product(act_v, ldv, vb, Wp, ldh, W, M, SOURCE_TRANSPOSE, M, D, s.hstate,
-                       s.hidx, s.hcnt, s.codes, s.panels, B, n_threads)
-        padded_sample(act_v, ldv, D, B, True, st, v_chain, s.kidx, s.kcnt, n_threads)
+                       s.hidx, s.hcnt, s.codes, s.panels, B, True, n_threads)
+        padded_sample(act_v, ldv, D, B, st, v_chain, s.kidx, s.kcnt, n_threads)
         padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
-                       s.kcnt, s.codes, s.panels, B, n_threads)
-        padded_expit(act_h, ldh, M, B, n_threads)
+                       s.kcnt, s.codes, s.panels, B, True, n_threads)
         ph = act_h
     # which batch rows have visible unit i on, data and chains
     cyrbm_column_lists(s.vidx, D, s.vcnt, B, D, s.colpos, s.npos)
@@ -869,8 +845,9 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
 # ---------------------------------------------------------------------------------------
 
 def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
-             bint transposed=False, int n_threads=1):
-    """(bias + states @ S, whether subset tables were used), through padded_product.
+             bint transposed=False, int n_threads=1, bint expit=False):
+    """(bias + states @ S, whether subset tables were used), through padded_product
+    (sigma of it with ``expit``).
 
     S is n_src x n_cols; with ``transposed`` it is given as W = S.T (n_cols x n_src) and
     read through the block-by-block transpose.
@@ -901,7 +878,7 @@ def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:
         active_lists(&states[0, 0], n_rows, n_src, idx, cnt, n_threads)
         padded_product(out, ld, b, A, ld, &S[0, 0], S.shape[1],
                        SOURCE_TRANSPOSE if transposed else SOURCE_PADDED, n_src, n_cols,
-                       &states[0, 0], idx, cnt, codes, panels, n_rows, n_threads)
+                       &states[0, 0], idx, cnt, codes, panels, n_rows, expit, n_threads)
     dense = use_subset_tables(cnt, n_rows, n_src)
     dt = np.float32 if floating is float else np.float64
     result = np.empty((n_rows, n_cols), dtype=dt)
@@ -946,6 +923,6 @@ def _bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads
         memcpy(buf + i * ld, &P[i, 0], n * f)
     if n_rows > 0 and n > 0:
         with nogil:
-            padded_sample(buf, ld, n, n_rows, False, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
+            padded_sample(buf, ld, n, n_rows, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
                           &ix[0, 0], cnt, n_threads)
     return states, [idx[i, :cnt[i]].copy() for i in range(n_rows)]

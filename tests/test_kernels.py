@@ -75,6 +75,17 @@ def test_product_matches_numpy_bit_for_bit(dtype, shape, density):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("density", [0.1, 0.5])
+def test_product_with_sigmoid_applies_the_same_sigmoid(dtype, density):
+    """The products can apply sigma before storing: the same values as afterwards."""
+    S, bias, states = random_problem(100, 83, 70, density, dtype, seed=2)
+    plain, dense = _gibbs._product(S, bias, states)
+    assert dense == (density == 0.5)
+    got, _ = _gibbs._product(S, bias, states, expit=True)
+    np.testing.assert_array_equal(got, _gibbs._expit(plain.ravel()).reshape(plain.shape))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("density", [0.1, 0.5])
 def test_transposed_product_reads_w_through_the_block_transpose(dtype, density):
     S, bias, states = random_problem(41, 77, 101, density, dtype, seed=7)
     W = np.ascontiguousarray(S.T)                 # the product reads S = W.T

@@ -56,268 +56,6 @@ typedef int64_t cyrbm_vi64 __attribute__((vector_size(64)));
 #endif
 
 /* ------------------------------------------------------------------------------------
- * Binary products on padded buffers.
- *
- * cyrbm_rowsums_*(out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec):
- *   for r < n_rows: out[r, 0:nvec*VL] = bias[0:nvec*VL] + sum_k A[idx[r*ldi + k], 0:nvec*VL]
- *   (k = 0 .. cnt[r]-1, in order).  out, bias, A and lda, ldo: 64-byte aligned; nvec 1..4.
- *
- * cyrbm_rowdiffs_*(out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows):
- *   for r < n_rows: out[r, 0:ncols] = 0 + sum_k A[pos[r*ldl + k], :] - sum_k B[neg[r*ldl + k], :]
- *   A, B, lda aligned (rows readable up to a whole vector); out may be any array and
- *   ncols (1 .. 4*VL) need not be a whole number of vectors.
- * ------------------------------------------------------------------------------------ */
-#if CYRBM_VECTOR_KERNELS
-#define CYRBM_LDA(VA, p) (*(const VA *)(p))
-#define CYRBM_STA(VA, p, v) (*(VA *)(p) = (v))
-
-#define CYRBM_ROWSUMS_BODY(T, VA, K)                                                      \
-    for (ptrdiff_t r = 0; r < n_rows; r++) {                                              \
-        const int32_t *ix = idx + r * ldi;                                                \
-        const ptrdiff_t c = cnt[r];                                                       \
-        VA a0 = CYRBM_LDA(VA, bias), a1 = a0, a2 = a0, a3 = a0;                           \
-        if (K > 1) a1 = CYRBM_LDA(VA, bias + VL);                                         \
-        if (K > 2) a2 = CYRBM_LDA(VA, bias + 2 * VL);                                     \
-        if (K > 3) a3 = CYRBM_LDA(VA, bias + 3 * VL);                                     \
-        for (ptrdiff_t k = 0; k < c; k++) {                                               \
-            const T *w = A + (ptrdiff_t)ix[k] * lda;                                      \
-            a0 = a0 + CYRBM_LDA(VA, w);                                                   \
-            if (K > 1) a1 = a1 + CYRBM_LDA(VA, w + VL);                                   \
-            if (K > 2) a2 = a2 + CYRBM_LDA(VA, w + 2 * VL);                               \
-            if (K > 3) a3 = a3 + CYRBM_LDA(VA, w + 3 * VL);                               \
-        }                                                                                 \
-        T *o = out + r * ldo;                                                             \
-        CYRBM_STA(VA, o, a0);                                                             \
-        if (K > 1) CYRBM_STA(VA, o + VL, a1);                                             \
-        if (K > 2) CYRBM_STA(VA, o + 2 * VL, a2);                                         \
-        if (K > 3) CYRBM_STA(VA, o + 3 * VL, a3);                                         \
-    }
-
-#define CYRBM_DEFINE_ROWSUMS(NAME, T, VA)                                                 \
-    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, const T *restrict bias, \
-                                  const T *restrict A, ptrdiff_t lda,                     \
-                                  const int32_t *restrict idx, ptrdiff_t ldi,             \
-                                  const int32_t *restrict cnt, ptrdiff_t n_rows,          \
-                                  int nvec) {                                             \
-        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
-        switch (nvec) {                                                                   \
-        case 1: CYRBM_ROWSUMS_BODY(T, VA, 1) break;                                       \
-        case 2: CYRBM_ROWSUMS_BODY(T, VA, 2) break;                                       \
-        case 3: CYRBM_ROWSUMS_BODY(T, VA, 3) break;                                       \
-        default: CYRBM_ROWSUMS_BODY(T, VA, 4) break;                                      \
-        }                                                                                 \
-    }
-
-#define CYRBM_ROWDIFFS_BODY(T, VA, K)                                                     \
-    for (ptrdiff_t r = 0; r < n_rows; r++) {                                              \
-        const int32_t *ip = pos + r * ldl, *in = neg + r * ldl;                           \
-        const ptrdiff_t cp = npos[r], cn = nneg[r];                                       \
-        VA a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                        \
-        for (ptrdiff_t k = 0; k < cp; k++) {                                              \
-            const T *w = A + (ptrdiff_t)ip[k] * lda;                                      \
-            a0 = a0 + CYRBM_LDA(VA, w);                                                   \
-            if (K > 1) a1 = a1 + CYRBM_LDA(VA, w + VL);                                   \
-            if (K > 2) a2 = a2 + CYRBM_LDA(VA, w + 2 * VL);                               \
-            if (K > 3) a3 = a3 + CYRBM_LDA(VA, w + 3 * VL);                               \
-        }                                                                                 \
-        for (ptrdiff_t k = 0; k < cn; k++) {                                              \
-            const T *w = B + (ptrdiff_t)in[k] * lda;                                      \
-            a0 = a0 - CYRBM_LDA(VA, w);                                                   \
-            if (K > 1) a1 = a1 - CYRBM_LDA(VA, w + VL);                                   \
-            if (K > 2) a2 = a2 - CYRBM_LDA(VA, w + 2 * VL);                               \
-            if (K > 3) a3 = a3 - CYRBM_LDA(VA, w + 3 * VL);                               \
-        }                                                                                 \
-        T *o = out + r * ldo;                                                             \
-        if (ncols == K * VL) { /* whole vectors: unaligned stores */                      \
-            memcpy(o, &a0, sizeof a0);                                                    \
-            if (K > 1) memcpy(o + VL, &a1, sizeof a1);                                    \
-            if (K > 2) memcpy(o + 2 * VL, &a2, sizeof a2);                                \
-            if (K > 3) memcpy(o + 3 * VL, &a3, sizeof a3);                                \
-        } else {                                                                          \
-            VA tmp[4];                                                                    \
-            tmp[0] = a0; tmp[1] = a1; tmp[2] = a2; tmp[3] = a3;                           \
-            memcpy(o, tmp, (size_t)ncols * sizeof(T));                                    \
-        }                                                                                 \
-    }
-
-#define CYRBM_DEFINE_ROWDIFFS(NAME, T, VA)                                                \
-    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, ptrdiff_t ncols,        \
-                                  const T *restrict A, const T *restrict B, ptrdiff_t lda,\
-                                  const int32_t *restrict pos,                            \
-                                  const int32_t *restrict npos,                           \
-                                  const int32_t *restrict neg,                            \
-                                  const int32_t *restrict nneg, ptrdiff_t ldl,            \
-                                  ptrdiff_t n_rows) {                                     \
-        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
-        switch ((ncols + VL - 1) / VL) {                                                  \
-        case 1: CYRBM_ROWDIFFS_BODY(T, VA, 1) break;                                      \
-        case 2: CYRBM_ROWDIFFS_BODY(T, VA, 2) break;                                      \
-        case 3: CYRBM_ROWDIFFS_BODY(T, VA, 3) break;                                      \
-        default: CYRBM_ROWDIFFS_BODY(T, VA, 4) break;                                     \
-        }                                                                                 \
-    }
-#else /* portable scalar versions, same order of operations */
-#define CYRBM_DEFINE_ROWSUMS(NAME, T, VA)                                                 \
-    static void NAME(T *out, ptrdiff_t ldo, const T *bias, const T *A, ptrdiff_t lda,     \
-                     const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,               \
-                     ptrdiff_t n_rows, int nvec) {                                        \
-        const ptrdiff_t n = nvec * CYRBM_VL(T);                                           \
-        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
-            for (ptrdiff_t j = 0; j < n; j++) {                                           \
-                T a = bias[j];                                                            \
-                for (ptrdiff_t k = 0; k < cnt[r]; k++) a = a + A[idx[r * ldi + k] * lda + j]; \
-                out[r * ldo + j] = a;                                                     \
-            }                                                                             \
-    }
-#define CYRBM_DEFINE_ROWDIFFS(NAME, T, VA)                                                \
-    static void NAME(T *out, ptrdiff_t ldo, ptrdiff_t ncols, const T *A, const T *B,      \
-                     ptrdiff_t lda, const int32_t *pos, const int32_t *npos,              \
-                     const int32_t *neg, const int32_t *nneg, ptrdiff_t ldl,              \
-                     ptrdiff_t n_rows) {                                                  \
-        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
-            for (ptrdiff_t j = 0; j < ncols; j++) {                                       \
-                T a = 0;                                                                  \
-                for (ptrdiff_t k = 0; k < npos[r]; k++) a = a + A[pos[r * ldl + k] * lda + j]; \
-                for (ptrdiff_t k = 0; k < nneg[r]; k++) a = a - B[neg[r * ldl + k] * lda + j]; \
-                out[r * ldo + j] = a;                                                     \
-            }                                                                             \
-    }
-#endif
-
-CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f32, float, cyrbm_vfa)
-CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f64, double, cyrbm_vda)
-CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f32, float, cyrbm_vfa)
-CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f64, double, cyrbm_vda)
-
-/* ------------------------------------------------------------------------------------
- * The same products for dense states ("Four Russians").  With about half the units on,
- * a list-driven sum reads ~n/2 weight rows per state and is bound by L2 bandwidth.
- * Instead, for each group g of four consecutive source rows, the 16 sums of its subsets
- * are tabulated, and each state then costs one table row per group (n/4 in all) with no
- * data-dependent branch.  Four groups (16 KB of table) are built at a time and applied
- * to every row while they sit in L1:
- *
- * cyrbm_subset_sums_*(out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec):
- *   out[r, 0:nvec*VL] = bias + T_0[codes[r*ldc + 0]] + T_1[codes[r*ldc + 1]] + ...
- *   (in this order), T_g[s] = 0 + A[4g + k, :] + ... over the set bits k of s in
- *   increasing order (rows >= n_src count as zero), codes[r, g] = the states of units
- *   4g .. 4g+3 as bits 0..3 (cyrbm_state_codes).  out, bias, A aligned; nvec 1..4.
- * Measured on 100 x 500 states and 784 columns, half on: 0.58 ms against 1.0 ms for the
- * list-driven sums; at 13% density the lists win (0.28 against 0.56 ms).
- * ------------------------------------------------------------------------------------ */
-#define CYRBM_SUBSET_CHUNK 4
-#if CYRBM_VECTOR_KERNELS
-#define CYRBM_SUBSET_SUMS_BODY(T, VA, K)                                                  \
-    for (ptrdiff_t g0 = 0; g0 < n_groups; g0 += CYRBM_SUBSET_CHUNK) {                     \
-        const ptrdiff_t ng = n_groups - g0 < CYRBM_SUBSET_CHUNK ? n_groups - g0           \
-                                                                : CYRBM_SUBSET_CHUNK;     \
-        for (ptrdiff_t g = 0; g < ng; g++) {                                              \
-            T *t = tab + g * 16 * 4 * VL;                                                 \
-            const VA zero = {0};                                                          \
-            for (int q = 0; q < K; q++) CYRBM_STA(VA, t + q * VL, zero);                  \
-            for (int s = 1; s < 16; s++) {                                                \
-                const int k = 31 - __builtin_clz((unsigned)s); /* highest set bit */      \
-                const T *prev = t + (s ^ (1 << k)) * 4 * VL;                              \
-                T *cur = t + s * 4 * VL;                                                  \
-                const ptrdiff_t row = 4 * (g0 + g) + k;                                   \
-                for (int q = 0; q < K; q++)                                               \
-                    CYRBM_STA(VA, cur + q * VL, row < n_src                               \
-                              ? CYRBM_LDA(VA, prev + q * VL) + CYRBM_LDA(VA, A + row * lda + q * VL) \
-                              : CYRBM_LDA(VA, prev + q * VL));                            \
-            }                                                                             \
-        }                                                                                 \
-        for (ptrdiff_t r = 0; r < n_rows; r++) {                                          \
-            const uint8_t *code = codes + r * ldc + g0;                                   \
-            T *o = out + r * ldo;                                                         \
-            const T *src = g0 == 0 ? bias : o;                                            \
-            VA a0 = CYRBM_LDA(VA, src), a1 = a0, a2 = a0, a3 = a0;                        \
-            if (K > 1) a1 = CYRBM_LDA(VA, src + VL);                                      \
-            if (K > 2) a2 = CYRBM_LDA(VA, src + 2 * VL);                                  \
-            if (K > 3) a3 = CYRBM_LDA(VA, src + 3 * VL);                                  \
-            for (ptrdiff_t g = 0; g < ng; g++) {                                          \
-                const T *t = tab + (g * 16 + code[g]) * 4 * VL;                           \
-                a0 = a0 + CYRBM_LDA(VA, t);                                               \
-                if (K > 1) a1 = a1 + CYRBM_LDA(VA, t + VL);                               \
-                if (K > 2) a2 = a2 + CYRBM_LDA(VA, t + 2 * VL);                           \
-                if (K > 3) a3 = a3 + CYRBM_LDA(VA, t + 3 * VL);                           \
-            }                                                                             \
-            CYRBM_STA(VA, o, a0);                                                         \
-            if (K > 1) CYRBM_STA(VA, o + VL, a1);                                         \
-            if (K > 2) CYRBM_STA(VA, o + 2 * VL, a2);                                     \
-            if (K > 3) CYRBM_STA(VA, o + 3 * VL, a3);                                     \
-        }                                                                                 \
-    }
-
-#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA)                                             \
-    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, const T *restrict bias, \
-                                  const T *restrict A, ptrdiff_t lda, ptrdiff_t n_src,    \
-                                  const uint8_t *restrict codes, ptrdiff_t ldc,           \
-                                  ptrdiff_t n_rows, int nvec) {                           \
-        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
-        T tab[CYRBM_SUBSET_CHUNK * 16 * 4 * VL] __attribute__((aligned(64)));             \
-        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
-        switch (nvec) {                                                                   \
-        case 1: CYRBM_SUBSET_SUMS_BODY(T, VA, 1) break;                                   \
-        case 2: CYRBM_SUBSET_SUMS_BODY(T, VA, 2) break;                                   \
-        case 3: CYRBM_SUBSET_SUMS_BODY(T, VA, 3) break;                                   \
-        default: CYRBM_SUBSET_SUMS_BODY(T, VA, 4) break;                                  \
-        }                                                                                 \
-    }
-#else
-#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA)                                             \
-    static void NAME(T *out, ptrdiff_t ldo, const T *bias, const T *A, ptrdiff_t lda,     \
-                     ptrdiff_t n_src, const uint8_t *codes, ptrdiff_t ldc,                \
-                     ptrdiff_t n_rows, int nvec) {                                        \
-        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
-        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
-            for (ptrdiff_t c = 0; c < nvec * CYRBM_VL(T); c++) {                          \
-                T a = bias[c];                                                            \
-                for (ptrdiff_t g = 0; g < n_groups; g++) {                                \
-                    T t = 0;                                                              \
-                    for (int k = 0; k < 4; k++)                                           \
-                        if ((codes[r * ldc + g] >> k & 1) && 4 * g + k < n_src)           \
-                            t = t + A[(4 * g + k) * lda + c];                             \
-                    a = a + t;                                                            \
-                }                                                                         \
-                out[r * ldo + c] = a;                                                     \
-            }                                                                             \
-    }
-#endif
-
-CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f32, float, cyrbm_vfa)
-CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f64, double, cyrbm_vda)
-
-/* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
- * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u.  A serial scatter: 0.02 ms for 100
- * rows x 784 units at 13% density, four times faster than scanning the states by column. */
-static void cyrbm_column_lists(const int32_t *restrict idx, ptrdiff_t ldi,
-                               const int32_t *restrict cnt, ptrdiff_t n_rows,
-                               ptrdiff_t n_units, int32_t *restrict col,
-                               int32_t *restrict ncol) {
-    memset(ncol, 0, (size_t)n_units * sizeof(int32_t));
-    for (ptrdiff_t r = 0; r < n_rows; r++) {
-        const int32_t *ix = idx + r * ldi;
-        for (ptrdiff_t k = 0; k < cnt[r]; k++) {
-            const int32_t u = ix[k];
-            col[u * n_rows + ncol[u]++] = (int32_t)r;
-        }
-    }
-}
-
-/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 */
-static void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *restrict codes) {
-    ptrdiff_t g = 0;
-    for (; 4 * g + 3 < n; g++)
-        codes[g] = (uint8_t)(state[4 * g] | state[4 * g + 1] << 1 | state[4 * g + 2] << 2
-                             | state[4 * g + 3] << 3);
-    if (4 * g < n) {
-        uint8_t c = 0;
-        for (int k = 0; 4 * g + k < n; k++) c |= (uint8_t)(state[4 * g + k] << k);
-        codes[g] = c;
-    }
-}
-
-/* ------------------------------------------------------------------------------------
  * The logistic function sigma(x) = 1 / (1 + e^-x), in place on x[0:n], n a multiple of
  * the vector length and x 64-byte aligned (a padded row).
  *
@@ -373,12 +111,12 @@ CYRBM_ALWAYS_INLINE cyrbm_vda cyrbm_vexpit_f64(cyrbm_vda x) {
 
 CYRBM_CLONES static void cyrbm_expit_f32(float *restrict x, ptrdiff_t n) {
     for (ptrdiff_t j = 0; j < n; j += 16)
-        CYRBM_STA(cyrbm_vfa, x + j, cyrbm_vexpit_f32(CYRBM_LDA(cyrbm_vfa, x + j)));
+        *(cyrbm_vfa *)(x + j) = cyrbm_vexpit_f32(*(const cyrbm_vfa *)(x + j));
 }
 
 CYRBM_CLONES static void cyrbm_expit_f64(double *restrict x, ptrdiff_t n) {
     for (ptrdiff_t j = 0; j < n; j += 8)
-        CYRBM_STA(cyrbm_vda, x + j, cyrbm_vexpit_f64(CYRBM_LDA(cyrbm_vda, x + j)));
+        *(cyrbm_vda *)(x + j) = cyrbm_vexpit_f64(*(const cyrbm_vda *)(x + j));
 }
 #else
 static void cyrbm_expit_f32(float *x, ptrdiff_t n) {
@@ -388,6 +126,289 @@ static void cyrbm_expit_f64(double *x, ptrdiff_t n) {
     for (ptrdiff_t j = 0; j < n; j++) x[j] = cyrbm_sigmoid(x[j]);
 }
 #endif
+
+/* ------------------------------------------------------------------------------------
+ * Binary products on padded buffers.
+ *
+ * cyrbm_rowsums_*(out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec, expit):
+ *   for r < n_rows: out[r, 0:nvec*VL] = bias[0:nvec*VL] + sum_k A[idx[r*ldi + k], 0:nvec*VL]
+ *   (k = 0 .. cnt[r]-1, in order), or sigma of that when `expit` (applied in registers,
+ *   the same values as cyrbm_expit_* afterwards).  out, bias, A and lda, ldo: 64-byte
+ *   aligned; nvec 1..4.
+ *
+ * cyrbm_rowdiffs_*(out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows):
+ *   for r < n_rows: out[r, 0:ncols] = 0 + sum_k A[pos[r*ldl + k], :] - sum_k B[neg[r*ldl + k], :]
+ *   A, B, lda aligned (rows readable up to a whole vector); out may be any array and
+ *   ncols (1 .. 4*VL) need not be a whole number of vectors.
+ * ------------------------------------------------------------------------------------ */
+#if CYRBM_VECTOR_KERNELS
+#define CYRBM_LDA(VA, p) (*(const VA *)(p))
+#define CYRBM_STA(VA, p, v) (*(VA *)(p) = (v))
+
+#define CYRBM_ROWSUMS_BODY(T, VA, K, EXPIT)                                                    \
+    for (ptrdiff_t r = 0; r < n_rows; r++) {                                              \
+        const int32_t *ix = idx + r * ldi;                                                \
+        const ptrdiff_t c = cnt[r];                                                       \
+        VA a0 = CYRBM_LDA(VA, bias), a1 = a0, a2 = a0, a3 = a0;                           \
+        if (K > 1) a1 = CYRBM_LDA(VA, bias + VL);                                         \
+        if (K > 2) a2 = CYRBM_LDA(VA, bias + 2 * VL);                                     \
+        if (K > 3) a3 = CYRBM_LDA(VA, bias + 3 * VL);                                     \
+        for (ptrdiff_t k = 0; k < c; k++) {                                               \
+            const T *w = A + (ptrdiff_t)ix[k] * lda;                                      \
+            a0 = a0 + CYRBM_LDA(VA, w);                                                   \
+            if (K > 1) a1 = a1 + CYRBM_LDA(VA, w + VL);                                   \
+            if (K > 2) a2 = a2 + CYRBM_LDA(VA, w + 2 * VL);                               \
+            if (K > 3) a3 = a3 + CYRBM_LDA(VA, w + 3 * VL);                               \
+        }                                                                                 \
+        T *o = out + r * ldo;                                                             \
+        CYRBM_STORE_ROW(VA, K, EXPIT, o, a0, a1, a2, a3)                                  \
+    }
+
+/* store K accumulators to o, through sigma when `expit` */
+#define CYRBM_STORE_ROW(VA, K, EXPIT, o, a0, a1, a2, a3)                                  \
+    if (expit) {                                                                          \
+        a0 = EXPIT(a0);                                                                   \
+        if (K > 1) a1 = EXPIT(a1);                                                        \
+        if (K > 2) a2 = EXPIT(a2);                                                        \
+        if (K > 3) a3 = EXPIT(a3);                                                        \
+    }                                                                                     \
+    CYRBM_STA(VA, o, a0);                                                                 \
+    if (K > 1) CYRBM_STA(VA, o + VL, a1);                                                 \
+    if (K > 2) CYRBM_STA(VA, o + 2 * VL, a2);                                             \
+    if (K > 3) CYRBM_STA(VA, o + 3 * VL, a3);
+
+#define CYRBM_DEFINE_ROWSUMS(NAME, T, VA, EXPIT)                                          \
+    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, const T *restrict bias, \
+                                  const T *restrict A, ptrdiff_t lda,                     \
+                                  const int32_t *restrict idx, ptrdiff_t ldi,             \
+                                  const int32_t *restrict cnt, ptrdiff_t n_rows,          \
+                                  int nvec, int expit) {                                  \
+        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
+        switch (nvec) {                                                                   \
+        case 1: CYRBM_ROWSUMS_BODY(T, VA, 1, EXPIT) break;                                \
+        case 2: CYRBM_ROWSUMS_BODY(T, VA, 2, EXPIT) break;                                \
+        case 3: CYRBM_ROWSUMS_BODY(T, VA, 3, EXPIT) break;                                \
+        default: CYRBM_ROWSUMS_BODY(T, VA, 4, EXPIT) break;                               \
+        }                                                                                 \
+    }
+
+#define CYRBM_ROWDIFFS_BODY(T, VA, K)                                                     \
+    for (ptrdiff_t r = 0; r < n_rows; r++) {                                              \
+        const int32_t *ip = pos + r * ldl, *in = neg + r * ldl;                           \
+        const ptrdiff_t cp = npos[r], cn = nneg[r];                                       \
+        VA a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                        \
+        for (ptrdiff_t k = 0; k < cp; k++) {                                              \
+            const T *w = A + (ptrdiff_t)ip[k] * lda;                                      \
+            a0 = a0 + CYRBM_LDA(VA, w);                                                   \
+            if (K > 1) a1 = a1 + CYRBM_LDA(VA, w + VL);                                   \
+            if (K > 2) a2 = a2 + CYRBM_LDA(VA, w + 2 * VL);                               \
+            if (K > 3) a3 = a3 + CYRBM_LDA(VA, w + 3 * VL);                               \
+        }                                                                                 \
+        for (ptrdiff_t k = 0; k < cn; k++) {                                              \
+            const T *w = B + (ptrdiff_t)in[k] * lda;                                      \
+            a0 = a0 - CYRBM_LDA(VA, w);                                                   \
+            if (K > 1) a1 = a1 - CYRBM_LDA(VA, w + VL);                                   \
+            if (K > 2) a2 = a2 - CYRBM_LDA(VA, w + 2 * VL);                               \
+            if (K > 3) a3 = a3 - CYRBM_LDA(VA, w + 3 * VL);                               \
+        }                                                                                 \
+        T *o = out + r * ldo;                                                             \
+        if (ncols == K * VL) { /* whole vectors: unaligned stores */                      \
+            memcpy(o, &a0, sizeof a0);                                                    \
+            if (K > 1) memcpy(o + VL, &a1, sizeof a1);                                    \
+            if (K > 2) memcpy(o + 2 * VL, &a2, sizeof a2);                                \
+            if (K > 3) memcpy(o + 3 * VL, &a3, sizeof a3);                                \
+        } else {                                                                          \
+            VA tmp[4];                                                                    \
+            tmp[0] = a0; tmp[1] = a1; tmp[2] = a2; tmp[3] = a3;                           \
+            memcpy(o, tmp, (size_t)ncols * sizeof(T));                                    \
+        }                                                                                 \
+    }
+
+#define CYRBM_DEFINE_ROWDIFFS(NAME, T, VA)                                                \
+    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, ptrdiff_t ncols,        \
+                                  const T *restrict A, const T *restrict B, ptrdiff_t lda,\
+                                  const int32_t *restrict pos,                            \
+                                  const int32_t *restrict npos,                           \
+                                  const int32_t *restrict neg,                            \
+                                  const int32_t *restrict nneg, ptrdiff_t ldl,            \
+                                  ptrdiff_t n_rows) {                                     \
+        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
+        switch ((ncols + VL - 1) / VL) {                                                  \
+        case 1: CYRBM_ROWDIFFS_BODY(T, VA, 1) break;                                      \
+        case 2: CYRBM_ROWDIFFS_BODY(T, VA, 2) break;                                      \
+        case 3: CYRBM_ROWDIFFS_BODY(T, VA, 3) break;                                      \
+        default: CYRBM_ROWDIFFS_BODY(T, VA, 4) break;                                     \
+        }                                                                                 \
+    }
+#else /* portable scalar versions, same order of operations */
+#define CYRBM_DEFINE_ROWSUMS(NAME, T, VA, EXPIT)                                          \
+    static void NAME(T *out, ptrdiff_t ldo, const T *bias, const T *A, ptrdiff_t lda,     \
+                     const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,               \
+                     ptrdiff_t n_rows, int nvec, int expit) {                             \
+        const ptrdiff_t n = nvec * CYRBM_VL(T);                                           \
+        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
+            for (ptrdiff_t j = 0; j < n; j++) {                                           \
+                T a = bias[j];                                                            \
+                for (ptrdiff_t k = 0; k < cnt[r]; k++) a = a + A[idx[r * ldi + k] * lda + j]; \
+                out[r * ldo + j] = expit ? EXPIT(a) : a;                                  \
+            }                                                                             \
+    }
+#define CYRBM_DEFINE_ROWDIFFS(NAME, T, VA)                                                \
+    static void NAME(T *out, ptrdiff_t ldo, ptrdiff_t ncols, const T *A, const T *B,      \
+                     ptrdiff_t lda, const int32_t *pos, const int32_t *npos,              \
+                     const int32_t *neg, const int32_t *nneg, ptrdiff_t ldl,              \
+                     ptrdiff_t n_rows) {                                                  \
+        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
+            for (ptrdiff_t j = 0; j < ncols; j++) {                                       \
+                T a = 0;                                                                  \
+                for (ptrdiff_t k = 0; k < npos[r]; k++) a = a + A[pos[r * ldl + k] * lda + j]; \
+                for (ptrdiff_t k = 0; k < nneg[r]; k++) a = a - B[neg[r * ldl + k] * lda + j]; \
+                out[r * ldo + j] = a;                                                     \
+            }                                                                             \
+    }
+#endif
+
+#if CYRBM_VECTOR_KERNELS
+CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f32, float, cyrbm_vfa, cyrbm_vexpit_f32)
+CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f64, double, cyrbm_vda, cyrbm_vexpit_f64)
+#else
+CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f32, float, float, cyrbm_sigmoidf)
+CYRBM_DEFINE_ROWSUMS(cyrbm_rowsums_f64, double, double, cyrbm_sigmoid)
+#endif
+CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f32, float, cyrbm_vfa)
+CYRBM_DEFINE_ROWDIFFS(cyrbm_rowdiffs_f64, double, cyrbm_vda)
+
+/* ------------------------------------------------------------------------------------
+ * The same products for dense states ("Four Russians").  With about half the units on,
+ * a list-driven sum reads ~n/2 weight rows per state and is bound by L2 bandwidth.
+ * Instead, for each group g of four consecutive source rows, the 16 sums of its subsets
+ * are tabulated, and each state then costs one table row per group (n/4 in all) with no
+ * data-dependent branch.  Four groups (16 KB of table) are built at a time and applied
+ * to every row while they sit in L1:
+ *
+ * cyrbm_subset_sums_*(out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec, expit):
+ *   out[r, 0:nvec*VL] = bias + T_0[codes[r*ldc + 0]] + T_1[codes[r*ldc + 1]] + ...
+ *   (through sigma when `expit`)
+ *   (in this order), T_g[s] = 0 + A[4g + k, :] + ... over the set bits k of s in
+ *   increasing order (rows >= n_src count as zero), codes[r, g] = the states of units
+ *   4g .. 4g+3 as bits 0..3 (cyrbm_state_codes).  out, bias, A aligned; nvec 1..4.
+ * Measured on 100 x 500 states and 784 columns, half on: 0.58 ms against 1.0 ms for the
+ * list-driven sums; at 13% density the lists win (0.28 against 0.56 ms).
+ * ------------------------------------------------------------------------------------ */
+#define CYRBM_SUBSET_CHUNK 4
+#if CYRBM_VECTOR_KERNELS
+#define CYRBM_SUBSET_SUMS_BODY(T, VA, K, EXPIT)                                                \
+    for (ptrdiff_t g0 = 0; g0 < n_groups; g0 += CYRBM_SUBSET_CHUNK) {                     \
+        const ptrdiff_t ng = n_groups - g0 < CYRBM_SUBSET_CHUNK ? n_groups - g0           \
+                                                                : CYRBM_SUBSET_CHUNK;     \
+        for (ptrdiff_t g = 0; g < ng; g++) {                                              \
+            T *t = tab + g * 16 * 4 * VL;                                                 \
+            const VA zero = {0};                                                          \
+            for (int q = 0; q < K; q++) CYRBM_STA(VA, t + q * VL, zero);                  \
+            for (int s = 1; s < 16; s++) {                                                \
+                const int k = 31 - __builtin_clz((unsigned)s); /* highest set bit */      \
+                const T *prev = t + (s ^ (1 << k)) * 4 * VL;                              \
+                T *cur = t + s * 4 * VL;                                                  \
+                const ptrdiff_t row = 4 * (g0 + g) + k;                                   \
+                for (int q = 0; q < K; q++)                                               \
+                    CYRBM_STA(VA, cur + q * VL, row < n_src                               \
+                              ? CYRBM_LDA(VA, prev + q * VL) + CYRBM_LDA(VA, A + row * lda + q * VL) \
+                              : CYRBM_LDA(VA, prev + q * VL));                            \
+            }                                                                             \
+        }                                                                                 \
+        for (ptrdiff_t r = 0; r < n_rows; r++) {                                          \
+            const uint8_t *code = codes + r * ldc + g0;                                   \
+            T *o = out + r * ldo;                                                         \
+            const T *src = g0 == 0 ? bias : o;                                            \
+            VA a0 = CYRBM_LDA(VA, src), a1 = a0, a2 = a0, a3 = a0;                        \
+            if (K > 1) a1 = CYRBM_LDA(VA, src + VL);                                      \
+            if (K > 2) a2 = CYRBM_LDA(VA, src + 2 * VL);                                  \
+            if (K > 3) a3 = CYRBM_LDA(VA, src + 3 * VL);                                  \
+            for (ptrdiff_t g = 0; g < ng; g++) {                                          \
+                const T *t = tab + (g * 16 + code[g]) * 4 * VL;                           \
+                a0 = a0 + CYRBM_LDA(VA, t);                                               \
+                if (K > 1) a1 = a1 + CYRBM_LDA(VA, t + VL);                               \
+                if (K > 2) a2 = a2 + CYRBM_LDA(VA, t + 2 * VL);                           \
+                if (K > 3) a3 = a3 + CYRBM_LDA(VA, t + 3 * VL);                           \
+            }                                                                             \
+            const int expit = expit_last && g0 + ng == n_groups;                          \
+            CYRBM_STORE_ROW(VA, K, EXPIT, o, a0, a1, a2, a3)                              \
+        }                                                                                 \
+    }
+
+#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA, EXPIT)                                      \
+    CYRBM_CLONES static void NAME(T *restrict out, ptrdiff_t ldo, const T *restrict bias, \
+                                  const T *restrict A, ptrdiff_t lda, ptrdiff_t n_src,    \
+                                  const uint8_t *restrict codes, ptrdiff_t ldc,           \
+                                  ptrdiff_t n_rows, int nvec, int expit_last) {           \
+        enum { VL = (int)(sizeof(VA) / sizeof(T)) };                                      \
+        T tab[CYRBM_SUBSET_CHUNK * 16 * 4 * VL] __attribute__((aligned(64)));             \
+        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
+        switch (nvec) {                                                                   \
+        case 1: CYRBM_SUBSET_SUMS_BODY(T, VA, 1, EXPIT) break;                            \
+        case 2: CYRBM_SUBSET_SUMS_BODY(T, VA, 2, EXPIT) break;                            \
+        case 3: CYRBM_SUBSET_SUMS_BODY(T, VA, 3, EXPIT) break;                            \
+        default: CYRBM_SUBSET_SUMS_BODY(T, VA, 4, EXPIT) break;                           \
+        }                                                                                 \
+    }
+#else
+#define CYRBM_DEFINE_SUBSET_SUMS(NAME, T, VA, EXPIT)                                      \
+    static void NAME(T *out, ptrdiff_t ldo, const T *bias, const T *A, ptrdiff_t lda,     \
+                     ptrdiff_t n_src, const uint8_t *codes, ptrdiff_t ldc,                \
+                     ptrdiff_t n_rows, int nvec, int expit) {                             \
+        const ptrdiff_t n_groups = (n_src + 3) / 4;                                       \
+        for (ptrdiff_t r = 0; r < n_rows; r++)                                            \
+            for (ptrdiff_t c = 0; c < nvec * CYRBM_VL(T); c++) {                          \
+                T a = bias[c];                                                            \
+                for (ptrdiff_t g = 0; g < n_groups; g++) {                                \
+                    T t = 0;                                                              \
+                    for (int k = 0; k < 4; k++)                                           \
+                        if ((codes[r * ldc + g] >> k & 1) && 4 * g + k < n_src)           \
+                            t = t + A[(4 * g + k) * lda + c];                             \
+                    a = a + t;                                                            \
+                }                                                                         \
+                out[r * ldo + c] = expit ? EXPIT(a) : a;                                  \
+            }                                                                             \
+    }
+#endif
+
+#if CYRBM_VECTOR_KERNELS
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f32, float, cyrbm_vfa, cyrbm_vexpit_f32)
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f64, double, cyrbm_vda, cyrbm_vexpit_f64)
+#else
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f32, float, float, cyrbm_sigmoidf)
+CYRBM_DEFINE_SUBSET_SUMS(cyrbm_subset_sums_f64, double, double, cyrbm_sigmoid)
+#endif
+
+/* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
+ * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u.  A serial scatter: 0.02 ms for 100
+ * rows x 784 units at 13% density, four times faster than scanning the states by column. */
+static void cyrbm_column_lists(const int32_t *restrict idx, ptrdiff_t ldi,
+                               const int32_t *restrict cnt, ptrdiff_t n_rows,
+                               ptrdiff_t n_units, int32_t *restrict col,
+                               int32_t *restrict ncol) {
+    memset(ncol, 0, (size_t)n_units * sizeof(int32_t));
+    for (ptrdiff_t r = 0; r < n_rows; r++) {
+        const int32_t *ix = idx + r * ldi;
+        for (ptrdiff_t k = 0; k < cnt[r]; k++) {
+            const int32_t u = ix[k];
+            col[u * n_rows + ncol[u]++] = (int32_t)r;
+        }
+    }
+}
+
+/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 */
+static void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *restrict codes) {
+    ptrdiff_t g = 0;
+    for (; 4 * g + 3 < n; g++)
+        codes[g] = (uint8_t)(state[4 * g] | state[4 * g + 1] << 1 | state[4 * g + 2] << 2
+                             | state[4 * g + 3] << 3);
+    if (4 * g < n) {
+        uint8_t c = 0;
+        for (int k = 0; 4 * g + k < n; k++) c |= (uint8_t)(state[4 * g + k] << k);
+        codes[g] = c;
+    }
+}
 
 /* ------------------------------------------------------------------------------------
  * Bernoulli draws for one chain: unit u is on when U_u < p[u], U_u a 53-bit uniform on
