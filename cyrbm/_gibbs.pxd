@@ -64,6 +64,10 @@ cdef extern from "cyrbm/cdkernels.h" nogil:
                                const uint8_t *codes, Py_ssize_t ldc, Py_ssize_t n_rows,
                                int nvec, int expit)
     void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
+    void cyrbm_colsum_diff_f32(float *out, const float *A, const float *B, Py_ssize_t ld,
+                               Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_colsum_diff_f64(double *out, const double *A, const double *B, Py_ssize_t ld,
+                               Py_ssize_t n_rows, Py_ssize_t n)
     void cyrbm_column_lists(const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
                             Py_ssize_t n_rows, Py_ssize_t n_units, int32_t *col,
                             int32_t *ncol)

@@ -587,7 +587,7 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
     """Everything of a CD-k / PCD-k step but the weight gradient itself: p(h | data) in
     ph0, k block-Gibbs sweeps of the chains (v_chain, stream n for chain n), p(h | chains)
     in act_h, the column lists of data and chains (colpos, colneg) and hsum."""
-    cdef Py_ssize_t B = s.batch, ldv = s.ldv, ldh = s.ldh, i, j, n
+    cdef Py_ssize_t B = s.batch, ldv = s.ldv, ldh = s.ldh, i
     cdef floating *Wp = <floating *> s.Wp
     cdef floating *vb = <floating *> s.vb
     cdef floating *hb = <floating *> s.hb
@@ -623,11 +623,10 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
     # which batch rows have visible unit i on, data and chains
     cyrbm_column_lists(s.vidx, D, s.vcnt, B, D, s.colpos, s.npos)
     cyrbm_column_lists(s.kidx, D, s.kcnt, B, D, s.colneg, s.nneg)
-    for j in range(M):
-        hsum[j] = 0
-    for n in range(B):
-        for j in range(M):
-            hsum[j] = hsum[j] + (ph0[n * ldh + j] - act_h[n * ldh + j])
+    if floating is float:
+        cyrbm_colsum_diff_f32(hsum, ph0, act_h, ldh, B, M)
+    else:
+        cyrbm_colsum_diff_f64(hsum, ph0, act_h, ldh, B, M)
 
 
 cdef void gradient_rows(const Scratch *s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t v0,
