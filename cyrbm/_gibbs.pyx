@@ -17,7 +17,7 @@ import numpy as np
 
 from cython.parallel cimport prange, parallel
 from libc.stdint cimport uint8_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
@@ -66,13 +66,12 @@ cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_uni
     """idx[r, 0:cnt[r]] = the units with state[r, u] != 0, ascending."""
     cdef Py_ssize_t r, u
     cdef int32_t c
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 64),
+    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
                     schedule='static'):
         c = 0
-        for u in range(n_units):
-            if state[r * n_units + u]:
-                idx[r * n_units + c] = <int32_t> u
-                c = c + 1
+        for u in range(n_units):     # branch-free: write every unit, advance on a 1
+            idx[r * n_units + c] = <int32_t> u
+            c = c + (state[r * n_units + u] != 0)
         cnt[r] = c
 
 
@@ -152,23 +151,18 @@ cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept n
 
 cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, floating *AT,
                     int n_threads) noexcept nogil:
-    """AT (n_cols x n_rows) = A.T, in 32 x 32 tiles, parallel over tile rows of A."""
-    cdef Py_ssize_t n_tiles = (n_rows + 31) // 32
-    cdef Py_ssize_t t, i, j, i1, j0, j1
-    for t in prange(n_tiles, num_threads=cap_threads(n_threads, n_tiles // 4),
+    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (cdkernels.h), parallel over
+    blocks of 64 rows of A (so threads never share a cache line of AT)."""
+    cdef Py_ssize_t n_blocks = (n_rows + 63) // 64
+    cdef Py_ssize_t b, i0, i1
+    for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks // 2),
                     schedule='static'):
-        i1 = (t + 1) * 32
-        if i1 > n_rows:
-            i1 = n_rows
-        j0 = 0
-        while j0 < n_cols:
-            j1 = j0 + 32
-            if j1 > n_cols:
-                j1 = n_cols
-            for i in range(t * 32, i1):
-                for j in range(j0, j1):
-                    AT[j * n_rows + i] = A[i * n_cols + j]
-            j0 = j1
+        i0 = b * 64
+        i1 = min(i0 + 64, n_rows)
+        if floating is float:
+            cyrbm_transpose_f32(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
+        else:
+            cyrbm_transpose_f64(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
 
 
 def _check_streams(uint64_t[:, ::1] streams, Py_ssize_t n_rows):
@@ -390,12 +384,362 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
         raise MemoryError("out of memory in gibbs_sample")
 
 
+# ---------------------------------------------------------------------------------------
+# One CD-k / PCD-k step on aligned, padded buffers (include/cyrbm/cdkernels.h)
+# ---------------------------------------------------------------------------------------
+
+cdef char *_aligned(list keep, Py_ssize_t nbytes) except NULL:
+    """Zeroed memory of nbytes starting on a 64-byte boundary, owned by a NumPy array
+    appended to ``keep``."""
+    buf = np.zeros(nbytes + 64, dtype=np.uint8)
+    keep.append(buf)
+    cdef uint8_t[::1] view = buf
+    cdef char *p = <char *> &view[0]
+    return p + (64 - <size_t> p % 64) % 64
+
+
+cdef enum:
+    # visible units whose gradient rows cd_update computes and applies at a time (in L1)
+    GRADIENT_ROWS = 16
+
+
+cdef struct Scratch:
+    # the buffers of a Workspace, as plain C for the nogil step functions
+    Py_ssize_t batch, ldv, ldh
+    char *Wp              # n_visible x ldh: W with padded rows
+    char *vb              # ldv: visible biases, zero padded
+    char *hb              # ldh: hidden biases, zero padded
+    char *ph0             # batch x ldh: p(h | data)
+    char *act_h           # batch x ldh: hidden activations / probabilities of the chains
+    char *act_v           # batch x ldv: visible activations / probabilities
+    char *hsum            # ldh: sum over the batch of p(h|data) - p(h|chains)
+    int32_t *vidx         # batch x n_visible: active visible units of the data
+    int32_t *vcnt
+    int32_t *kidx         # batch x n_visible: active visible units of the chains
+    int32_t *kcnt
+    int32_t *hidx         # batch x n_hidden: active hidden units of the chains
+    int32_t *hcnt
+    uint8_t *hstate       # batch x n_hidden: hidden states of the chains
+    uint8_t *codes        # batch x ceil(max(n_visible, n_hidden) / 4): subset codes
+    int32_t *colpos       # n_visible x batch: data rows in which visible unit i is on
+    int32_t *npos
+    int32_t *colneg       # n_visible x batch: chains in which visible unit i is on
+    int32_t *nneg
+    char **panels         # per thread: a block of W.T (n_hidden x 4 vectors), or gradient rows
+
+
+cdef class Workspace:
+    """Scratch memory of ``cd_statistics`` / ``cd_update`` for one problem size, reused
+    across mini-batches.
+
+    ``Workspace(batch_size, n_visible, n_hidden, dtype)``.  Holding one across calls
+    avoids allocating (and the kernel zeroing) a few MB per mini-batch.  Nothing in it
+    carries over from one call to the next.  Rows are padded to an odd number of whole
+    64-byte lines (``cyrbm_padded_ld``) so the products read aligned weight rows that do
+    not pile up in a few cache sets.
+    """
+    cdef readonly Py_ssize_t batch_size, n_visible, n_hidden
+    cdef readonly object dtype
+    cdef Scratch s
+    cdef Py_ssize_t panel_bytes, n_panels
+    cdef list _keep, _panels
+
+    def __cinit__(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                  dtype=np.float32):
+        dt = np.dtype(dtype)
+        if dt != np.float32 and dt != np.float64:
+            raise ValueError(f"dtype must be float32 or float64, not {dt}.")
+        if batch_size < 1 or n_visible < 1 or n_hidden < 1:
+            raise ValueError("a workspace needs a positive batch size and layer sizes.")
+        self.batch_size, self.n_visible, self.n_hidden = batch_size, n_visible, n_hidden
+        self.dtype = dt
+        cdef Py_ssize_t B = batch_size, D = n_visible, M = n_hidden, f = dt.itemsize
+        cdef Py_ssize_t i4 = sizeof(int32_t)
+        cdef Scratch *s = &self.s
+        s.batch = B
+        s.ldv = cyrbm_padded_ld(D, f)
+        s.ldh = cyrbm_padded_ld(M, f)
+        self._keep = []
+        k = self._keep
+        s.Wp = _aligned(k, D * s.ldh * f)
+        s.vb = _aligned(k, s.ldv * f)
+        s.hb = _aligned(k, s.ldh * f)
+        s.ph0 = _aligned(k, B * s.ldh * f)
+        s.act_h = _aligned(k, B * s.ldh * f)
+        s.act_v = _aligned(k, B * s.ldv * f)
+        s.hsum = _aligned(k, s.ldh * f)
+        s.vidx = <int32_t *> _aligned(k, B * D * i4)
+        s.vcnt = <int32_t *> _aligned(k, B * i4)
+        s.kidx = <int32_t *> _aligned(k, B * D * i4)
+        s.kcnt = <int32_t *> _aligned(k, B * i4)
+        s.hidx = <int32_t *> _aligned(k, B * M * i4)
+        s.hcnt = <int32_t *> _aligned(k, B * i4)
+        s.hstate = <uint8_t *> _aligned(k, B * M)
+        s.codes = <uint8_t *> _aligned(k, B * ((max(D, M) + 3) // 4))
+        s.colpos = <int32_t *> _aligned(k, D * B * i4)
+        s.npos = <int32_t *> _aligned(k, D * i4)
+        s.colneg = <int32_t *> _aligned(k, D * B * i4)
+        s.nneg = <int32_t *> _aligned(k, D * i4)
+        # a panel holds a block of W.T (n_hidden x 256 bytes) or GRADIENT_ROWS rows of dW
+        self.panel_bytes = max(M * 4 * 64, GRADIENT_ROWS * s.ldh * f)
+        self._panels = []
+        s.panels = NULL
+        self.n_panels = 0
+
+    def __dealloc__(self):
+        free(self.s.panels)
+
+    cdef int ensure_panels(self, Py_ssize_t n) except -1:
+        """At least n per-thread panels."""
+        if n <= self.n_panels:
+            return 0
+        cdef char **p = <char **> realloc(self.s.panels, n * sizeof(char *))
+        if p == NULL:
+            raise MemoryError()
+        self.s.panels = p
+        while self.n_panels < n:
+            self.s.panels[self.n_panels] = _aligned(self._panels, self.panel_bytes)
+            self.n_panels += 1
+        return 0
+
+    def __repr__(self):
+        return (f"Workspace(batch_size={self.batch_size}, n_visible={self.n_visible}, "
+                f"n_hidden={self.n_hidden}, dtype={self.dtype.name})")
+
+    def matches(self, Py_ssize_t batch_size, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                dtype):
+        """True when this workspace fits a problem of these sizes and dtype."""
+        return (batch_size == self.batch_size and n_visible == self.n_visible
+                and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
+
+
+# Where padded_product finds the weights S it multiplies by
+cdef enum:
+    SOURCE_PADDED = 0     # S = A: aligned rows, stride lda
+    SOURCE_TRANSPOSE = 1  # S = W.T, transposed block by block into per-thread panels
+
+
+cdef inline bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
+                                   Py_ssize_t n_src) noexcept nogil:
+    """The rule of padded_product: subset tables when the active entries exceed
+    0.9 (n_rows + 15) ceil(n_src / 4)."""
+    cdef Py_ssize_t total = 0, r
+    for r in range(n_rows):
+        total += cnt[r]
+    return total * 10 > 9 * (n_rows + 15) * ((n_src + 3) // 4)
+
+
+cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
+                         const floating *A, Py_ssize_t lda, const floating *W, Py_ssize_t ldw,
+                         int source, Py_ssize_t n_src, Py_ssize_t n_cols,
+                         const uint8_t *state, const int32_t *idx, const int32_t *cnt,
+                         uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
+                         int n_threads) noexcept nogil:
+    """out[r, 0:n_cols] = bias + state[r, :] @ S for 0/1 rows ``state`` (n_rows x n_src),
+    also given as lists idx[r, 0:cnt[r]] (row stride n_src), on padded aligned ``out``
+    and ``bias`` (columns up to the next whole vector are computed too); with ``expit``,
+    sigma of that (applied before the store: the same values as cyrbm_expit after).
+
+    S (n_src x n_cols) is, by ``source``: SOURCE_PADDED, A (aligned rows, stride lda);
+    SOURCE_TRANSPOSE, W.T for W (n_cols x n_src, stride ldw): each block of four column
+    vectors is transposed from W (64 whole rows of W, read in order) into the thread's
+    panel (n_src x 4 vectors, 256 bytes a row: 128 KB for 500 hidden units, so it stays
+    in L2), and W.T is never stored whole.  (Copying W into A by column blocks inside
+    the product was tried: reading W 256 bytes a row defeats the prefetchers and cost
+    0.45 ms against 0.15 ms for a row-by-row copy.)
+
+    Each thread takes a contiguous range of 64-byte column vectors and walks it four
+    vectors at a time over all rows, so its block of S is reused by the whole batch while
+    it sits in L2.  Sparse states: row sums over the active units (cyrbm_rowsums), in
+    unit order.  Dense states: sums of subset tables of four units (cyrbm_subset_sums):
+    n_rows table rows per group of four units plus 15 to build its table, each costing
+    about what a list entry costs (0.77 against 0.86 ns per 64-byte vector, measured),
+    so they are used when the active entries exceed 0.9 (n_rows + 15) ceil(n_src / 4)
+    (about a quarter of the units on, for 100 rows).  The choice depends on the states
+    only and the split never changes a result, so results do not depend on threads.
+    ``codes``: scratch of n_rows x ceil(n_src / 4) bytes; ``panels``: one per thread
+    (n_threads of them) for SOURCE_TRANSPOSE.
+    """
+    cdef Py_ssize_t VL = 64 // sizeof(floating)
+    cdef Py_ssize_t G = (n_src + 3) // 4
+    cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
+    cdef Py_ssize_t r, v, v1, g, ncv, lds
+    cdef int nt = cap_threads(n_threads, nv), t
+    cdef bint dense = use_subset_tables(cnt, n_rows, n_src)
+    cdef const floating *S
+    if dense:
+        for r in range(n_rows):
+            cyrbm_state_codes(state + r * n_src, n_src, codes + r * G)
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        v = t * nv // nt
+        v1 = (t + 1) * nv // nt
+        while v < v1:
+            g = min(4, v1 - v)
+            ncv = min(g * VL, n_cols - v * VL)    # real columns in this block
+            if source == SOURCE_TRANSPOSE:
+                S = <floating *> panels[t]
+                lds = 4 * VL
+                if floating is float:
+                    cyrbm_transpose_f32(<float *> panels[t], lds, W + v * VL * ldw, ldw,
+                                        ncv, n_src)
+                else:
+                    cyrbm_transpose_f64(<double *> panels[t], lds, W + v * VL * ldw, ldw,
+                                        ncv, n_src)
+            else:
+                S = A + v * VL
+                lds = lda
+            if dense:
+                if floating is float:
+                    cyrbm_subset_sums_f32(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
+                                          codes, G, n_rows, <int> g, expit)
+                else:
+                    cyrbm_subset_sums_f64(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
+                                          codes, G, n_rows, <int> g, expit)
+            else:
+                if floating is float:
+                    cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
+                                      cnt, n_rows, <int> g, expit)
+                else:
+                    cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
+                                      cnt, n_rows, <int> g, expit)
+            v = v + g
+
+
+cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
+                        Py_ssize_t n_rows, cyrbm_rng *streams, uint8_t *state,
+                        int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
+    """Row r: Bernoulli(P[r]) states from stream r, written to state[r, 0:n_units] and as
+    the list idx[r, 0:cnt[r]].
+
+    Rows go eight at a time through cyrbm_bernoulli8 (the eight streams in the lanes of
+    one vector; the same numbers as one row at a time), a last group of fewer rows one by
+    one.  Threads take contiguous runs of whole groups.
+    """
+    cdef Py_ssize_t n_groups = (n_rows + 7) // 8
+    cdef int nt = cap_threads(n_threads, n_groups // 2), t
+    cdef Py_ssize_t r, r0, r1
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        r0 = 8 * (t * n_groups // nt)
+        r1 = min(n_rows, 8 * ((t + 1) * n_groups // nt))
+        r = r0
+        while r + 8 <= r1:
+            if floating is float:
+                cyrbm_bernoulli8_f32(P + r * ldp, ldp, n_units, &streams[r],
+                                     state + r * n_units, idx + r * n_units, cnt + r)
+            else:
+                cyrbm_bernoulli8_f64(P + r * ldp, ldp, n_units, &streams[r],
+                                     state + r * n_units, idx + r * n_units, cnt + r)
+            r = r + 8
+        while r < r1:
+            if floating is float:
+                cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r],
+                                             state + r * n_units, idx + r * n_units)
+            else:
+                cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r],
+                                             state + r * n_units, idx + r * n_units)
+            r = r + 1
+
+
+cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
+                   const floating *vbias, const floating *hbias, const uint8_t *v_data,
+                   uint8_t *v_chain, bint persistent, int k, cyrbm_rng *st,
+                   int n_threads) noexcept nogil:
+    """Everything of a CD-k / PCD-k step but the weight gradient itself: p(h | data) in
+    ph0, k block-Gibbs sweeps of the chains (v_chain, stream n for chain n), p(h | chains)
+    in act_h, the column lists of data and chains (colpos, colneg) and hsum."""
+    cdef Py_ssize_t B = s.batch, ldv = s.ldv, ldh = s.ldh, i
+    cdef floating *Wp = <floating *> s.Wp
+    cdef floating *vb = <floating *> s.vb
+    cdef floating *hb = <floating *> s.hb
+    cdef floating *ph0 = <floating *> s.ph0
+    cdef floating *act_h = <floating *> s.act_h
+    cdef floating *act_v = <floating *> s.act_v
+    cdef floating *hsum = <floating *> s.hsum
+    cdef floating *ph = ph0      # p(h | current chain state)
+    cdef int t
+    # W with aligned rows, for the hidden-side products
+    for i in prange(D, num_threads=cap_threads(n_threads, D // 64), schedule='static'):
+        memcpy(Wp + i * ldh, W + i * M, M * sizeof(floating))
+    memcpy(vb, vbias, D * sizeof(floating))
+    memcpy(hb, hbias, M * sizeof(floating))
+    # positive phase: p(h | data)
+    active_lists(v_data, B, D, s.vidx, s.vcnt, n_threads)
+    padded_product(ph0, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_data, s.vidx,
+                   s.vcnt, s.codes, s.panels, B, True, n_threads)
+    if persistent:
+        active_lists(v_chain, B, D, s.kidx, s.kcnt, n_threads)
+        padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
+                       s.kcnt, s.codes, s.panels, B, True, n_threads)
+        ph = act_h
+    # k block-Gibbs sweeps
+    for t in range(k):
+        padded_sample(ph, ldh, M, B, st, s.hstate, s.hidx, s.hcnt, n_threads)
+        padded_product(act_v, ldv, vb, Wp, ldh, W, M, SOURCE_TRANSPOSE, M, D, s.hstate,
+                       s.hidx, s.hcnt, s.codes, s.panels, B, True, n_threads)
+        padded_sample(act_v, ldv, D, B, st, v_chain, s.kidx, s.kcnt, n_threads)
+        padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
+                       s.kcnt, s.codes, s.panels, B, True, n_threads)
+        ph = act_h
+    # which batch rows have visible unit i on, data and chains
+    cyrbm_column_lists(s.vidx, D, s.vcnt, B, D, s.colpos, s.npos)
+    cyrbm_column_lists(s.kidx, D, s.kcnt, B, D, s.colneg, s.nneg)
+    if floating is float:
+        cyrbm_colsum_diff_f32(hsum, ph0, act_h, ldh, B, M)
+    else:
+        cyrbm_colsum_diff_f64(hsum, ph0, act_h, ldh, B, M)
+
+
+cdef void gradient_rows(const Scratch *s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t v0,
+                        Py_ssize_t v1, Py_ssize_t M, floating *out,
+                        Py_ssize_t ldo) noexcept nogil:
+    """out[i - r0, cols] = dW[i, cols] for visible units r0 <= i < r1 and the column
+    vectors v0 <= v < v1 (cols = v*VL ...), four vectors at a time: the sum of p(h | data)
+    over the data rows with v_i = 1, minus that of p(h | chains) over the chains with
+    v_i = 1, in list order (cyrbm_rowdiffs).  The same values however it is called."""
+    cdef Py_ssize_t VL = 64 // sizeof(floating), v = v0, g, B = s.batch
+    cdef floating *ph0 = <floating *> s.ph0
+    cdef floating *act_h = <floating *> s.act_h
+    while v < v1:
+        g = min(4, v1 - v)
+        if floating is float:
+            cyrbm_rowdiffs_f32(out + v * VL, ldo, min(g * VL, M - v * VL), ph0 + v * VL,
+                               act_h + v * VL, s.ldh, s.colpos + r0 * B, s.npos + r0,
+                               s.colneg + r0 * B, s.nneg + r0, B, r1 - r0)
+        else:
+            cyrbm_rowdiffs_f64(out + v * VL, ldo, min(g * VL, M - v * VL), ph0 + v * VL,
+                               act_h + v * VL, s.ldh, s.colpos + r0 * B, s.npos + r0,
+                               s.colneg + r0 * B, s.nneg + r0, B, r1 - r0)
+        v = v + g
+
+
+cdef Workspace _checked_workspace(Workspace workspace, Py_ssize_t B, Py_ssize_t D,
+                                  Py_ssize_t M, dt, int n_threads):
+    if workspace is None:
+        workspace = Workspace(B, D, M, dt)
+    elif not workspace.matches(B, D, M, dt):
+        raise ValueError(f"{workspace!r} does not fit batch {B}, {D} visible, {M} hidden, "
+                         f"{np.dtype(dt).name}")
+    workspace.ensure_panels(max(1, min(n_threads, (max(D, M) + 7) // 8)))
+    return workspace
+
+
+def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssize_t nhb,
+                v_chain_shape, Py_ssize_t v_data_cols, int k, streams):
+    _check_streams(streams, B)
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if v_chain_shape[0] != B or v_chain_shape[1] != D or v_data_cols != D:
+        raise ValueError("v_data and v_chain must both be batch x n_visible")
+    if nvb != D or nhb != M:
+        raise ValueError("bias shapes do not match W")
+
+
 def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
                   const floating[::1] vbias, const floating[::1] hbias,
                   const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent,
                   int k, uint64_t[:, ::1] streams,
                   floating[:, ::1] dW, floating[::1] dvbias, floating[::1] dhbias,
-                  int n_threads=1):
+                  int n_threads=1, Workspace workspace=None):
     """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
 
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
@@ -404,81 +748,120 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` is advanced in place).  For CD the final states are written to
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
+
+    ``WT`` is not read and may be None (kept for compatibility): the visible-side
+    product transposes W block by block itself.  ``workspace``: a
+    ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
+    for the call when None).  ``cd_update`` does this and ``apply_update`` in one pass.
     """
-    cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1]
-    _check_streams(streams, B)
-    if k < 1:
-        raise ValueError("k must be at least 1")
-    if v_chain.shape[0] != B or v_chain.shape[1] != D or v_data.shape[1] != D:
-        raise ValueError("v_data and v_chain must both be batch x n_visible")
-    dt = np.float32 if floating is float else np.float64
-    cdef floating[:, ::1] ph0 = np.empty((B, M), dtype=dt)
-    cdef floating[:, ::1] act_h = np.empty((B, M), dtype=dt)
-    cdef floating[:, ::1] act_v = np.empty((B, D), dtype=dt)
-    cdef uint8_t[:, ::1] h = np.empty((B, M), dtype=np.uint8)
-    cdef int32_t[:, ::1] hidx = np.empty((B, M), dtype=np.int32)
-    cdef int32_t[::1] hcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] vidx = np.empty((B, D), dtype=np.int32)
-    cdef int32_t[::1] vcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] kidx = np.empty((B, D), dtype=np.int32)
-    cdef int32_t[::1] kcnt = np.empty(B, dtype=np.int32)
-    cdef int32_t[:, ::1] colpos = np.empty((D, B), dtype=np.int32)
-    cdef int32_t[::1] npos = np.zeros(D, dtype=np.int32)
-    cdef int32_t[:, ::1] colneg = np.empty((D, B), dtype=np.int32)
-    cdef int32_t[::1] nneg = np.zeros(D, dtype=np.int32)
-    cdef cyrbm_rng *st = <cyrbm_rng *> &streams[0, 0]
-    cdef Py_ssize_t n, i, j, c
-    cdef int t
+    cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
+                streams)
+    if dW.shape[0] != D or dW.shape[1] != M or dvbias.shape[0] != D or dhbias.shape[0] != M:
+        raise ValueError("gradient shapes do not match W")
     if B == 0:
         dW[:, :] = 0
         dvbias[:] = 0
         dhbias[:] = 0
         return
+    cdef Workspace ws = _checked_workspace(workspace, B, D, M,
+                                           np.float32 if floating is float else np.float64,
+                                           n_threads)
+    cdef Scratch *s = &ws.s
+    cdef Py_ssize_t VL = 64 // sizeof(floating), nv = (M + VL - 1) // VL
+    cdef int nt = cap_threads(n_threads, nv), t
     with nogil:
-        # positive phase: p(h | data)
-        active_lists(&v_data[0, 0], B, D, &vidx[0, 0], &vcnt[0], n_threads)
-        binary_product(&W[0, 0], D, M, &vidx[0, 0], D, &vcnt[0], B, &hbias[0],
-                       &ph0[0, 0], n_threads)
-        if persistent:
-            active_lists(&v_chain[0, 0], B, D, &kidx[0, 0], &kcnt[0], n_threads)
-            binary_product(&W[0, 0], D, M, &kidx[0, 0], D, &kcnt[0], B, &hbias[0],
-                           &act_h[0, 0], n_threads)
-            sigmoid_inplace(&ph0[0, 0], B * M, n_threads)
-        else:
-            memcpy(&act_h[0, 0], &ph0[0, 0], B * M * sizeof(floating))
-            sigmoid_inplace(&ph0[0, 0], B * M, n_threads)
-        # k block-Gibbs sweeps; act_h holds the current hidden activations
-        for t in range(k):
-            sample_bernoulli(&act_h[0, 0], B, M, st, &h[0, 0], &hidx[0, 0], &hcnt[0],
-                             n_threads)
-            binary_product(&WT[0, 0], M, D, &hidx[0, 0], M, &hcnt[0], B, &vbias[0],
-                           &act_v[0, 0], n_threads)
-            sample_bernoulli(&act_v[0, 0], B, D, st, &v_chain[0, 0], &kidx[0, 0],
-                             &kcnt[0], n_threads)
-            binary_product(&W[0, 0], D, M, &kidx[0, 0], D, &kcnt[0], B, &hbias[0],
-                           &act_h[0, 0], n_threads)
-        sigmoid_inplace(&act_h[0, 0], B * M, n_threads)   # p(h | v~)
-        # column lists: which batch rows have visible unit i on, data and chains
-        for n in range(B):
-            for c in range(vcnt[n]):
-                i = vidx[n, c]
-                colpos[i, npos[i]] = <int32_t> n
-                npos[i] += 1
-            for c in range(kcnt[n]):
-                i = kidx[n, c]
-                colneg[i, nneg[i]] = <int32_t> n
-                nneg[i] += 1
-        for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
-            for j in range(M):
-                dW[i, j] = 0
-            add_rows(&dW[i, 0], &ph0[0, 0], M, &colpos[i, 0], npos[i], M)
-            sub_rows(&dW[i, 0], &act_h[0, 0], M, &colneg[i, 0], nneg[i], M)
-            dvbias[i] = <floating> (npos[i] - nneg[i])
-        for j in range(M):
-            dhbias[j] = 0
-        for n in range(B):
-            for j in range(M):
-                dhbias[j] = dhbias[j] + (ph0[n, j] - act_h[n, j])
+        cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
+                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+        # each thread: all visible units, a contiguous range of column vectors
+        for t in prange(nt, num_threads=nt, schedule='static'):
+            gradient_rows(s, 0, D, t * nv // nt, (t + 1) * nv // nt, M, &dW[0, 0], M)
+        for i in range(D):
+            dvbias[i] = <floating> (s.npos[i] - s.nneg[i])
+        memcpy(&dhbias[0], s.hsum, M * sizeof(floating))
+
+
+cdef int update_biases(floating *vbias, floating *vel_vbias, const floating *dvbias,
+                       Py_ssize_t D, floating *hbias, floating *vel_hbias,
+                       const floating *dhbias, Py_ssize_t M, floating lr, floating mom,
+                       floating sc) noexcept nogil:
+    """The momentum step of the biases (no weight decay); the number of non-finite ones."""
+    cdef Py_ssize_t i
+    cdef int bad = 0
+    for i in range(D):
+        vel_vbias[i] = mom * vel_vbias[i] + lr * sc * dvbias[i]
+        vbias[i] = vbias[i] + vel_vbias[i]
+        if not isfinite(vbias[i]):
+            bad = bad + 1
+    for i in range(M):
+        vel_hbias[i] = mom * vel_hbias[i] + lr * sc * dhbias[i]
+        hbias[i] = hbias[i] + vel_hbias[i]
+        if not isfinite(hbias[i]):
+            bad = bad + 1
+    return bad
+
+
+cdef inline int momentum_row(floating *W, floating *vel, const floating *d, Py_ssize_t M,
+                             floating lr, floating mom, floating wd,
+                             floating sc) noexcept nogil:
+    if floating is float:
+        return cyrbm_momentum_f32(W, vel, d, M, lr, mom, wd, sc, NULL)
+    else:
+        return cyrbm_momentum_f64(W, vel, d, M, lr, mom, wd, sc, NULL)
+
+
+def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
+              const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent, int k,
+              uint64_t[:, ::1] streams, floating[:, ::1] vel_W, floating[::1] vel_vbias,
+              floating[::1] vel_hbias, double learning_rate, double momentum,
+              double weight_decay, double scale, int n_threads=1,
+              Workspace workspace=None):
+    """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
+    arguments), bit-identical to them, but without storing the weight gradient.
+
+    Each thread computes the gradient rows of GRADIENT_ROWS visible units into a buffer
+    that stays in L1 and applies the momentum step to those rows of W and vel at once;
+    writing and re-reading a 1.5 MB dW (784 x 500 float32) cost about 0.4 ms per
+    mini-batch, as much as the gradient itself.  Returns False if any parameter became
+    non-finite.
+    """
+    cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i, b, r1
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
+                streams)
+    if (vel_W.shape[0] != D or vel_W.shape[1] != M or vel_vbias.shape[0] != D
+            or vel_hbias.shape[0] != M):
+        raise ValueError("velocity shapes do not match W")
+    if B == 0:
+        return True
+    dt = np.float32 if floating is float else np.float64
+    cdef Workspace ws = _checked_workspace(workspace, B, D, M, dt, n_threads)
+    cdef Scratch *s = &ws.s
+    cdef floating lr = <floating> learning_rate, mom = <floating> momentum
+    cdef floating wd = <floating> weight_decay, sc = <floating> scale
+    cdef Py_ssize_t VL = 64 // sizeof(floating), nv = (M + VL - 1) // VL
+    cdef Py_ssize_t n_blocks = (D + GRADIENT_ROWS - 1) // GRADIENT_ROWS
+    cdef int nt = cap_threads(n_threads, n_blocks // 2), t
+    cdef int bad = 0
+    cdef floating *buf
+    cdef floating *dvb = <floating *> ws.s.act_v      # batch x ldv >= n_visible, free now
+    with nogil:
+        cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
+                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+        # each thread: contiguous runs of GRADIENT_ROWS visible units, all columns
+        for t in prange(nt, num_threads=nt, schedule='static'):
+            buf = <floating *> s.panels[t]
+            for b in range(t * n_blocks // nt, (t + 1) * n_blocks // nt):
+                r1 = min((b + 1) * GRADIENT_ROWS, D)
+                gradient_rows(s, b * GRADIENT_ROWS, r1, 0, nv, M, buf, s.ldh)
+                for i in range(b * GRADIENT_ROWS, r1):
+                    bad += 1 - momentum_row(&W[i, 0], &vel_W[i, 0],
+                                            buf + (i - b * GRADIENT_ROWS) * s.ldh, M,
+                                            lr, mom, wd, sc)
+        for i in range(D):
+            dvb[i] = <floating> (s.npos[i] - s.nneg[i])
+        bad = bad + update_biases(&vbias[0], &vel_vbias[0], dvb, D, &hbias[0], &vel_hbias[0],
+                                  <floating *> s.hsum, M, lr, mom, sc)
+    return bad == 0
 
 
 def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
@@ -489,33 +872,116 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
                  double scale, int n_threads=1):
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
-    Weight decay (L2) applies to W only.  WT is refreshed.  Returns False if any
-    parameter became non-finite (the caller then restores its last good state).
+    Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
+    (``cd_statistics`` does not need it).  Returns False if any parameter became
+    non-finite (the caller then restores its last good state).
     """
-    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i, j
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i
+    if (dW.shape[0] != D or dW.shape[1] != M or vel_W.shape[0] != D or vel_W.shape[1] != M
+            or vbias.shape[0] != D or dvbias.shape[0] != D or vel_vbias.shape[0] != D
+            or hbias.shape[0] != M or dhbias.shape[0] != M or vel_hbias.shape[0] != M):
+        raise ValueError("parameter, gradient and velocity shapes do not match")
+    cdef bint refresh = WT is not None
+    if refresh and (WT.shape[0] != M or WT.shape[1] != D):
+        raise ValueError("WT must be n_hidden x n_visible")
     cdef floating lr = <floating> learning_rate, mom = <floating> momentum
     cdef floating wd = <floating> weight_decay, sc = <floating> scale
-    cdef floating x
     cdef int bad = 0
-    cdef uint8_t[::1] row_bad = np.zeros(D, dtype=np.uint8)
+    if D == 0 or M == 0:
+        return True
     with nogil:
         for i in prange(D, num_threads=cap_threads(n_threads, D // 16), schedule='static'):
-            for j in range(M):
-                vel_W[i, j] = mom * vel_W[i, j] + lr * (sc * dW[i, j] - wd * W[i, j])
-                W[i, j] = W[i, j] + vel_W[i, j]
-            for j in range(M):
-                if not isfinite(W[i, j]):
-                    row_bad[i] = 1
-                    break
-        for i in range(D):
-            vel_vbias[i] = mom * vel_vbias[i] + lr * sc * dvbias[i]
-            vbias[i] = vbias[i] + vel_vbias[i]
-            if row_bad[i] or not isfinite(vbias[i]):
-                bad = 1
-        for j in range(M):
-            vel_hbias[j] = mom * vel_hbias[j] + lr * sc * dhbias[j]
-            hbias[j] = hbias[j] + vel_hbias[j]
-            if not isfinite(hbias[j]):
-                bad = 1
-        transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
-    return not bad
+            bad += 1 - momentum_row(&W[i, 0], &vel_W[i, 0], &dW[i, 0], M, lr, mom, wd, sc)
+        bad = bad + update_biases(&vbias[0], &vel_vbias[0], &dvbias[0], D, &hbias[0],
+                                  &vel_hbias[0], &dhbias[0], M, lr, mom, sc)
+        if refresh:
+            transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
+    return bad == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Test hooks: the step kernels on plain arrays, for tests/test_kernels.py
+# ---------------------------------------------------------------------------------------
+
+def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
+             bint transposed=False, int n_threads=1, bint expit=False):
+    """(bias + states @ S, whether subset tables were used), through padded_product
+    (sigma of it with ``expit``).
+
+    S is n_src x n_cols; with ``transposed`` it is given as W = S.T (n_cols x n_src) and
+    read through the block-by-block transpose.
+    """
+    cdef Py_ssize_t n_rows = states.shape[0], n_src = states.shape[1]
+    cdef Py_ssize_t n_cols = S.shape[0] if transposed else S.shape[1]
+    if (S.shape[1] if transposed else S.shape[0]) != n_src or bias.shape[0] != n_cols:
+        raise ValueError("shapes do not match")
+    if n_rows == 0 or n_src == 0 or n_cols == 0:
+        return np.tile(np.asarray(bias), (n_rows, 1)), False
+    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n_cols, f), i
+    cdef int nt = max(1, n_threads)
+    keep = []
+    cdef floating *A = <floating *> _aligned(keep, n_src * ld * f)
+    cdef floating *b = <floating *> _aligned(keep, ld * f)
+    cdef floating *out = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
+    cdef int32_t *idx = <int32_t *> _aligned(keep, n_rows * n_src * sizeof(int32_t))
+    cdef int32_t *cnt = <int32_t *> _aligned(keep, n_rows * sizeof(int32_t))
+    cdef uint8_t *codes = <uint8_t *> _aligned(keep, n_rows * ((n_src + 3) // 4))
+    cdef char **panels = <char **> _aligned(keep, nt * sizeof(char *))
+    for i in range(nt):
+        panels[i] = _aligned(keep, n_src * 4 * 64)
+    if not transposed:
+        for i in range(n_src):
+            memcpy(A + i * ld, &S[i, 0], n_cols * f)
+    memcpy(b, &bias[0], n_cols * f)
+    with nogil:
+        active_lists(&states[0, 0], n_rows, n_src, idx, cnt, n_threads)
+        padded_product(out, ld, b, A, ld, &S[0, 0], S.shape[1],
+                       SOURCE_TRANSPOSE if transposed else SOURCE_PADDED, n_src, n_cols,
+                       &states[0, 0], idx, cnt, codes, panels, n_rows, expit, n_threads)
+    dense = use_subset_tables(cnt, n_rows, n_src)
+    dt = np.float32 if floating is float else np.float64
+    result = np.empty((n_rows, n_cols), dtype=dt)
+    cdef floating[:, ::1] r = result
+    for i in range(n_rows):
+        memcpy(&r[i, 0], out + i * ld, n_cols * f)
+    return result, dense
+
+
+def _expit(const floating[::1] x):
+    """sigma(x) through the vectorized cyrbm_expit."""
+    cdef Py_ssize_t n = x.shape[0], VL = 64 // sizeof(floating)
+    keep = []
+    cdef floating *buf = <floating *> _aligned(keep, ((n + VL - 1) // VL * VL + VL) * sizeof(floating))
+    if n:
+        memcpy(buf, &x[0], n * sizeof(floating))
+    if floating is float:
+        cyrbm_expit_f32(buf, (n + VL - 1) // VL * VL)
+    else:
+        cyrbm_expit_f64(buf, (n + VL - 1) // VL * VL)
+    out = np.empty(n, dtype=np.float32 if floating is float else np.float64)
+    cdef floating[::1] o = out
+    if n:
+        memcpy(&o[0], buf, n * sizeof(floating))
+    return out
+
+
+def _bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads=1):
+    """(states, lists) for Bernoulli(P) rows through padded_sample; row r uses stream r
+    (advanced in place).  lists[r] are the active units of row r."""
+    cdef Py_ssize_t n_rows = P.shape[0], n = P.shape[1], i
+    _check_streams(streams, n_rows)
+    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n, f)
+    keep = []
+    cdef floating *buf = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
+    cdef int32_t *cnt = <int32_t *> _aligned(keep, max(n_rows, 1) * sizeof(int32_t))
+    states = np.zeros((n_rows, n), dtype=np.uint8)
+    idx = np.zeros((n_rows, n), dtype=np.int32)
+    cdef uint8_t[:, ::1] st = states
+    cdef int32_t[:, ::1] ix = idx
+    for i in range(n_rows):
+        memcpy(buf + i * ld, &P[i, 0], n * f)
+    if n_rows > 0 and n > 0:
+        with nogil:
+            padded_sample(buf, ld, n, n_rows, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
+                          &ix[0, 0], cnt, n_threads)
+    return states, [idx[i, :cnt[i]].copy() for i in range(n_rows)]

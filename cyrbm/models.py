@@ -69,7 +69,7 @@ class RBM:
         W = scale * rng.standard_normal((int(n_visible), int(n_hidden)))
         vbias = np.zeros(int(n_visible))
         if data is not None:
-            p = np.clip(np.asarray(data, dtype=np.float64).mean(axis=0), 1e-3, 1 - 1e-3)
+            p = np.clip(np.asarray(data).mean(axis=0, dtype=np.float64), 1e-3, 1 - 1e-3)
             vbias = np.log(p / (1 - p))
         return cls(W, vbias, np.zeros(int(n_hidden)), dtype=dtype)
 

@@ -235,10 +235,7 @@ class Trainer:
         model, B, T = state["model"], self.batch_size, self.threads
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
-        WT = _gibbs.transposed(model.W, T)
-        dW = np.empty_like(model.W)
-        dvb = np.empty_like(model.vbias)
-        dhb = np.empty_like(model.hbias)
+        workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         persistent = self.method == "pcd"
         chains = state["chains"] if persistent else np.empty((B, model.n_visible), np.uint8)
         monitor = None
@@ -262,12 +259,12 @@ class Trainer:
                 while state["batch"] < n_batches:
                     b = state["batch"]
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
-                    _gibbs.cd_statistics(model.W, WT, model.vbias, model.hbias, batch, chains,
-                                         persistent, k, state["streams"], dW, dvb, dhb, T)
                     lr = self.learning_rate_at(state["n_updates"])
-                    ok = _gibbs.apply_update(model.W, WT, model.vbias, model.hbias, dW, dvb, dhb,
-                                             state["vel_W"], state["vel_vbias"], state["vel_hbias"],
-                                             lr, self.momentum, self.weight_decay, 1.0 / B, T)
+                    # cd_statistics + apply_update in one pass (bit-identical to them)
+                    ok = _gibbs.cd_update(model.W, model.vbias, model.hbias, batch, chains,
+                                          persistent, k, state["streams"], state["vel_W"],
+                                          state["vel_vbias"], state["vel_hbias"], lr, self.momentum,
+                                          self.weight_decay, 1.0 / B, T, workspace=workspace)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
