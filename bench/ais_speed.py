@@ -15,9 +15,21 @@ bundled 8x8 digits (bench/mnistlike.py; MNIST itself is not available offline), 
 in bench/.cache.  ``--fraction F`` keeps every (1/F)-th beta of the schedule (bigger
 steps flip more units per step, which favours the dense programs).
 
-    python bench/ais_speed.py [--fraction F] [--threads T] [--runs R] [--skip-numpy]
+Usage:
+  ais_speed.py [--fraction F] [--runs R] [--hidden H] [--threads T] [--skip-numpy]
+               [--model FILE]
+
+Options:
+  --fraction F   Share of the paper's betas to keep [default: 1.0].
+  --runs R       AIS runs [default: 100].
+  --hidden H     Hidden units of the benchmark model [default: 500].
+  --threads T    cyrbm threads (default: all cores).
+  --skip-numpy   Skip the (slow) NumPy reference.
+  --model FILE   Model file (default: trained once and cached in bench/.cache).
 """
-import argparse
+from types import SimpleNamespace
+
+from docopt import docopt
 import os
 import sys
 import time
@@ -106,15 +118,12 @@ def blas_info():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fraction", type=float, default=1.0,
-                    help="run the first FRACTION of the 14,500-beta schedule (default 1)")
-    ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--hidden", type=int, default=500)
-    ap.add_argument("--threads", type=int, default=None, help="cyrbm threads (default all)")
-    ap.add_argument("--skip-numpy", action="store_true", help="skip the (slow) NumPy reference")
-    ap.add_argument("--model", default=None, help="model file (default: trained and cached)")
-    args = ap.parse_args(argv)
+    opts = docopt(__doc__, argv=argv)
+    args = SimpleNamespace(
+        fraction=float(opts["--fraction"]), runs=int(opts["--runs"]),
+        hidden=int(opts["--hidden"]),
+        threads=None if opts["--threads"] is None else int(opts["--threads"]),
+        skip_numpy=opts["--skip-numpy"], model=opts["--model"])
 
     data = mnistlike(10000, seed=0)
     path = args.model or os.path.join(HERE, ".cache", f"rbm784x{args.hidden}_cd1.npz")
