@@ -107,20 +107,6 @@ def test_exact_refuses_too_large_with_an_estimate():
     assert "2^40" in msg and "limit is 30" in msg and "about" in msg
 
 
-@pytest.mark.slow
-def test_exact_784x20_under_two_seconds():
-    rng = np.random.default_rng(0)
-    model = RBM(0.1 * rng.standard_normal((784, 20)), rng.normal(-1, 1, 784),
-                rng.standard_normal(20), dtype=np.float32)
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        exact_log_partition(model)
-        best = min(best, time.perf_counter() - t0)
-    print(f"exact ln Z of a 784 x 20 RBM: {best:.3f} s")
-    assert best < 2.0
-
-
 # ---------------------------------------------------------------- kernel vs reference
 def reference_ais(model, bA, betas, seed, runs):
     """AIS from a base rate in plain NumPy, drawing the same random numbers as the
