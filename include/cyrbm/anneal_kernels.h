@@ -105,6 +105,7 @@ typedef struct {
     const void *WA, *WAT, *aA, *bA; /* D x ldA, nA x ldV, ldA, ldV (bA: base biases) */
     const void *WB, *WBT, *aB, *bB; /* D x ldB, nB x ldV, ldB, ldV */
     const double *dbias;            /* ldV: bA - bB in float64 */
+    double xboundA, xboundB;        /* bounds on |x| = |W^T v + a| over all v and units */
 } cyrbm_ais_pair;
 
 /* The state of R runs (row r of each array belongs to run r). */
@@ -122,6 +123,8 @@ typedef struct {
     uint64_t *rng;                  /* R x 32: the runs' random streams */
     int32_t *cur;                   /* R x cur_stride scratch: tile bounds of the lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(max(D, nA, nB) / tile rows) + 2) */
+    int32_t *xs_counts;             /* R x 2 (D + 1) scratch of the row-by-row update of x */
+    int32_t *xs_entries;            /* R x 2 D scratch */
 } cyrbm_ais_state;
 
 /* ------------------------------------------------------------------------------------
