@@ -14,9 +14,10 @@ from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchEr
 from cyrbm.models import RBM  # noqa: E402
 from cyrbm.training import Trainer  # noqa: E402
 from cyrbm.datasets import load_data, check_binary, train_test_split  # noqa: E402
+from cyrbm.annealing import Annealer, AISResult, exact_log_partition  # noqa: E402
 
 __all__ = [
-    "RBM", "Trainer", "load_data", "check_binary", "train_test_split", "show_config",
+    "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
     "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
 ]

@@ -204,7 +204,7 @@ cdef class AISEngine:
         chunk = CYRBM_AK_CHUNK_BYTES // dtype.itemsize
 
         def blocked(x, shape):
-            # column chunks, each stored row-major (see cyrbm_ak_scatter)
+            # column chunks, each stored row-major (see cyrbm_ak_update)
             full = padded(x, shape)
             if full.shape[1] == 0 or shape[1] == 0:
                 return full

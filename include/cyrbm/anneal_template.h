@@ -567,7 +567,7 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
 
 /* Visible half-step at beta for runs [r0, r1) from the current inputs.  With no hidden
  * units in A and beta = 0 it draws exact independent samples from the base-rate model
- * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next cyrbm_ais_run call must set
+ * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next cyrbm_ais_block call must set
  * force_refresh (the inputs were not kept up to date with these flips' history). */
 CYRBM_AK_CLONES static void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                                   ptrdiff_t r0, ptrdiff_t r1, double beta) {
