@@ -204,7 +204,7 @@ cdef class AISEngine:
         chunk = CYRBM_AK_CHUNK_BYTES // dtype.itemsize
 
         def blocked(x, shape):
-            # column chunks, each stored row-major (see cyrbm_ak_scatter)
+            # column chunks, each stored row-major (see cyrbm_ak_update)
             full = padded(x, shape)
             if full.shape[1] == 0 or shape[1] == 0:
                 return full
@@ -212,11 +212,11 @@ cdef class AISEngine:
             return np.ascontiguousarray(np.concatenate(parts))
 
         A = self.arrays = {}
-        A["WA"] = blocked(WA, (D, ldA))
+        A["WA"] = padded(WA, (D, ldA))          # row-major: x is updated row by row
         A["WAT"] = blocked(WA.T, (nA, ldV))
         A["aA"] = padded(aA, (ldA,))
         A["bA"] = padded(bA, (ldV,))
-        A["WB"] = blocked(WB, (D, ldB))
+        A["WB"] = padded(WB, (D, ldB))
         A["WBT"] = blocked(WB.T, (nB, ldV))
         A["aB"] = padded(aB, (ldB,))
         A["bB"] = padded(bB, (ldV,))
@@ -242,6 +242,8 @@ cdef class AISEngine:
         tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
         cur_stride = 2 * (-(-max(D, nA, nB, 1) // tile_rows) + 2)
         A["cur"] = np.zeros(R * cur_stride, dtype=np.int32)
+        A["xs_counts"] = np.zeros(R * 2 * (D + 1), dtype=np.int32)
+        A["xs_entries"] = np.zeros(R * 2 * D, dtype=np.int32)
 
         self.pair.D, self.pair.nA, self.pair.nB = D, nA, nB
         self.pair.ldV, self.pair.ldA, self.pair.ldB = ldV, ldA, ldB
@@ -254,6 +256,9 @@ cdef class AISEngine:
         self.pair.aB = _ptr(A["aB"])
         self.pair.bB = _ptr(A["bB"])
         self.pair.dbias = <const double *> _ptr(A["dbias"])
+        # |x_j| <= |a_j| + sum_i |W_ij| for every 0/1 v (of the stored values; +1% margin)
+        self.pair.xboundA = _xbound(A["WA"][:D, :nA], A["aA"][:nA])
+        self.pair.xboundB = _xbound(A["WB"][:D, :nB], A["aB"][:nB])
         self.st.v = <uint8_t *> _ptr(A["v"])
         self.st.hA = <uint8_t *> _ptr(A["hA"])
         self.st.hB = <uint8_t *> _ptr(A["hB"])
@@ -278,6 +283,8 @@ cdef class AISEngine:
         self.st.rng = <uint64_t *> _ptr(A["rng"])
         self.st.cur = <int32_t *> _ptr(A["cur"])
         self.st.cur_stride = cur_stride
+        self.st.xs_counts = <int32_t *> _ptr(A["xs_counts"])
+        self.st.xs_entries = <int32_t *> _ptr(A["xs_entries"])
 
     # ------------------------------------------------------------------ states
     @property
@@ -340,6 +347,13 @@ cdef class AISEngine:
                           self.n_threads)
         finally:
             self.pair.nB = saved
+
+
+def _xbound(W, a):
+    if W.size == 0:
+        return 0.0
+    b = np.abs(np.asarray(a, dtype=np.float64)) + np.abs(np.asarray(W, dtype=np.float64)).sum(axis=0)
+    return float(b.max()) * 1.01 + 1e-6
 
 
 cdef void *_ptr(object arr) except NULL:

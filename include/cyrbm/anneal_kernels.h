@@ -1,42 +1,51 @@
 /* Annealed importance sampling and exact partition functions: cyrbm's C kernels.
  *
- * Two kernels, both on raw buffers and free of the Python runtime (callable without the
- * GIL, from any number of threads, each thread on its own runs or chunks):
+ * Two kernels on raw buffers, free of the Python runtime (callable without the GIL, from
+ * any number of threads, each thread on its own runs or chunks):
  *
- *  - cyrbm_ais_run_f32 / _f64: AIS runs between two RBMs A and B sharing their visible
- *    layer (Salakhutdinov & Murray 2008, Eq. 13-17; A may have no hidden units, which
- *    is the base-rate model of Eq. 18).  The runs' visible and hidden states move by
+ *  - cyrbm_ais_block_f32 / _f64 (anneal_template.h): AIS runs between two RBMs A and B
+ *    sharing their visible layer (Salakhutdinov & Murray 2008, Eq. 13-17; A may have no
+ *    hidden units, which is the base-rate model of Eq. 18).  The runs' states move by
  *    block Gibbs transitions at each inverse temperature beta_k and accumulate their log
- *    importance weights in float64.
+ *    importance weights in float64.  cyrbm_ais_visible_*: a visible half-step alone
+ *    (exact samples from the base-rate model).
  *
- *  - cyrbm_exact_chunk: ln sum over a contiguous range of states of the smaller layer,
- *    visited in Gray-code order, of the unnormalized log-probability with the other
- *    layer summed out, as a (max, sum of exp(f - max)) pair.
+ *  - cyrbm_exact_chunk: a contiguous range of the states of the smaller layer, visited in
+ *    Gray-code order, of ln p* with the other layer summed out, as a (max, sum of
+ *    exp(f - max)) pair; chunks of a fixed size are combined in a fixed order.
  *
- * Speed.  Neighbouring betas change few units, so each run keeps its hidden
- * pre-activations x = W^T v + a and visible inputs u = W h and updates them by the
- * weight rows of the units that flipped, recomputing them exactly every `refresh`
- * steps (bounds float32 drift).  A thread takes a block of runs through every step in
- * lockstep, a column block of weights at a time, so the block stays in L2 cache while
- * all its runs use it.  Softplus and logistic functions use a vectorized exp (below:
- * range reduction and a Taylor polynomial, accurate to about 2 ulp, no lookup tables).
- * The sum over j of softplus(c x_j) is max-part + log prod_j (1 + exp(-c |x_j|)): one
- * exp per unit and one log per run and step.  On x86-64 Linux with GCC the hot functions
- * are compiled for AVX-512, AVX2 and the baseline and the loader picks one for the
- * running CPU (function multiversioning; define CYRBM_NO_CLONES to turn it off).
- * Floating-point contraction stays off (-std=c99), so every clone gives the same bits.
+ * Speed.  Neighbouring betas change few units, so each run keeps its hidden inputs
+ * x = W^T v + a and its visible inputs u = W h and updates them by the weight rows of the
+ * units that flipped, recomputing them exactly every `refresh_every` steps (bounds float32
+ * drift).  The few visible flips are applied row by row (each row of W streamed once per
+ * step for all the runs of a thread); the many hidden flips are summed per run in register
+ * accumulators from W^T stored in 128-byte column chunks, taken in L1-sized tiles of rows
+ * that every run of the thread uses while they are in cache.  Threads take disjoint
+ * blocks of runs through all the steps with no synchronisation.
+ * Softplus and logistic functions use a vectorized exp (range reduction and a Taylor
+ * polynomial evaluated by Estrin's scheme, about 2 ulp, no lookup tables).  The sum over
+ * j of softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products
+ * kept as mantissa x 2^exponent: one exp per unit and one log per run and step; the
+ * second exp of a log-weight increment, at the previous beta, is the first times a short
+ * exact series when the step is small.  On x86-64 Linux with GCC the hot functions are
+ * compiled for AVX-512, AVX2 and the baseline and the loader picks one for the running CPU
+ * (function multiversioning; define CYRBM_NO_CLONES to turn it off); a plain-C fallback
+ * (also selected by CYRBM_AK_NO_VECTOR) does the same arithmetic lane by lane.
+ * Floating-point contraction stays off (-std=c99), so the clones give the same bits.
  *
  * Determinism.  Run r draws only from its own random streams (8 interleaved
- * xoshiro256++ lanes, 32 words in rng[r*32 ...], lane-major: word w of lane l at
- * w*8+l), in an order fixed by the layer sizes: per step, each hidden layer takes
- * ceil(n/8) draws of 8 lanes (one float64 uniform per unit) and the visible layer
- * ceil(D/16) draws (two float32 uniforms per lane) for float32 models or ceil(D/8) for
- * float64 ones.  Block sizes are constants.  So results do not depend on the number of
- * threads or on how runs are grouped.
+ * xoshiro256++ lanes, 32 words at rng + 32 r, word w of lane l at w*8 + l), in an order
+ * fixed by the layer sizes: per half-step, each hidden layer takes ceil(n/8) draws of the
+ * 8 lanes (one float64 uniform per unit: unit u uses lane u % 8 of draw u / 8) and the
+ * visible layer ceil(D/16) draws (two float32 uniforms per lane) for float32 models or
+ * ceil(D/8) for float64 ones.  A unit turns on when u (1 + t) < (y >= 0 ? 1 : t), t =
+ * exp(-|y|), i.e. u < sigma(y).  Block and tile sizes are constants.  So results do not
+ * depend on the number of threads or on how runs are grouped.
  *
- * Memory layout (all C order).  Matrices and per-run rows are padded with zeros to a
- * multiple of 16 columns (CYRBM_AK_PAD): WA is D x ldA, WAT is nA x ldV, and so on,
- * where ldV = pad(D), ldA = pad(nA), ldB = pad(nB). */
+ * Memory layout (all C order).  Per-run rows are padded with zeros to an odd multiple of
+ * 16 elements (ldV, ldA, ldB; odd so that many runs' rows do not share cache sets).  WA
+ * and WB are row-major D x ldA / D x ldB; WAT and WBT (nA x ldV, nB x ldV) are stored in
+ * column chunks of CYRBM_AK_CHUNK_BYTES, each chunk row-major (see cyrbm_ak_update). */
 #ifndef CYRBM_ANNEAL_KERNELS_H
 #define CYRBM_ANNEAL_KERNELS_H
 
@@ -105,6 +114,7 @@ typedef struct {
     const void *WA, *WAT, *aA, *bA; /* D x ldA, nA x ldV, ldA, ldV (bA: base biases) */
     const void *WB, *WBT, *aB, *bB; /* D x ldB, nB x ldV, ldB, ldV */
     const double *dbias;            /* ldV: bA - bB in float64 */
+    double xboundA, xboundB;        /* bounds on |x| = |W^T v + a| over all v and units */
 } cyrbm_ais_pair;
 
 /* The state of R runs (row r of each array belongs to run r). */
@@ -122,6 +132,8 @@ typedef struct {
     uint64_t *rng;                  /* R x 32: the runs' random streams */
     int32_t *cur;                   /* R x cur_stride scratch: tile bounds of the lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(max(D, nA, nB) / tile rows) + 2) */
+    int32_t *xs_counts;             /* R x 2 (D + 1) scratch of the row-by-row update of x */
+    int32_t *xs_entries;            /* R x 2 D scratch */
 } cyrbm_ais_state;
 
 /* ------------------------------------------------------------------------------------

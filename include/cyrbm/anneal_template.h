@@ -188,6 +188,73 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t
     }
 }
 
+/* Bring the inputs of runs [r0, r1) up to date with few flipped units, row by row:
+ *   for each unit i in ascending order, out[r, :] += W[i, :] for the runs r in which i
+ *   turned on and -= for those in which it turned off,
+ * W row-major (nrows x ld).  Each row is read once per call and streams from memory in
+ * order, which is what matters when the flips are few and the rows many (the hidden
+ * inputs x, updated by the few visible units that flip).  On refresh, out[r, :] starts
+ * from init and the "on" lists hold the active units.  Each run's updates come in
+ * ascending row order, whatever runs share the call.  Scratch: counts, 2 (nrows + 1)
+ * ints, and entries, 2 (r1 - r0) nrows ints. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_scatter_rows)(const T *W, ptrdiff_t nrows, ptrdiff_t ld,
+                                               const int32_t *on, const int32_t *non,
+                                               const int32_t *off, const int32_t *noff,
+                                               ptrdiff_t ldl, T *out, ptrdiff_t ldo,
+                                               ptrdiff_t r0, ptrdiff_t r1, int refresh,
+                                               const T *init, int32_t *counts,
+                                               int32_t *entries) {
+    int32_t *son = counts, *soff = counts + (nrows + 1);
+    int32_t *eon = entries, *eoff = entries + (r1 - r0) * nrows;
+    ptrdiff_t i, r, q, e, c;
+    memset(counts, 0, (size_t)(2 * (nrows + 1)) * sizeof(int32_t));
+    for (r = r0; r < r1; r++) {
+        const int32_t *l = on + r * ldl, *f = off + r * ldl;
+        if (refresh) memcpy(out + r * ldo, init, (size_t)ld * sizeof(T));
+        for (q = 0; q < non[r]; q++) son[l[q] + 1]++;
+        for (q = 0; q < noff[r]; q++) soff[f[q] + 1]++;
+    }
+    for (i = 0; i < nrows; i++) {
+        son[i + 1] += son[i];
+        soff[i + 1] += soff[i];
+    }
+    for (r = r0; r < r1; r++) {      /* fill (son[i] / soff[i] advance to the next start) */
+        const int32_t *l = on + r * ldl, *f = off + r * ldl;
+        for (q = 0; q < non[r]; q++) eon[son[l[q]]++] = (int32_t)r;
+        for (q = 0; q < noff[r]; q++) eoff[soff[f[q]]++] = (int32_t)r;
+    }
+    /* now son[i] is the end of unit i's entries and the start of unit i+1's */
+    {
+        int32_t b_on = 0, b_off = 0;
+        for (i = 0; i < nrows; i++) {
+            const int32_t e_on = son[i], e_off = soff[i];
+            const T *w = W + i * ld;
+            if (e_on == b_on && e_off == b_off) continue;
+#if CYRBM_AK_VECTOR
+            for (e = b_on; e < e_on; e++) {
+                T *o = out + (ptrdiff_t)eon[e] * ldo;
+                for (c = 0; c < ld; c += VL) VST(o + c, VLD(o + c) + VLD(w + c));
+            }
+            for (e = b_off; e < e_off; e++) {
+                T *o = out + (ptrdiff_t)eoff[e] * ldo;
+                for (c = 0; c < ld; c += VL) VST(o + c, VLD(o + c) - VLD(w + c));
+            }
+#else
+            for (e = b_on; e < e_on; e++) {
+                T *o = out + (ptrdiff_t)eon[e] * ldo;
+                for (c = 0; c < ld; c++) o[c] += w[c];
+            }
+            for (e = b_off; e < e_off; e++) {
+                T *o = out + (ptrdiff_t)eoff[e] * ldo;
+                for (c = 0; c < ld; c++) o[c] -= w[c];
+            }
+#endif
+            b_on = e_on;
+            b_off = e_off;
+        }
+    }
+}
+
 /* Hidden half of step k for run r, once its pre-activations x are current:
  *   weights:    the log-weight increment ln p*_k(v) - ln p*_{k-1}(v), added to logw[r];
  *   transition: hA ~ Bernoulli(sigma((1-beta_k) xA)), hB ~ Bernoulli(sigma(beta_k xB))
@@ -219,6 +286,11 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
         int32_t *foff = (L == 0 ? S->hlistA_off : S->hlistB_off) + r * ld;
         int32_t non = 0, noff = 0;
         const double cp = L == 0 ? 1.0 - bp : bp, cc = L == 0 ? 1.0 - bc : bc;
+        /* exp(-cp |x|) = exp(-cc |x|) exp(d), d = (cc - cp) |x|: when |d| <= 1/64 for every
+         * unit (|x| is at most xbound), exp(d) by its Taylor polynomial of degree 6
+         * (remainder < 5e-17) instead of a second full exp */
+        const double dc = cc - cp;
+        const int series = weights && fabs(dc) * (L == 0 ? P->xboundA : P->xboundB) <= 0.015625;
         double relu = 0.0, Pp = 1.0, Ep = 0.0, Pc = 1.0, Ec = 0.0;
         ptrdiff_t j0, j;
         if (n == 0) continue;
@@ -245,8 +317,15 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
                     /* exp(-c |x|), 0 in lanes past the layer's end */
                     const cyrbm_v8d ec = (cyrbm_v8d)((cyrbm_v8l)cyrbm_ak_exp8d(cc * na) & valid);
                     if (weights) {
-                        const cyrbm_v8d ep =
-                            (cyrbm_v8d)((cyrbm_v8l)cyrbm_ak_exp8d(cp * na) & valid);
+                        cyrbm_v8d ep;
+                        if (series) {
+                            const cyrbm_v8d d = dc * (zero - na), d2 = d * d;
+                            ep = ec * (((1.0 + d) + d2 * (0.5 + d * (1.0 / 6.0))) +
+                                       (d2 * d2) * ((1.0 / 24.0 + d * (1.0 / 120.0)) +
+                                                    d2 * (1.0 / 720.0)));
+                        } else {
+                            ep = (cyrbm_v8d)((cyrbm_v8l)cyrbm_ak_exp8d(cp * na) & valid);
+                        }
                         rl += (cyrbm_v8d)((xd > 0.0) & (cyrbm_v8l)xd);
                         pp *= 1.0 + ep;
                         pc *= 1.0 + ec;
@@ -303,7 +382,16 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
                         if (weights) {
                             rl[l] += xd > 0.0 ? xd : 0.0;
                             if (valid) {
-                                pp[l] *= 1.0 + cyrbm_ak_exp_scalar(cp * na);
+                                double ep;
+                                if (series) {
+                                    const double d = dc * (-na), d2 = d * d;
+                                    ep = ec * (((1.0 + d) + d2 * (0.5 + d * (1.0 / 6.0))) +
+                                               (d2 * d2) * ((1.0 / 24.0 + d * (1.0 / 120.0)) +
+                                                            d2 * (1.0 / 720.0)));
+                                } else {
+                                    ep = cyrbm_ak_exp_scalar(cp * na);
+                                }
+                                pp[l] *= 1.0 + ep;
                                 pc[l] *= 1.0 + ec;
                             }
                         }
@@ -479,7 +567,7 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
 
 /* Visible half-step at beta for runs [r0, r1) from the current inputs.  With no hidden
  * units in A and beta = 0 it draws exact independent samples from the base-rate model
- * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next cyrbm_ais_run call must set
+ * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next cyrbm_ais_block call must set
  * force_refresh (the inputs were not kept up to date with these flips' history). */
 CYRBM_AK_CLONES static void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                                   ptrdiff_t r0, ptrdiff_t r1, double beta) {
@@ -517,6 +605,7 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const ptrdiff_t vtile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
     int32_t *cur = S->cur + r0 * S->cur_stride;
+    int32_t *counts = S->xs_counts + r0 * 2 * (D + 1), *entries = S->xs_entries + r0 * 2 * D;
     ptrdiff_t k, r;
     for (k = k0; k < k1; k++) {
         const double bc = betas[k], bp = weights ? betas[k - 1] : bc;
@@ -530,15 +619,15 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
             }
         }
         CYRBM_AK_PROF_START;
-        /* x += rows of W for the flipped visible units (few: one tile) */
+        /* x += rows of W for the flipped visible units (few: row by row) */
         if (nA > 0)
-            FN(cyrbm_ak_update)((const T *)P->WA, D, ldA, 0, S->vlist, S->nv, S->vlist_off,
-                                S->nv_off, ldV, (T *)S->xA, ldA, r0, r1, refresh,
-                                (const T *)P->aA, cur);
+            FN(cyrbm_ak_scatter_rows)((const T *)P->WA, D, ldA, S->vlist, S->nv,
+                                      S->vlist_off, S->nv_off, ldV, (T *)S->xA, ldA, r0, r1,
+                                      refresh, (const T *)P->aA, counts, entries);
         if (nB > 0)
-            FN(cyrbm_ak_update)((const T *)P->WB, D, ldB, 0, S->vlist, S->nv, S->vlist_off,
-                                S->nv_off, ldV, (T *)S->xB, ldB, r0, r1, refresh,
-                                (const T *)P->aB, cur);
+            FN(cyrbm_ak_scatter_rows)((const T *)P->WB, D, ldB, S->vlist, S->nv,
+                                      S->vlist_off, S->nv_off, ldV, (T *)S->xB, ldB, r0, r1,
+                                      refresh, (const T *)P->aB, counts, entries);
         CYRBM_AK_PROF_LAP(0);
         /* log weights and hidden draws */
         for (r = r0; r < r1; r++)
