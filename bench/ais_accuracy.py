@@ -7,9 +7,19 @@ paper's 14,500 betas from the data base rate, and prints the error in nats, the
 3-sigma interval and the average test log-probability both ways.  Also one ratio
 ln(Z_B / Z_A) between models with 20 and 25 hidden units against its exact value.
 
-    python bench/ais_accuracy.py [--hidden 20 25] [--runs 100] [--threads T]
+Usage:
+  ais_accuracy.py [--hidden LIST] [--runs R] [--threads T] [--train N] [--epochs E]
+
+Options:
+  --hidden LIST   Comma-separated hidden sizes [default: 20,25].
+  --runs R        AIS runs [default: 100].
+  --threads T     cyrbm threads (default: all cores).
+  --train N       Training images [default: 5000].
+  --epochs E      Training epochs [default: 10].
 """
-import argparse
+from types import SimpleNamespace
+
+from docopt import docopt
 import os
 import sys
 import time
@@ -26,13 +36,11 @@ from cyrbm.annealing import Annealer, exact_log_partition  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--hidden", type=int, nargs="+", default=[20, 25])
-    ap.add_argument("--runs", type=int, default=100)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--train", type=int, default=5000, help="training images")
-    ap.add_argument("--epochs", type=int, default=10)
-    args = ap.parse_args(argv)
+    o = docopt(__doc__, argv=argv)
+    args = SimpleNamespace(hidden=[int(h) for h in o["--hidden"].split(",")],
+                           runs=int(o["--runs"]),
+                           threads=None if o["--threads"] is None else int(o["--threads"]),
+                           train=int(o["--train"]), epochs=int(o["--epochs"]))
     X = mnistlike(args.train + 1000, seed=0)
     train, test = X[:args.train], X[args.train:]
     print(f"data: {train.shape[0]} training and {test.shape[0]} test MNIST-like images, "

@@ -15,7 +15,6 @@ from cyrbm.models import RBM  # noqa: E402
 from cyrbm.training import Trainer  # noqa: E402
 from cyrbm.annealing import Annealer, AISResult, exact_log_partition  # noqa: E402
 from cyrbm.datasets import load_data, check_binary, train_test_split  # noqa: E402
-from cyrbm.annealing import Annealer, AISResult, exact_log_partition  # noqa: E402
 
 __all__ = [
     "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
