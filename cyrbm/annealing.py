@@ -21,12 +21,12 @@ Here T_k is one block-Gibbs sweep of the tempered conditionals (Eq. 15-17).
 """
 import math
 import os
-import sys
 import time
 
 import numpy as np
 
 from cyrbm import _anneal
+from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams
 from cyrbm.datasets import check_binary
@@ -655,7 +655,7 @@ class Annealer:
     def _anneal(self, engine, desc):
         betas = self.betas
         K = betas.size - 1
-        bar = _progress_bar(self.progress, K, desc)
+        bar = progress_bar(self.progress, K, 0, desc, unit="beta")
         try:
             k = 1
             while k <= K:
@@ -679,16 +679,3 @@ def ais_streams(seed, runs, key=0):
     """
     s = make_streams(seed, "ais", 8 * runs, key)           # (8 runs, 4)
     return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))
-
-
-def _progress_bar(progress, total, desc):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="beta", leave=False, file=sys.stderr,
-                dynamic_ncols=True)

@@ -254,7 +254,7 @@ class Trainer:
                 order = _epoch_order(self.seed, epoch, n, n_batches * B)
                 t0 = time.perf_counter()
                 seconds_before = state.get("epoch_seconds", 0.0)
-                bar = _progress_bar(self.progress, n_batches, state["batch"],
+                bar = progress_bar(self.progress, n_batches, state["batch"],
                                     f"epoch {epoch + 1}/{self.epochs}")
                 while state["batch"] < n_batches:
                     b = state["batch"]
@@ -397,7 +397,9 @@ def _fingerprint(data):
     return f"{data.shape[0]}x{data.shape[1]}:{zlib.crc32(packed.tobytes()):08x}"
 
 
-def _progress_bar(progress, total, initial, desc):
+def progress_bar(progress, total, initial, desc, unit="batch"):
+    """A tqdm bar on stderr (None without tqdm, or when ``progress`` is false, or, for
+    None, when stderr is not a terminal)."""
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:
@@ -406,7 +408,7 @@ def _progress_bar(progress, total, initial, desc):
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, initial=initial, desc=desc, unit="batch", leave=False,
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, leave=False,
                 file=sys.stderr, dynamic_ncols=True)
 
 
