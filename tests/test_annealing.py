@@ -247,6 +247,26 @@ def test_identical_for_one_and_two_threads():
     np.testing.assert_array_equal(q1.log_weights, q2.log_weights)
 
 
+def test_chunking_of_the_schedule_does_not_change_results(small):
+    model, _, data = small
+    a = Annealer(runs=6, schedule="linear:300", seed=3, chunk=1000).log_partition(model, "data", data)
+    b = Annealer(runs=6, schedule="linear:300", seed=3, chunk=7).log_partition(model, "data", data)
+    np.testing.assert_array_equal(a.log_weights, b.log_weights)
+
+
+def test_two_betas_is_plain_importance_sampling(small):
+    # K = 1: w = p*(v) / p*_A(v) with v from the base rate (SM08 Eq. 8), still unbiased
+    model, log_z, data = small
+    res = Annealer(runs=20000, schedule=[0.0, 1.0], seed=9).log_partition(model, "data", data)
+    bA = base_rate_biases(data)
+    v = res.samples.astype(np.float64)
+    np.testing.assert_allclose(res.log_weights,
+                               log_p_star(1.0, v, bA, model) - log_p_star(0.0, v, bA, model),
+                               rtol=0, atol=1e-9)
+    w = np.exp(res.log_weights + res.log_Z_base - log_z)
+    assert abs(w.mean() - 1.0) < 4 * w.std(ddof=1) / math.sqrt(w.size)
+
+
 def test_same_seed_same_result_and_seeds_differ(small):
     model, _, _ = small
     a = Annealer(runs=4, schedule="linear:50", seed=1).log_partition(model)
