@@ -14,7 +14,7 @@ images built like this, one per (source digit, copy) pair:
 5. binarize stochastically, each pixel on with probability equal to its intensity, as
    Salakhutdinov & Murray (2008, Sec. 5) binarized MNIST.
 
-The result has about 19% of its pixels on (MNIST: 13%), digit-shaped strokes of
+The result has about 15% of its pixels on (MNIST: 13%), digit-shaped strokes of
 varying thickness and slant, noisy edges, and empty borders: the structure that makes
 trained RBM weights and AIS behave as they do on MNIST.  Everything is seeded.
 """
