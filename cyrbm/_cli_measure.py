@@ -7,17 +7,17 @@ docs/json_keys_ais.md); ``cyrbm.cli`` prints it.  Usage lines (in cli.py):
     cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--burn-in N] [--seed S] [--threads T] [--json]
     cyrbm logz MODEL --exact [--threads T] [--json]
 
-Defaults: --runs 100, --schedule paper, --seed 0, --burn-in 1000.  DATA is anything
+Defaults: --runs 100, --schedule paper, --seed 0, --burn-in 20000.  DATA is anything
 ``cyrbm.datasets.load_data`` reads (a file or a bundled data set such as "digits").
 Every user error is raised as a CyrbmError whose message is one sentence.
 """
 import time
 
-from cyrbm.annealing import AnnealingError, Annealer, exact_log_partition
+from cyrbm.annealing import RATIO_BURN_IN, AnnealingError, Annealer, exact_log_partition
 from cyrbm.datasets import load_data
 from cyrbm.models import RBM
 
-DEFAULTS = {"--runs": "100", "--schedule": "paper", "--seed": "0", "--burn-in": "1000"}
+DEFAULTS = {"--runs": "100", "--schedule": "paper", "--seed": "0", "--burn-in": str(RATIO_BURN_IN)}
 
 
 def _opt(args, key):

@@ -55,8 +55,9 @@ Options:
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: 100].
   --schedule SCHED           paper, linear:K, or a text file of betas [default: paper].
-  --burn-in N                Gibbs sweeps before the first sample from MODEL_A, and
-                             between samples [default: 1000].
+  --burn-in N                Gibbs sweeps before the first sample from MODEL_A: chains
+                             started at data need many on trained models
+                             [default: 20000].
   --exact                    Enumerate (the only method of logz).
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.
