@@ -31,7 +31,7 @@ print("headers at", inc)
 PY
 run-env/bin/cyrbm info
 run-env/bin/cyrbm train digits:train -o m.npz --hidden 25 --epochs 3 --no-progress
-if run-env/bin/python -c "import cyrbm._cli_measure" 2>/dev/null; then
-    run-env/bin/cyrbm ais m.npz --data digits:test --runs 16 --schedule linear:2000
-fi
+run-env/bin/cyrbm ais m.npz --data digits:test --base-data digits:train --runs 16 \
+    --schedule linear:2000
+run-env/bin/cyrbm logz m.npz --exact
 echo "wheel smoke test passed"
