@@ -19,8 +19,9 @@
  * units that flipped, recomputing them exactly every `refresh_every` steps (bounds float32
  * drift).  The few visible flips are applied row by row (each row of W streamed once per
  * step for all the runs of a thread); the many hidden flips are summed per run in register
- * accumulators from W^T stored in 128-byte column chunks, taken in L1-sized tiles of rows
- * that every run of the thread uses while they are in cache.  Threads take disjoint
+ * accumulators from W^T stored in 512-byte column chunks (8 vectors), each chunk's rows
+ * (up to 256 KB: L2 cache) used by every run of the thread while they are in cache, the
+ * rows a run needs prefetched a few entries ahead.  Threads take disjoint
  * blocks of runs through all the steps with no synchronisation.
  * Softplus and logistic functions use a vectorized exp (range reduction and a Taylor
  * polynomial evaluated by Estrin's scheme, about 2 ulp, no lookup tables).  The sum over
@@ -59,10 +60,13 @@
 #define CYRBM_AK_PAD 16          /* row padding, in elements */
 #define CYRBM_AK_BLOCK 128       /* hidden units per partial product (a multiple of 16) */
 #ifndef CYRBM_AK_CHUNK_BYTES
-#define CYRBM_AK_CHUNK_BYTES 128 /* weight matrices are stored in column chunks this wide */
+#define CYRBM_AK_CHUNK_BYTES 512 /* W^T is stored in column chunks this wide (8 vectors) */
 #endif
 #ifndef CYRBM_AK_TILE_BYTES
-#define CYRBM_AK_TILE_BYTES 16384 /* rows of a chunk taken at a time (L1 cache) */
+#define CYRBM_AK_TILE_BYTES 262144 /* rows of a chunk taken at a time (L2 cache) */
+#endif
+#ifndef CYRBM_AK_AHEAD
+#define CYRBM_AK_AHEAD 4         /* rows prefetched this many list entries ahead */
 #endif
 #define CYRBM_AK_RNG_WORDS 32    /* 8 lanes x 4 words of xoshiro256++ per run */
 
@@ -75,6 +79,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(CYRBM_AK_NO_VECTOR)
 #define CYRBM_AK_PREFETCH(p) __builtin_prefetch((p), 0, 2)
+#define CYRBM_AK_PREFETCH_L1(p) __builtin_prefetch((p), 0, 3)
 #define CYRBM_AK_VECTOR 1
 #define CYRBM_AK_INLINE static inline __attribute__((always_inline))
 #if !defined(__clang__)
@@ -83,6 +88,7 @@
 #endif
 #else
 #define CYRBM_AK_PREFETCH(p) ((void)(p))
+#define CYRBM_AK_PREFETCH_L1(p) ((void)(p))
 #define CYRBM_AK_VECTOR 0
 #define CYRBM_AK_INLINE static __inline
 #endif

@@ -37,11 +37,11 @@
  * W (nrows x ld) is stored in column chunks of CHUNK = CYRBM_AK_CHUNK_BYTES / sizeof(T)
  * columns, each chunk row-major: chunk b holds columns [b CHUNK, b CHUNK + w_b) of every
  * row, row i at offset b CHUNK nrows + i w_b.  Chunks are taken one at a time and their
- * rows in tiles of `tile` rows (about 16 KB: L1 cache), and every run of the block adds
+ * rows in tiles of `tile` rows (up to 256 KB: L2 cache), and every run of the block adds
  * the rows it needs from the tile while the tile is in cache.  Each run sums its rows in
- * register accumulators (even and odd list positions apart), adding each tile's partial
- * sums to out; the order of the arithmetic depends only on the lists and `tile`, not on
- * which runs share a thread. */
+ * register accumulators, in list order, adding each tile's partial sums to out; the order
+ * of the arithmetic depends only on the lists and `tile`, not on which runs share a
+ * thread. */
 CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
                                          ptrdiff_t tile, const int32_t *on,
                                          const int32_t *non, const int32_t *off,
@@ -96,90 +96,66 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t
                     qe = bd[t + 1];
                     if (qe == q) continue;
 #if CYRBM_AK_VECTOR
-                    if (wb == 4 * VL) {
+                    if (wb == 8 * VL) {
+                        /* a full chunk: the run's sum in 8 registers, rows prefetched
+                         * CYRBM_AK_AHEAD list entries ahead (they come from L2) */
                         const VT zero = {0};
                         VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-                        VT b0 = zero, b1 = zero, b2 = zero, b3 = zero;
-                        for (; q + 1 < qe; q += 2) {
+                        VT a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+                        for (; q < qe; q++) {
                             const T *w = blk + (ptrdiff_t)l[q] * wb;
-                            const T *x = blk + (ptrdiff_t)l[q + 1] * wb;
+                            if (q + CYRBM_AK_AHEAD < qe) {
+                                const char *nx =
+                                    (const char *)(blk + (ptrdiff_t)l[q + CYRBM_AK_AHEAD] * wb);
+                                int z;
+                                for (z = 0; z < CYRBM_AK_CHUNK_BYTES; z += 64)
+                                    CYRBM_AK_PREFETCH_L1(nx + z);
+                            }
                             a0 += VLD(w);
                             a1 += VLD(w + VL);
                             a2 += VLD(w + 2 * VL);
                             a3 += VLD(w + 3 * VL);
-                            b0 += VLD(x);
-                            b1 += VLD(x + VL);
-                            b2 += VLD(x + 2 * VL);
-                            b3 += VLD(x + 3 * VL);
-                        }
-                        if (q < qe) {
-                            const T *w = blk + (ptrdiff_t)l[q] * wb;
-                            a0 += VLD(w);
-                            a1 += VLD(w + VL);
-                            a2 += VLD(w + 2 * VL);
-                            a3 += VLD(w + 3 * VL);
+                            a4 += VLD(w + 4 * VL);
+                            a5 += VLD(w + 5 * VL);
+                            a6 += VLD(w + 6 * VL);
+                            a7 += VLD(w + 7 * VL);
                         }
                         if (pass == 0) {
-                            VST(o, VLD(o) + (a0 + b0));
-                            VST(o + VL, VLD(o + VL) + (a1 + b1));
-                            VST(o + 2 * VL, VLD(o + 2 * VL) + (a2 + b2));
-                            VST(o + 3 * VL, VLD(o + 3 * VL) + (a3 + b3));
+                            VST(o, VLD(o) + a0);
+                            VST(o + VL, VLD(o + VL) + a1);
+                            VST(o + 2 * VL, VLD(o + 2 * VL) + a2);
+                            VST(o + 3 * VL, VLD(o + 3 * VL) + a3);
+                            VST(o + 4 * VL, VLD(o + 4 * VL) + a4);
+                            VST(o + 5 * VL, VLD(o + 5 * VL) + a5);
+                            VST(o + 6 * VL, VLD(o + 6 * VL) + a6);
+                            VST(o + 7 * VL, VLD(o + 7 * VL) + a7);
                         } else {
-                            VST(o, VLD(o) - (a0 + b0));
-                            VST(o + VL, VLD(o + VL) - (a1 + b1));
-                            VST(o + 2 * VL, VLD(o + 2 * VL) - (a2 + b2));
-                            VST(o + 3 * VL, VLD(o + 3 * VL) - (a3 + b3));
+                            VST(o, VLD(o) - a0);
+                            VST(o + VL, VLD(o + VL) - a1);
+                            VST(o + 2 * VL, VLD(o + 2 * VL) - a2);
+                            VST(o + 3 * VL, VLD(o + 3 * VL) - a3);
+                            VST(o + 4 * VL, VLD(o + 4 * VL) - a4);
+                            VST(o + 5 * VL, VLD(o + 5 * VL) - a5);
+                            VST(o + 6 * VL, VLD(o + 6 * VL) - a6);
+                            VST(o + 7 * VL, VLD(o + 7 * VL) - a7);
                         }
                         continue;
                     }
-                    if (wb == 2 * VL) {
+                    for (c = 0; c < wb; c += VL) {   /* a narrower last chunk */
                         const VT zero = {0};
-                        VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-                        for (; q + 1 < qe; q += 2) {
-                            const T *w = blk + (ptrdiff_t)l[q] * wb;
-                            const T *x = blk + (ptrdiff_t)l[q + 1] * wb;
-                            a0 += VLD(w);
-                            a1 += VLD(w + VL);
-                            a2 += VLD(x);
-                            a3 += VLD(x + VL);
-                        }
-                        if (q < qe) {
-                            const T *w = blk + (ptrdiff_t)l[q] * wb;
-                            a0 += VLD(w);
-                            a1 += VLD(w + VL);
-                        }
-                        if (pass == 0) {
-                            VST(o, VLD(o) + (a0 + a2));
-                            VST(o + VL, VLD(o + VL) + (a1 + a3));
-                        } else {
-                            VST(o, VLD(o) - (a0 + a2));
-                            VST(o + VL, VLD(o + VL) - (a1 + a3));
-                        }
-                        continue;
-                    }
-                    for (c = 0; c < wb; c += VL) {
-                        const VT zero = {0};
-                        VT a0 = zero, a2 = zero;
-                        ptrdiff_t p = q;
-                        for (; p + 1 < qe; p += 2) {
-                            a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
-                            a2 += VLD(blk + (ptrdiff_t)l[p + 1] * wb + c);
-                        }
-                        if (p < qe) a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
-                        if (pass == 0) VST(o + c, VLD(o + c) + (a0 + a2));
-                        else VST(o + c, VLD(o + c) - (a0 + a2));
+                        VT a0 = zero;
+                        ptrdiff_t p;
+                        for (p = q; p < qe; p++) a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
+                        if (pass == 0) VST(o + c, VLD(o + c) + a0);
+                        else VST(o + c, VLD(o + c) - a0);
                     }
 #else
                     for (c = 0; c < wb; c++) {
-                        T a0 = 0, a2 = 0;
-                        ptrdiff_t p = q;
-                        for (; p + 1 < qe; p += 2) {
-                            a0 += blk[(ptrdiff_t)l[p] * wb + c];
-                            a2 += blk[(ptrdiff_t)l[p + 1] * wb + c];
-                        }
-                        if (p < qe) a0 += blk[(ptrdiff_t)l[p] * wb + c];
-                        if (pass == 0) o[c] += a0 + a2;
-                        else o[c] -= a0 + a2;
+                        T a0 = 0;
+                        ptrdiff_t p;
+                        for (p = q; p < qe; p++) a0 += blk[(ptrdiff_t)l[p] * wb + c];
+                        if (pass == 0) o[c] += a0;
+                        else o[c] -= a0;
                     }
 #endif
                 }
@@ -646,7 +622,7 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
                 }
             }
         }
-        /* u += rows of W^T for the flipped hidden units (many: L1-sized tiles) */
+        /* u += rows of W^T for the flipped hidden units (many: chunk by chunk) */
         if (nA > 0)
             FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, vtile, S->hlistA, S->nhA,
                                 S->hlistA_off, S->nhA_off, ldA, (T *)S->uA, ldV, r0, r1,
