@@ -18,7 +18,7 @@ The loops themselves are in include/cyrbm/anneal_kernels.h.
 import numpy as np
 
 from cython.parallel cimport prange, parallel
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport log, exp, fabs, isfinite, INFINITY
@@ -135,15 +135,61 @@ cdef inline Py_ssize_t _at_least(Py_ssize_t n, Py_ssize_t m) noexcept nogil:
     return n if n > m else m
 
 
-cdef inline void _slot(void ***slots, size_t *sizes, int *count, void **field,
-                       size_t nbytes) noexcept nogil:
-    slots[count[0]] = field
-    sizes[count[0]] = nbytes
-    count[0] += 1
+cdef inline void *_take(char *base, size_t *total, size_t nbytes) noexcept nogil:
+    """The next buffer of ``nbytes`` of a layout: 64-byte aligned, 64 zero bytes after
+    it.  With ``base`` NULL only ``total`` (the bytes needed) advances."""
+    cdef size_t at = (total[0] + 63) & ~(<size_t> 63)
+    total[0] = at + nbytes + 64
+    return NULL if base == NULL else <void *> (base + at)
 
 
-cdef enum:
-    _AIS_SLOTS = 40         # buffers laid out by ais_alloc (34 today)
+cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
+    """Point every buffer of ``B`` into ``base`` (sizes from B.pair and B.runs; s bytes
+    per float); returns the bytes the layout takes.  With ``base`` NULL, only measures."""
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef cyrbm_ais_state *S = &B.st
+    cdef size_t R = B.runs, D = P.D, nA = P.nA, nB = P.nB
+    cdef size_t ldV = P.ldV, ldA = P.ldA, ldB = P.ldB
+    cdef size_t ldA1 = ldA if ldA > 1 else 1, ldB1 = ldB if ldB > 1 else 1
+    cdef size_t ldA16 = ldA if ldA > 16 else 16, ldB16 = ldB if ldB > 16 else 16
+    cdef size_t i32 = sizeof(int32_t), total = 0
+    # parameters: W row-major (D x ld), W^T in column chunks (n x ldV), biases
+    P.WA = _take(base, &total, D * ldA1 * s)
+    P.WAT = _take(base, &total, (nA if nA > 1 else 1) * ldV * s)
+    P.aA = _take(base, &total, ldA1 * s)
+    P.bA = _take(base, &total, ldV * s)
+    P.WB = _take(base, &total, D * ldB1 * s)
+    P.WBT = _take(base, &total, (nB if nB > 1 else 1) * ldV * s)
+    P.aB = _take(base, &total, ldB1 * s)
+    P.bB = _take(base, &total, ldV * s)
+    P.dbias = <const double *> _take(base, &total, ldV * sizeof(double))
+    # per-run states: rows of ldV / ldA / ldB elements (hidden rows at least 16)
+    S.v = <uint8_t *> _take(base, &total, R * ldV)
+    S.hA = <uint8_t *> _take(base, &total, R * ldA16)
+    S.hB = <uint8_t *> _take(base, &total, R * ldB16)
+    S.xA = _take(base, &total, R * ldA16 * s)
+    S.xB = _take(base, &total, R * ldB16 * s)
+    S.uA = _take(base, &total, R * ldV * s)
+    S.uB = _take(base, &total, R * ldV * s)
+    S.vlist = <int32_t *> _take(base, &total, R * ldV * i32)
+    S.vlist_off = <int32_t *> _take(base, &total, R * ldV * i32)
+    S.nv = <int32_t *> _take(base, &total, R * i32)
+    S.nv_off = <int32_t *> _take(base, &total, R * i32)
+    S.hlistA = <int32_t *> _take(base, &total, R * ldA16 * i32)
+    S.hlistA_off = <int32_t *> _take(base, &total, R * ldA16 * i32)
+    S.nhA = <int32_t *> _take(base, &total, R * i32)
+    S.nhA_off = <int32_t *> _take(base, &total, R * i32)
+    S.hlistB = <int32_t *> _take(base, &total, R * ldB16 * i32)
+    S.hlistB_off = <int32_t *> _take(base, &total, R * ldB16 * i32)
+    S.nhB = <int32_t *> _take(base, &total, R * i32)
+    S.nhB_off = <int32_t *> _take(base, &total, R * i32)
+    S.logw = <double *> _take(base, &total, R * sizeof(double))
+    S.dot = <double *> _take(base, &total, R * sizeof(double))
+    S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
+    S.xs_counts = <int32_t *> _take(base, &total, R * 2 * (D + 1) * i32)
+    S.xs_entries = <int32_t *> _take(base, &total, R * 2 * D * i32)
+    return total
 
 
 cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
@@ -153,7 +199,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
 
     The one layout of the kernels' buffers (see include/cyrbm/anneal_kernels.h): rows
     padded to ``_pad_rows`` elements, W^T in column chunks of CYRBM_AK_CHUNK_BYTES,
-    scratch sized from CYRBM_AK_TILE_BYTES.  Everything lives in one malloc'd block,
+    scratch sized from CYRBM_AK_TILE_BYTES.  Everything lives in one calloc'd block,
     each buffer 64-byte aligned and followed by 64 zero bytes; ``ais_free`` releases it.
     Parameters are all zero until ``ais_set_rbm``; the random streams (``B.st.rng``,
     runs x CYRBM_AK_RNG_WORDS) must be filled by the caller.
@@ -161,77 +207,29 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """
     cdef cyrbm_ais_pair *P = &B.pair
     cdef cyrbm_ais_state *S = &B.st
-    cdef Py_ssize_t D = n_visible, R = runs
-    cdef Py_ssize_t ldV, ldA, ldB, tile_rows, cur_stride, biggest
+    cdef Py_ssize_t tile_rows, biggest
     cdef size_t s = sizeof(float) if float32 else sizeof(double)
-    cdef size_t total = 0, at
-    cdef void **slots[_AIS_SLOTS]
-    cdef size_t sizes[_AIS_SLOTS]
-    cdef size_t offsets[_AIS_SLOTS]
-    cdef int count = 0, i
-    cdef char *base
+    cdef size_t total
+    memset(P, 0, sizeof(cyrbm_ais_pair))
+    memset(S, 0, sizeof(cyrbm_ais_state))
     B.block = NULL
     B.runs = 0
     B.float32 = float32
-    if R < 1 or R > _MAX_RUNS or D < 1 or D > _MAX_UNITS or nA < 0 or nA > _MAX_UNITS \
-            or nB < 0 or nB > _MAX_UNITS:
+    if runs < 1 or runs > _MAX_RUNS or n_visible < 1 or n_visible > _MAX_UNITS or nA < 0 \
+            or nA > _MAX_UNITS or nB < 0 or nB > _MAX_UNITS:
         return -2
-    ldV, ldA, ldB = _pad_rows(D), _pad_rows(nA), _pad_rows(nB)
+    P.D, P.nA, P.nB = n_visible, nA, nB
+    P.ldV, P.ldA, P.ldB = _pad_rows(n_visible), _pad_rows(nA), _pad_rows(nB)
     tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
-    biggest = _at_least(_at_least(D, nA), _at_least(nB, 1))
-    cur_stride = 2 * ((biggest + tile_rows - 1) // tile_rows + 2)
-    memset(P, 0, sizeof(cyrbm_ais_pair))
-    memset(S, 0, sizeof(cyrbm_ais_state))
-    P.D, P.nA, P.nB = D, nA, nB
-    P.ldV, P.ldA, P.ldB = ldV, ldA, ldB
-    S.cur_stride = cur_stride
-    # parameters: W row-major (D x ld), W^T chunked (n x ldV), biases
-    _slot(slots, sizes, &count, <void **> &P.WA, D * _at_least(ldA, 1) * s)
-    _slot(slots, sizes, &count, <void **> &P.WAT, _at_least(nA, 1) * ldV * s)
-    _slot(slots, sizes, &count, <void **> &P.aA, _at_least(ldA, 1) * s)
-    _slot(slots, sizes, &count, <void **> &P.bA, ldV * s)
-    _slot(slots, sizes, &count, <void **> &P.WB, D * _at_least(ldB, 1) * s)
-    _slot(slots, sizes, &count, <void **> &P.WBT, _at_least(nB, 1) * ldV * s)
-    _slot(slots, sizes, &count, <void **> &P.aB, _at_least(ldB, 1) * s)
-    _slot(slots, sizes, &count, <void **> &P.bB, ldV * s)
-    _slot(slots, sizes, &count, <void **> &P.dbias, ldV * sizeof(double))
-    # per-run states (rows of ld elements, at least 16)
-    _slot(slots, sizes, &count, <void **> &S.v, R * ldV)
-    _slot(slots, sizes, &count, <void **> &S.hA, R * _at_least(ldA, 16))
-    _slot(slots, sizes, &count, <void **> &S.hB, R * _at_least(ldB, 16))
-    _slot(slots, sizes, &count, <void **> &S.xA, R * _at_least(ldA, 16) * s)
-    _slot(slots, sizes, &count, <void **> &S.xB, R * _at_least(ldB, 16) * s)
-    _slot(slots, sizes, &count, <void **> &S.uA, R * ldV * s)
-    _slot(slots, sizes, &count, <void **> &S.uB, R * ldV * s)
-    _slot(slots, sizes, &count, <void **> &S.vlist, R * ldV * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.vlist_off, R * ldV * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nv, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nv_off, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.hlistA, R * _at_least(ldA, 16) * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.hlistA_off, R * _at_least(ldA, 16) * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nhA, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nhA_off, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.hlistB, R * _at_least(ldB, 16) * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.hlistB_off, R * _at_least(ldB, 16) * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nhB, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.nhB_off, R * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.logw, R * sizeof(double))
-    _slot(slots, sizes, &count, <void **> &S.dot, R * sizeof(double))
-    _slot(slots, sizes, &count, <void **> &S.rng, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
-    _slot(slots, sizes, &count, <void **> &S.cur, R * cur_stride * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.xs_counts, R * 2 * (D + 1) * sizeof(int32_t))
-    _slot(slots, sizes, &count, <void **> &S.xs_entries, R * 2 * D * sizeof(int32_t))
-    for i in range(count):
-        at = (total + 63) & ~(<size_t> 63)
-        offsets[i] = at
-        total = at + sizes[i] + 64
+    biggest = _at_least(_at_least(n_visible, nA), _at_least(nB, 1))
+    S.cur_stride = 2 * ((biggest + tile_rows - 1) // tile_rows + 2)
+    B.runs = runs
+    total = _ais_layout(B, NULL, s)
     B.block = calloc(total + 64, 1)
     if B.block == NULL:
+        B.runs = 0
         return -1
-    base = <char *> ((<size_t> B.block + 63) & ~(<size_t> 63))
-    for i in range(count):
-        slots[i][0] = <void *> (base + offsets[i])
-    B.runs = R
+    _ais_layout(B, <char *> ((<uintptr_t> B.block + 63) & ~(<uintptr_t> 63)), s)
     return 0
 
 
