@@ -12,6 +12,9 @@ sum_i W_ij v_i)) (Eq. 2) and Z = sum_v p*(v) (Eq. 3).
   units (Eq. 13-17); A without hidden units is the base-rate model of Eq. 18.  Each run
   draws only from its own random streams, so results do not depend on the number of
   threads.
+* ``ais_alloc`` / ``ais_set_rbm`` / ``ais_free`` (cdef, nogil, malloc-based) are the one
+  layout of the kernels' buffers, used by ``AISEngine`` and by ``ais_log_partition`` and
+  ``exact_log_partition_rbm``, the entries behind the C/Cython API (cyrbm.capi).
 
 The loops themselves are in include/cyrbm/anneal_kernels.h.
 """

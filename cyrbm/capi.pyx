@@ -4,6 +4,8 @@
 Cython code cimports the functions below; C code gets the same functions through the
 capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h``.
 Both run exactly the kernels behind the Python API, so they give the same answers.
+Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
+Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint64_t
