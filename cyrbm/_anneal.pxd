@@ -4,6 +4,7 @@
 # memory layout and the order in which random numbers are drawn); the cdef functions
 # below run them over OpenMP threads.  A published signature here is an ABI.
 from libc.stdint cimport uint8_t, int32_t, uint64_t
+from cython cimport floating
 
 cdef extern from "cyrbm/anneal_kernels.h" nogil:
     enum:
@@ -83,3 +84,41 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const double *cs,
                                     const double *co, Py_ssize_t m, Py_ssize_t n_pad,
                                     int chunk_bits, double *chunks, int n_threads) noexcept nogil
+
+
+cdef extern from "cyrbm/mathutil.h" nogil:
+    double cyrbm_softplus(double x)
+
+
+# The buffers of R AIS runs between RBMs A and B, in one malloc'd block: the single layout
+# of the kernels' inputs, used by AISEngine and by the C/Cython API (cyrbm.capi).
+cdef struct ais_buffers:
+    cyrbm_ais_pair pair
+    cyrbm_ais_state st
+    void *block          # what ais_alloc took (NULL when nothing is held)
+    Py_ssize_t runs
+    bint float32
+
+cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
+                   Py_ssize_t nA, Py_ssize_t nB) noexcept nogil
+
+cdef void ais_free(ais_buffers *B) noexcept nogil
+
+cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floating *vbias,
+                      const floating *hbias) noexcept nogil
+
+cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,
+                                    Py_ssize_t n_hidden) noexcept nogil
+
+cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                           const floating *base_rate, const double *betas,
+                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                           Py_ssize_t refresh_every, double *log_weights,
+                           double *log_Z_base, uint8_t *samples,
+                           int n_threads) noexcept nogil
+
+cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
+                                 const floating *hbias, Py_ssize_t n_visible,
+                                 Py_ssize_t n_hidden, int chunk_bits, double *log_Z,
+                                 int n_threads) noexcept nogil

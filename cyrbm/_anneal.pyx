@@ -12,15 +12,24 @@ sum_i W_ij v_i)) (Eq. 2) and Z = sum_v p*(v) (Eq. 3).
   units (Eq. 13-17); A without hidden units is the base-rate model of Eq. 18.  Each run
   draws only from its own random streams, so results do not depend on the number of
   threads.
+* ``ais_alloc`` / ``ais_set_rbm`` / ``ais_free`` (cdef, nogil, malloc-based) are the one
+  layout of the kernels' buffers, used by ``AISEngine`` and by ``ais_log_partition`` and
+  ``exact_log_partition_rbm``, the entries behind the C/Cython API (cyrbm.capi).
 
 The loops themselves are in include/cyrbm/anneal_kernels.h.
 """
 import numpy as np
 
 from cython.parallel cimport prange, parallel
-from libc.stdint cimport uint8_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, free
-from libc.math cimport log, exp, INFINITY
+from libc.stdint cimport uint8_t, int32_t, uint64_t, uintptr_t
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset
+from libc.math cimport log, exp, fabs, isfinite, INFINITY
+
+cdef double _LN2 = 0.6931471805599453
+# limits that keep every size computation far from overflow (int32 unit indices)
+cdef Py_ssize_t _MAX_UNITS = 1 << 24
+cdef Py_ssize_t _MAX_RUNS = 1 << 28
 
 
 cdef inline int _cap(int n_threads, Py_ssize_t work) noexcept nogil:
@@ -110,11 +119,13 @@ cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const doubl
     return mx + log(total)
 
 
-def _pad(Py_ssize_t n):
+# ------------------------------------------------------------------------- layouts
+cdef inline Py_ssize_t _pad(Py_ssize_t n) noexcept nogil:
+    """n rounded up to a multiple of CYRBM_AK_PAD elements."""
     return ((n + CYRBM_AK_PAD - 1) // CYRBM_AK_PAD) * CYRBM_AK_PAD
 
 
-def _pad_rows(Py_ssize_t n):
+cdef inline Py_ssize_t _pad_rows(Py_ssize_t n) noexcept nogil:
     """Row width for per-run arrays: a multiple of 16 elements, and an odd multiple, so
     that the rows of many runs do not all fall in the same few cache sets."""
     cdef Py_ssize_t m = _pad(n)
@@ -123,35 +134,332 @@ def _pad_rows(Py_ssize_t n):
     return m
 
 
+cdef inline Py_ssize_t _at_least(Py_ssize_t n, Py_ssize_t m) noexcept nogil:
+    return n if n > m else m
+
+
+cdef inline void *_take(char *base, size_t *total, size_t nbytes) noexcept nogil:
+    """The next buffer of ``nbytes`` of a layout: 64-byte aligned, 64 zero bytes after
+    it.  With ``base`` NULL only ``total`` (the bytes needed) advances."""
+    cdef size_t at = (total[0] + 63) & ~(<size_t> 63)
+    total[0] = at + nbytes + 64
+    return NULL if base == NULL else <void *> (base + at)
+
+
+cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
+    """Point every buffer of ``B`` into ``base`` (sizes from B.pair and B.runs; s bytes
+    per float); returns the bytes the layout takes.  With ``base`` NULL, only measures."""
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef cyrbm_ais_state *S = &B.st
+    cdef size_t R = B.runs, D = P.D, nA = P.nA, nB = P.nB
+    cdef size_t ldV = P.ldV, ldA = P.ldA, ldB = P.ldB
+    cdef size_t ldA1 = ldA if ldA > 1 else 1, ldB1 = ldB if ldB > 1 else 1
+    cdef size_t ldA16 = ldA if ldA > 16 else 16, ldB16 = ldB if ldB > 16 else 16
+    cdef size_t i32 = sizeof(int32_t), total = 0
+    # parameters: W row-major (D x ld), W^T in column chunks (n x ldV), biases
+    P.WA = _take(base, &total, D * ldA1 * s)
+    P.WAT = _take(base, &total, (nA if nA > 1 else 1) * ldV * s)
+    P.aA = _take(base, &total, ldA1 * s)
+    P.bA = _take(base, &total, ldV * s)
+    P.WB = _take(base, &total, D * ldB1 * s)
+    P.WBT = _take(base, &total, (nB if nB > 1 else 1) * ldV * s)
+    P.aB = _take(base, &total, ldB1 * s)
+    P.bB = _take(base, &total, ldV * s)
+    P.dbias = <const double *> _take(base, &total, ldV * sizeof(double))
+    # per-run states: rows of ldV / ldA / ldB elements (hidden rows at least 16)
+    S.v = <uint8_t *> _take(base, &total, R * ldV)
+    S.hA = <uint8_t *> _take(base, &total, R * ldA16)
+    S.hB = <uint8_t *> _take(base, &total, R * ldB16)
+    S.xA = _take(base, &total, R * ldA16 * s)
+    S.xB = _take(base, &total, R * ldB16 * s)
+    S.uA = _take(base, &total, R * ldV * s)
+    S.uB = _take(base, &total, R * ldV * s)
+    S.vlist = <int32_t *> _take(base, &total, R * ldV * i32)
+    S.vlist_off = <int32_t *> _take(base, &total, R * ldV * i32)
+    S.nv = <int32_t *> _take(base, &total, R * i32)
+    S.nv_off = <int32_t *> _take(base, &total, R * i32)
+    S.hlistA = <int32_t *> _take(base, &total, R * ldA16 * i32)
+    S.hlistA_off = <int32_t *> _take(base, &total, R * ldA16 * i32)
+    S.nhA = <int32_t *> _take(base, &total, R * i32)
+    S.nhA_off = <int32_t *> _take(base, &total, R * i32)
+    S.hlistB = <int32_t *> _take(base, &total, R * ldB16 * i32)
+    S.hlistB_off = <int32_t *> _take(base, &total, R * ldB16 * i32)
+    S.nhB = <int32_t *> _take(base, &total, R * i32)
+    S.nhB_off = <int32_t *> _take(base, &total, R * i32)
+    S.logw = <double *> _take(base, &total, R * sizeof(double))
+    S.dot = <double *> _take(base, &total, R * sizeof(double))
+    S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
+    S.xs_counts = <int32_t *> _take(base, &total, R * 2 * (D + 1) * i32)
+    S.xs_entries = <int32_t *> _take(base, &total, R * 2 * D * i32)
+    return total
+
+
+cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
+                   Py_ssize_t nA, Py_ssize_t nB) noexcept nogil:
+    """Lay out, zeroed, the parameters and states of ``runs`` AIS runs between an RBM A
+    (nA hidden units) and an RBM B (nB) on ``n_visible`` shared visible units.
+
+    The one layout of the kernels' buffers (see include/cyrbm/anneal_kernels.h): rows
+    padded to ``_pad_rows`` elements, W^T in column chunks of CYRBM_AK_CHUNK_BYTES,
+    scratch sized from CYRBM_AK_TILE_BYTES.  Everything lives in one calloc'd block,
+    each buffer 64-byte aligned and followed by 64 zero bytes; ``ais_free`` releases it.
+    Parameters are all zero until ``ais_set_rbm``; the random streams (``B.st.rng``,
+    runs x CYRBM_AK_RNG_WORDS) must be filled by the caller.
+    Returns 0, -1 when memory runs out, -2 for invalid sizes.
+    """
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef cyrbm_ais_state *S = &B.st
+    cdef Py_ssize_t tile_rows, biggest
+    cdef size_t s = sizeof(float) if float32 else sizeof(double)
+    cdef size_t total
+    memset(P, 0, sizeof(cyrbm_ais_pair))
+    memset(S, 0, sizeof(cyrbm_ais_state))
+    B.block = NULL
+    B.runs = 0
+    B.float32 = float32
+    if runs < 1 or runs > _MAX_RUNS or n_visible < 1 or n_visible > _MAX_UNITS or nA < 0 \
+            or nA > _MAX_UNITS or nB < 0 or nB > _MAX_UNITS:
+        return -2
+    P.D, P.nA, P.nB = n_visible, nA, nB
+    P.ldV, P.ldA, P.ldB = _pad_rows(n_visible), _pad_rows(nA), _pad_rows(nB)
+    tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
+    biggest = _at_least(_at_least(n_visible, nA), _at_least(nB, 1))
+    S.cur_stride = 2 * ((biggest + tile_rows - 1) // tile_rows + 2)
+    B.runs = runs
+    total = _ais_layout(B, NULL, s)
+    B.block = calloc(total + 64, 1)
+    if B.block == NULL:
+        B.runs = 0
+        return -1
+    _ais_layout(B, <char *> ((<uintptr_t> B.block + 63) & ~(<uintptr_t> 63)), s)
+    return 0
+
+
+cdef void ais_free(ais_buffers *B) noexcept nogil:
+    """Release what ``ais_alloc`` took (safe to call twice, or after a failed alloc)."""
+    free(B.block)
+    B.block = NULL
+    B.runs = 0
+
+
+cdef void _store(ais_buffers *B, void *buf, Py_ssize_t k, double x) noexcept nogil:
+    if B.float32:
+        (<float *> buf)[k] = <float> x
+    else:
+        (<double *> buf)[k] = x
+
+
+cdef inline double _load(const ais_buffers *B, const void *buf, Py_ssize_t k) noexcept nogil:
+    if B.float32:
+        return <double> (<const float *> buf)[k]
+    return (<const double *> buf)[k]
+
+
+cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floating *vbias,
+                      const floating *hbias) noexcept nogil:
+    """Store RBM A (``which`` = 0) or B (1) of ``B``: W (n_visible x n_hidden, C order),
+    its visible and hidden biases, rounded to the buffers' float type.
+
+    With no hidden units, W and hbias are not read (may be NULL): A is then the base-rate
+    model of SM08 Eq. 18 with visible biases ``vbias``.  Also sets the float64 bias
+    difference bA - bB of the stored values and the bound |x_j| <= |a_j| + sum_i |W_ij|
+    (of the stored values, +1% margin) that the kernels use to choose their series.
+    """
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef Py_ssize_t D = P.D, ldV = P.ldV
+    cdef Py_ssize_t n = P.nA if which == 0 else P.nB
+    cdef Py_ssize_t ld = P.ldA if which == 0 else P.ldB
+    cdef void *Wr = <void *> (P.WA if which == 0 else P.WB)
+    cdef void *Wt = <void *> (P.WAT if which == 0 else P.WBT)
+    cdef void *a = <void *> (P.aA if which == 0 else P.aB)
+    cdef void *b = <void *> (P.bA if which == 0 else P.bB)
+    cdef Py_ssize_t chunk = CYRBM_AK_CHUNK_BYTES // (sizeof(float) if B.float32 else sizeof(double))
+    cdef Py_ssize_t rows = _at_least(n, 1)
+    cdef Py_ssize_t i, j, s0, width
+    cdef double x, bound, colsum
+    cdef double *db = <double *> P.dbias
+    for i in range(D):
+        _store(B, b, i, vbias[i])
+    for j in range(n):
+        _store(B, a, j, hbias[j])
+    for i in range(D):
+        for j in range(n):
+            _store(B, Wr, i * ld + j, W[i * n + j])
+    # W^T (n x ldV) in column chunks of `chunk` elements, each chunk row-major
+    s0 = 0
+    while s0 < ldV:
+        width = chunk if s0 + chunk <= ldV else ldV - s0
+        for j in range(n):
+            for i in range(s0, s0 + width if s0 + width < D else D):
+                _store(B, Wt, rows * s0 + j * width + (i - s0), W[i * n + j])
+        s0 += chunk
+    for i in range(ldV):
+        db[i] = _load(B, P.bA, i) - _load(B, P.bB, i)
+    bound = 0.0
+    if n > 0:
+        for j in range(n):
+            colsum = 0.0
+            for i in range(D):
+                colsum = colsum + fabs(_load(B, Wr, i * ld + j))
+            x = fabs(_load(B, a, j)) + colsum
+            if j == 0 or x > bound:
+                bound = x
+        bound = bound * 1.01 + 1e-6
+    if which == 0:
+        P.xboundA = bound
+    else:
+        P.xboundB = bound
+
+
+cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,
+                                    Py_ssize_t n_hidden) noexcept nogil:
+    """ln Z_A = M ln 2 + sum_i softplus(b_A,i) of the base-rate model (SM08 Eq. 18) with
+    M = ``n_hidden`` free hidden units; a NULL ``base_rate`` means all zeros."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    for i in range(n_visible):
+        total = total + cyrbm_softplus(<double> base_rate[i] if base_rate != NULL else 0.0)
+    return <double> n_hidden * _LN2 + total
+
+
+cdef bint _valid_betas(const double *betas, Py_ssize_t n_betas) noexcept nogil:
+    """0 = beta_0 < beta_1 < ... < beta_{K} = 1, all finite (as make_schedule checks)."""
+    cdef Py_ssize_t k
+    if betas == NULL or n_betas < 2 or betas[0] != 0.0 or betas[n_betas - 1] != 1.0:
+        return False
+    for k in range(1, n_betas):
+        if not (betas[k] > betas[k - 1]) or not isfinite(betas[k]):
+            return False
+    return True
+
+
+cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                           const floating *base_rate, const double *betas,
+                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                           Py_ssize_t refresh_every, double *log_weights,
+                           double *log_Z_base, uint8_t *samples,
+                           int n_threads) noexcept nogil:
+    """AIS from the base-rate model to the RBM (W, vbias, hbias): SM08 Eq. 13-18.
+
+    What ``Annealer.log_partition`` does, in one call: the runs start from exact samples
+    of the base-rate model (visible biases ``base_rate``, NULL for zeros; M free hidden
+    units), then take one block-Gibbs transition at each beta_k, k = 1..K-1, and add
+    ln p*_k(v_k) - ln p*_{k-1}(v_k) to their log weights for k = 1..K (Eq. 11-12).
+    ``streams`` (runs x 32 uint64, from ``annealing.ais_streams``) advance in place.
+    Outputs: ``log_weights`` (runs, float64); if not NULL, ``log_Z_base`` = ln Z_A
+    (Eq. 18) and ``samples`` (runs x n_visible uint8, the runs' final visible states).
+    Returns 0, -1 when memory runs out, -2 for invalid sizes or schedule.
+    """
+    cdef ais_buffers B
+    cdef Py_ssize_t K = n_betas - 1, r, i
+    cdef bint float32 = floating is float
+    cdef int status
+    if (n_visible < 1 or n_hidden < 1 or runs < 1 or refresh_every < 1 or W == NULL
+            or vbias == NULL or hbias == NULL or streams == NULL or log_weights == NULL
+            or not _valid_betas(betas, n_betas)):
+        return -2
+    status = ais_alloc(&B, float32, runs, n_visible, 0, n_hidden)
+    if status != 0:
+        return status
+    if base_rate != NULL:
+        ais_set_rbm(&B, 0, <const floating *> NULL, base_rate, <const floating *> NULL)
+    ais_set_rbm(&B, 1, W, vbias, hbias)
+    memcpy(B.st.rng, streams, runs * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    ais_visible(&B.pair, &B.st, float32, runs, 0.0, n_threads)   # exact samples of p_A
+    ais_steps(&B.pair, &B.st, float32, runs, betas, 1, K + 1, K, 1, refresh_every, 1,
+              n_threads)
+    memcpy(log_weights, B.st.logw, runs * sizeof(double))
+    memcpy(streams, B.st.rng, runs * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    if samples != NULL:
+        for r in range(runs):
+            memcpy(samples + r * n_visible, B.st.v + r * B.pair.ldV, n_visible)
+    if log_Z_base != NULL:
+        log_Z_base[0] = base_rate_log_partition(base_rate, n_visible, n_hidden)
+    ais_free(&B)
+    return 0
+
+
+cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
+                                 const floating *hbias, Py_ssize_t n_visible,
+                                 Py_ssize_t n_hidden, int chunk_bits, double *log_Z,
+                                 int n_threads) noexcept nogil:
+    """Exact ln Z (SM08 Eq. 3) of the RBM (W, vbias, hbias), parameters taken in float64,
+    by ``exact_log_partition_raw`` over the smaller layer: the hidden one when n_hidden
+    <= n_visible (Z = sum_h exp(a.h) prod_i (1 + exp(b_i + (W h)_i))), else the visible
+    one.  Returns 0, -1 when memory runs out, -2 for invalid sizes (more than 62 units
+    to enumerate)."""
+    cdef bint hidden = n_hidden <= n_visible
+    cdef Py_ssize_t m = n_hidden if hidden else n_visible
+    cdef Py_ssize_t n = n_visible if hidden else n_hidden
+    cdef Py_ssize_t n_pad, k, i, n_chunks
+    cdef int cb
+    cdef double *block
+    cdef double *Ws
+    cdef double *cs
+    cdef double *co
+    if n_visible < 1 or n_hidden < 1 or m > 62 or chunk_bits < 0 or log_Z == NULL \
+            or W == NULL or vbias == NULL or hbias == NULL:
+        return -2
+    n_pad = _pad(n)
+    cb = chunk_bits if chunk_bits < m else <int> m
+    n_chunks = (<Py_ssize_t> 1) << (m - cb)
+    if n_chunks > (<Py_ssize_t> 1) << 40:
+        return -1
+    block = <double *> malloc((m * n_pad + m + n_pad + 2 * n_chunks) * sizeof(double))
+    if block == NULL:
+        return -1
+    Ws, cs = block, block + m * n_pad
+    co = cs + m
+    for k in range(m):
+        for i in range(n_pad):
+            if i >= n:
+                Ws[k * n_pad + i] = 0.0
+            elif hidden:
+                Ws[k * n_pad + i] = <double> W[i * n_hidden + k]
+            else:
+                Ws[k * n_pad + i] = <double> W[k * n_hidden + i]
+        cs[k] = <double> (hbias[k] if hidden else vbias[k])
+    for i in range(n_pad):
+        co[i] = -1e4 if i >= n else <double> (vbias[i] if hidden else hbias[i])
+    log_Z[0] = exact_log_partition_raw(Ws, n_pad, cs, co, m, n_pad, cb, co + n_pad,
+                                       n_threads)
+    free(block)
+    return 0
+
+
 def exact_log_partition(W, vbias, hbias, int n_threads=1, int chunk_bits=12):
     """Exact ln Z of the RBM (W, vbias, hbias), summing over the smaller layer.
 
-    Parameters are converted to float64.  Enumerates the hidden layer when n_hidden <=
-    n_visible (Z = sum_h exp(a.h) prod_i (1 + exp(b_i + (W h)_i))), else the visible one.
+    Parameters are converted to float64 (see ``exact_log_partition_rbm``).
     """
-    W = np.asarray(W, dtype=np.float64)
-    b = np.asarray(vbias, dtype=np.float64)
-    a = np.asarray(hbias, dtype=np.float64)
-    if W.shape[1] <= W.shape[0]:
-        Ws, cs, co = W.T, a, b
-    else:
-        Ws, cs, co = W, b, a
-    cdef Py_ssize_t m = Ws.shape[0], n = Ws.shape[1]
-    if m > 62:
+    cdef double[:, ::1] Wv = np.ascontiguousarray(W, dtype=np.float64)
+    cdef double[::1] b = np.ascontiguousarray(vbias, dtype=np.float64)
+    cdef double[::1] a = np.ascontiguousarray(hbias, dtype=np.float64)
+    cdef double result = 0.0
+    cdef int status
+    if Wv.shape[0] != b.shape[0] or Wv.shape[1] != a.shape[0] or Wv.shape[0] < 1 \
+            or Wv.shape[1] < 1:
+        raise ValueError("W must be n_visible x n_hidden with matching biases.")
+    if min(Wv.shape[0], Wv.shape[1]) > 62:
         raise ValueError("cannot enumerate more than 62 units.")
-    cdef Py_ssize_t n_pad = _pad(n)
-    cdef double[:, ::1] Wp = np.zeros((m, n_pad), dtype=np.float64)
-    np.asarray(Wp)[:, :n] = Ws
-    cdef double[::1] cp = np.ascontiguousarray(cs, dtype=np.float64)
-    cdef double[::1] op = np.full(n_pad, -1e4, dtype=np.float64)
-    np.asarray(op)[:n] = co
-    cdef int cb = <int> min(chunk_bits, m)
-    cdef double[::1] chunks = np.empty(2 * (1 << (m - cb)), dtype=np.float64)
-    cdef double result
     with nogil:
-        result = exact_log_partition_raw(&Wp[0, 0], n_pad, &cp[0], &op[0], m, n_pad, cb,
-                                         &chunks[0], n_threads)
+        status = exact_log_partition_rbm(&Wv[0, 0], &b[0], &a[0], Wv.shape[0], Wv.shape[1],
+                                         chunk_bits, &result, n_threads)
+    if status == -1:
+        raise MemoryError("no memory for the exact ln Z scratch.")
+    if status != 0:
+        raise ValueError("invalid sizes for an exact ln Z.")
     return float(result)
+
+
+def base_rate_log_z(base_rate, Py_ssize_t n_hidden):
+    """ln Z_A of the base-rate model (SM08 Eq. 18), see ``base_rate_log_partition``."""
+    cdef double[::1] b = np.ascontiguousarray(base_rate, dtype=np.float64)
+    if b.shape[0] == 0:
+        return float(n_hidden * _LN2)
+    return float(base_rate_log_partition(&b[0], b.shape[0], n_hidden))
 
 
 cdef class AISEngine:
@@ -161,145 +469,83 @@ cdef class AISEngine:
     nA) and hidden biases ``aA``; with no hidden units it is the base-rate model (Eq. 18).
     ``streams`` holds 32 uint64 words per run (8 xoshiro256++ lanes), advanced in place.
     All parameters are stored (padded) in ``dtype``, float32 or float64; log weights are
-    float64.
+    float64.  The buffers are those of ``ais_alloc`` / ``ais_set_rbm``, the layout the C
+    and Cython API use too.
     """
-    cdef cyrbm_ais_pair pair
-    cdef cyrbm_ais_state st
+    cdef ais_buffers buf
     cdef readonly Py_ssize_t runs, D, nA, nB
     cdef readonly bint float32
     cdef public int n_threads
     cdef public Py_ssize_t refresh_every
-    cdef dict arrays
+
+    def __cinit__(self):
+        self.buf.block = NULL
+
+    def __dealloc__(self):
+        ais_free(&self.buf)
 
     def __init__(self, bA, WA, aA, WB, bB, aB, streams, *, dtype=np.float32, n_threads=1,
                  refresh_every=200):
         dtype = np.dtype(dtype)
         if dtype not in (np.float32, np.float64):
             raise ValueError("dtype must be float32 or float64.")
-        self.float32 = dtype == np.float32
-        bA = np.asarray(bA, dtype=np.float64)
-        WB = np.asarray(WB, dtype=np.float64)
-        D = WB.shape[0]
-        nB = WB.shape[1]
+        cdef double[::1] bAv = np.ascontiguousarray(bA, dtype=np.float64)
+        cdef double[:, ::1] WBv = np.ascontiguousarray(WB, dtype=np.float64)
+        cdef double[::1] bBv = np.ascontiguousarray(bB, dtype=np.float64)
+        cdef double[::1] aBv = np.ascontiguousarray(aB, dtype=np.float64)
+        cdef double[:, ::1] WAv
+        cdef double[::1] aAv
+        cdef Py_ssize_t D = WBv.shape[0], nB = WBv.shape[1], nA = 0
+        cdef int status
         if WA is None:
             WA = np.zeros((D, 0))
             aA = np.zeros(0)
-        WA = np.asarray(WA, dtype=np.float64)
-        nA = WA.shape[1]
+        WAv = np.ascontiguousarray(WA, dtype=np.float64)
+        aAv = np.ascontiguousarray(aA, dtype=np.float64)
+        nA = WAv.shape[1]
         streams = np.ascontiguousarray(streams, dtype=np.uint64)
         R = streams.shape[0]
         if streams.shape != (R, CYRBM_AK_RNG_WORDS):
             raise ValueError(f"streams must have shape (runs, {CYRBM_AK_RNG_WORDS}).")
+        if (bAv.shape[0] != D or bBv.shape[0] != D or WAv.shape[0] != D
+                or aAv.shape[0] != nA or aBv.shape[0] != nB):
+            raise ValueError("the two models' parameters have inconsistent shapes.")
+        ais_free(&self.buf)
+        status = ais_alloc(&self.buf, dtype == np.float32, R, D, nA, nB)
+        if status == -1:
+            raise MemoryError("no memory for the AIS runs.")
+        if status != 0:
+            raise ValueError(f"invalid AIS sizes: {R} runs, {D} visible, {nA} and {nB} hidden.")
+        self.float32 = dtype == np.float32
         self.runs, self.D, self.nA, self.nB = R, D, nA, nB
         self.n_threads = n_threads
         self.refresh_every = refresh_every
-        ldV, ldA, ldB = _pad_rows(D), _pad_rows(nA), _pad_rows(nB)
+        ais_set_rbm(&self.buf, 0, &WAv[0, 0] if nA > 0 else NULL, &bAv[0],
+                    &aAv[0] if nA > 0 else NULL)
+        ais_set_rbm(&self.buf, 1, &WBv[0, 0] if nB > 0 else NULL, &bBv[0],
+                    &aBv[0] if nB > 0 else NULL)
+        self._view_rng()[:] = streams
 
-        def padded(x, shape):
-            out = np.zeros(tuple(max(s, 1) for s in shape), dtype=dtype)
-            x = np.asarray(x, dtype=np.float64)
-            out[tuple(slice(0, s) for s in x.shape)] = x
-            return out
+    cdef _view_rng(self):
+        return np.asarray(<uint64_t[:self.runs, :CYRBM_AK_RNG_WORDS]> self.buf.st.rng)
 
-        chunk = CYRBM_AK_CHUNK_BYTES // dtype.itemsize
-
-        def blocked(x, shape):
-            # column chunks, each stored row-major (see cyrbm_ak_update)
-            full = padded(x, shape)
-            if full.shape[1] == 0 or shape[1] == 0:
-                return full
-            parts = [full[:, s:s + chunk].ravel() for s in range(0, shape[1], chunk)]
-            return np.ascontiguousarray(np.concatenate(parts))
-
-        A = self.arrays = {}
-        A["WA"] = padded(WA, (D, ldA))          # row-major: x is updated row by row
-        A["WAT"] = blocked(WA.T, (nA, ldV))
-        A["aA"] = padded(aA, (ldA,))
-        A["bA"] = padded(bA, (ldV,))
-        A["WB"] = padded(WB, (D, ldB))
-        A["WBT"] = blocked(WB.T, (nB, ldV))
-        A["aB"] = padded(aB, (ldB,))
-        A["bB"] = padded(bB, (ldV,))
-        # bA - bB of the stored (rounded) parameters, in float64
-        A["dbias"] = A["bA"].astype(np.float64) - A["bB"].astype(np.float64)
-        A["v"] = np.zeros((R, max(ldV, 1)), dtype=np.uint8)
-        A["hA"] = np.zeros((R, max(ldA, 16)), dtype=np.uint8)
-        A["hB"] = np.zeros((R, max(ldB, 16)), dtype=np.uint8)
-        A["xA"] = np.zeros((R, max(ldA, 16)), dtype=dtype)
-        A["xB"] = np.zeros((R, max(ldB, 16)), dtype=dtype)
-        A["uA"] = np.zeros((R, max(ldV, 16)), dtype=dtype)
-        A["uB"] = np.zeros((R, max(ldV, 16)), dtype=dtype)
-        for name, ld in (("v", ldV), ("hA", ldA), ("hB", ldB)):
-            key = "vlist" if name == "v" else "hlist" + name[1]
-            count = "nv" if name == "v" else "nh" + name[1]
-            A[key] = np.zeros((R, max(ld, 16)), dtype=np.int32)
-            A[key + "_off"] = np.zeros((R, max(ld, 16)), dtype=np.int32)
-            A[count] = np.zeros(R, dtype=np.int32)
-            A[count + "_off"] = np.zeros(R, dtype=np.int32)
-        A["logw"] = np.zeros(R, dtype=np.float64)
-        A["dot"] = np.zeros(R, dtype=np.float64)
-        A["rng"] = streams.copy()
-        tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
-        cur_stride = 2 * (-(-max(D, nA, nB, 1) // tile_rows) + 2)
-        A["cur"] = np.zeros(R * cur_stride, dtype=np.int32)
-        A["xs_counts"] = np.zeros(R * 2 * (D + 1), dtype=np.int32)
-        A["xs_entries"] = np.zeros(R * 2 * D, dtype=np.int32)
-
-        self.pair.D, self.pair.nA, self.pair.nB = D, nA, nB
-        self.pair.ldV, self.pair.ldA, self.pair.ldB = ldV, ldA, ldB
-        self.pair.WA = _ptr(A["WA"])
-        self.pair.WAT = _ptr(A["WAT"])
-        self.pair.aA = _ptr(A["aA"])
-        self.pair.bA = _ptr(A["bA"])
-        self.pair.WB = _ptr(A["WB"])
-        self.pair.WBT = _ptr(A["WBT"])
-        self.pair.aB = _ptr(A["aB"])
-        self.pair.bB = _ptr(A["bB"])
-        self.pair.dbias = <const double *> _ptr(A["dbias"])
-        # |x_j| <= |a_j| + sum_i |W_ij| for every 0/1 v (of the stored values; +1% margin)
-        self.pair.xboundA = _xbound(A["WA"][:D, :nA], A["aA"][:nA])
-        self.pair.xboundB = _xbound(A["WB"][:D, :nB], A["aB"][:nB])
-        self.st.v = <uint8_t *> _ptr(A["v"])
-        self.st.hA = <uint8_t *> _ptr(A["hA"])
-        self.st.hB = <uint8_t *> _ptr(A["hB"])
-        self.st.xA = _ptr(A["xA"])
-        self.st.xB = _ptr(A["xB"])
-        self.st.uA = _ptr(A["uA"])
-        self.st.uB = _ptr(A["uB"])
-        self.st.vlist = <int32_t *> _ptr(A["vlist"])
-        self.st.vlist_off = <int32_t *> _ptr(A["vlist_off"])
-        self.st.nv = <int32_t *> _ptr(A["nv"])
-        self.st.nv_off = <int32_t *> _ptr(A["nv_off"])
-        self.st.hlistA = <int32_t *> _ptr(A["hlistA"])
-        self.st.hlistA_off = <int32_t *> _ptr(A["hlistA_off"])
-        self.st.nhA = <int32_t *> _ptr(A["nhA"])
-        self.st.nhA_off = <int32_t *> _ptr(A["nhA_off"])
-        self.st.hlistB = <int32_t *> _ptr(A["hlistB"])
-        self.st.hlistB_off = <int32_t *> _ptr(A["hlistB_off"])
-        self.st.nhB = <int32_t *> _ptr(A["nhB"])
-        self.st.nhB_off = <int32_t *> _ptr(A["nhB_off"])
-        self.st.logw = <double *> _ptr(A["logw"])
-        self.st.dot = <double *> _ptr(A["dot"])
-        self.st.rng = <uint64_t *> _ptr(A["rng"])
-        self.st.cur = <int32_t *> _ptr(A["cur"])
-        self.st.cur_stride = cur_stride
-        self.st.xs_counts = <int32_t *> _ptr(A["xs_counts"])
-        self.st.xs_entries = <int32_t *> _ptr(A["xs_entries"])
+    cdef _view_v(self):
+        return np.asarray(<uint8_t[:self.runs, :self.buf.pair.ldV]> self.buf.st.v)
 
     # ------------------------------------------------------------------ states
     @property
     def log_weights(self):
         """The runs' log importance weights (float64), a copy."""
-        return self.arrays["logw"].copy()
+        return np.asarray(<double[:self.runs]> self.buf.st.logw).copy()
 
     @property
     def streams(self):
         """The runs' random stream states (runs x 32 uint64), a copy."""
-        return self.arrays["rng"].copy()
+        return self._view_rng().copy()
 
     def visible(self):
         """The runs' visible states, runs x n_visible uint8 (a copy)."""
-        return self.arrays["v"][:, :self.D].copy()
+        return self._view_v()[:, :self.D].copy()
 
     def set_visible(self, v):
         """Set the runs' visible states (runs x n_visible 0/1); the next ``steps`` call
@@ -307,19 +553,20 @@ cdef class AISEngine:
         v = np.asarray(v, dtype=np.uint8)
         if v.shape != (self.runs, self.D):
             raise ValueError(f"visible states must have shape {(self.runs, self.D)}.")
-        self.arrays["v"][:, :self.D] = v
-        self.arrays["nv"][:] = 0
-        self.arrays["nv_off"][:] = 0
+        self._view_v()[:, :self.D] = v
+        memset(self.buf.st.nv, 0, self.runs * sizeof(int32_t))
+        memset(self.buf.st.nv_off, 0, self.runs * sizeof(int32_t))
 
     def reset_weights(self):
-        self.arrays["logw"][:] = 0.0
+        memset(self.buf.st.logw, 0, self.runs * sizeof(double))
 
     # ------------------------------------------------------------------ kernels
     def sample_visible(self, double beta=0.0):
         """Draw every run's visible layer at ``beta`` from its current inputs; with A
         the base-rate model and beta = 0, exact independent samples from p_A."""
         with nogil:
-            ais_visible(&self.pair, &self.st, self.float32, self.runs, beta, self.n_threads)
+            ais_visible(&self.buf.pair, &self.buf.st, self.float32, self.runs, beta,
+                        self.n_threads)
 
     def steps(self, const double[::1] betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
               bint weights=True, bint force_refresh=False):
@@ -327,9 +574,9 @@ cdef class AISEngine:
         if k0 < 0 or k1 > betas.shape[0] or (weights and k0 < 1):
             raise ValueError("steps outside the schedule.")
         with nogil:
-            ais_steps(&self.pair, &self.st, self.float32, self.runs, &betas[0], k0, k1, k_end,
-                      1 if weights else 0, self.refresh_every, 1 if force_refresh else 0,
-                      self.n_threads)
+            ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &betas[0], k0,
+                      k1, k_end, 1 if weights else 0, self.refresh_every,
+                      1 if force_refresh else 0, self.n_threads)
 
     def gibbs_a(self, Py_ssize_t n_steps, bint force_refresh=True):
         """``n_steps`` block-Gibbs sweeps of every run under model A alone (beta = 0):
@@ -338,29 +585,15 @@ cdef class AISEngine:
             return
         betas = np.zeros(n_steps, dtype=np.float64)
         cdef double[::1] bv = betas
-        cdef Py_ssize_t saved = self.pair.nB
-        self.pair.nB = 0
+        cdef Py_ssize_t saved = self.buf.pair.nB
+        self.buf.pair.nB = 0
         try:
             with nogil:
-                ais_steps(&self.pair, &self.st, self.float32, self.runs, &bv[0], 0, n_steps,
-                          n_steps + 1, 0, self.refresh_every, 1 if force_refresh else 0,
-                          self.n_threads)
+                ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0], 0,
+                          n_steps, n_steps + 1, 0, self.refresh_every,
+                          1 if force_refresh else 0, self.n_threads)
         finally:
-            self.pair.nB = saved
-
-
-def _xbound(W, a):
-    if W.size == 0:
-        return 0.0
-    b = np.abs(np.asarray(a, dtype=np.float64)) + np.abs(np.asarray(W, dtype=np.float64)).sum(axis=0)
-    return float(b.max()) * 1.01 + 1e-6
-
-
-cdef void *_ptr(object arr) except NULL:
-    cdef Py_ssize_t address = arr.__array_interface__["data"][0]
-    if address == 0:
-        raise ValueError("empty buffer")
-    return <void *> address
+            self.buf.pair.nB = saved
 
 
 def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
@@ -389,11 +622,6 @@ def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
 
 cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
     return (x << k) | (x >> (64 - k))
-
-
-def _engine_array(AISEngine engine, name):
-    """One of the engine's internal arrays (for tests and diagnostics)."""
-    return engine.arrays[name]
 
 
 cdef extern from *:

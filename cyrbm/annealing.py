@@ -60,11 +60,6 @@ def logmeanexp(x):
     return m + math.log(float(np.mean(np.exp(x - m))))
 
 
-def _softplus(x):
-    x = np.asarray(x, dtype=np.float64)
-    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
-
-
 def make_schedule(spec):
     """The inverse temperatures beta_0 = 0 < beta_1 < ... < beta_K = 1 of an AIS run.
 
@@ -500,7 +495,7 @@ class Annealer:
         bA = self._base_biases(base_rate, base_data if base_data is not None else v_data, D,
                                pseudocount)
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
-        log_Z_base = M * _LN2 + float(np.sum(_softplus(bA_stored)))
+        log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
         streams = self._streams(0)
         engine = _anneal.AISEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
                                    streams, dtype=model.dtype, n_threads=self.threads,

@@ -2,6 +2,8 @@
 #
 #   from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f64, cyrbm_rng
 #
+#   from cyrbm.capi cimport ais_log_partition_f32, exact_log_partition_f64   (version 2)
+#
 # Compile the cimporting extension with include_dirs=[cyrbm.get_include()].  Sizes and
 # layout: W is n_visible x n_hidden (C order), states are uint8 0/1 rows; each chain owns
 # a cyrbm_rng stream (make them with cyrbm.capi.make_streams).  Return 0 on success, -1
@@ -24,3 +26,35 @@ cdef int log_unnormalized_f64(const double *W, const double *vbias, const double
 cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *hbias,
                               Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
                               Py_ssize_t n, double *out, int n_threads) noexcept nogil
+
+# ---- version 2: partition functions (SM08 Sec. 3) ----
+# AIS from the base-rate model to the RBM (Eq. 13-18): Annealer.log_partition in one call.
+# base_rate: n_visible biases b_A (NULL: zeros); betas: n_betas values, 0 = beta_0 < ... <
+# beta_K = 1; streams: runs x 32 uint64 (cyrbm.capi.make_ais_streams(seed, runs)), advanced
+# in place; refresh_every >= 1 (the Annealer's default is 200).  Out: log_weights (runs,
+# float64); log_Z_base = ln Z_A (Eq. 18) and samples (runs x n_visible uint8, the final
+# v), each optional (NULL).  Bit-identical to Annealer(runs, schedule=betas,
+# seed=seed).log_partition(model, base_rate=...).log_weights for a model of that dtype;
+# independent of n_threads.
+cdef int ais_log_partition_f64(const double *W, const double *vbias, const double *hbias,
+                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                               const double *base_rate, const double *betas,
+                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                               Py_ssize_t refresh_every, double *log_weights,
+                               double *log_Z_base, uint8_t *samples,
+                               int n_threads) noexcept nogil
+cdef int ais_log_partition_f32(const float *W, const float *vbias, const float *hbias,
+                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                               const float *base_rate, const double *betas,
+                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                               Py_ssize_t refresh_every, double *log_weights,
+                               double *log_Z_base, uint8_t *samples,
+                               int n_threads) noexcept nogil
+# Exact ln Z (Eq. 3) over the smaller layer, in float64, as cyrbm.exact_log_partition;
+# -2 above cyrbm.capi.EXACT_MAX_UNITS (30) units in that layer.
+cdef int exact_log_partition_f64(const double *W, const double *vbias, const double *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                 int n_threads) noexcept nogil
+cdef int exact_log_partition_f32(const float *W, const float *vbias, const float *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                 int n_threads) noexcept nogil

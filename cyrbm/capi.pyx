@@ -4,18 +4,23 @@
 Cython code cimports the functions below; C code gets the same functions through the
 capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h``.
 Both run exactly the kernels behind the Python API, so they give the same answers.
+Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
+Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint64_t
 
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
+from cyrbm cimport _anneal
 
 from cyrbm._random import make_streams as _make_streams
 
 
 cdef extern from "cyrbm/cyrbm.h":
     int CYRBM_CAPI_VERSION
+    int CYRBM_AIS_STREAM_WORDS
+    int CYRBM_EXACT_MAX_UNITS
     ctypedef int (*gibbs_f64_t)(const double *, const double *, const double *, Py_ssize_t,
                                 Py_ssize_t, uint8_t *, uint8_t *, Py_ssize_t, int,
                                 cyrbm_rng *, int) noexcept nogil
@@ -28,12 +33,28 @@ cdef extern from "cyrbm/cyrbm.h":
     ctypedef int (*logp_f32_t)(const float *, const float *, const float *, Py_ssize_t,
                                Py_ssize_t, const uint8_t *, Py_ssize_t, double *,
                                int) noexcept nogil
+    ctypedef int (*ais_f64_t)(const double *, const double *, const double *, Py_ssize_t,
+                              Py_ssize_t, const double *, const double *, Py_ssize_t,
+                              Py_ssize_t, uint64_t *, Py_ssize_t, double *, double *,
+                              uint8_t *, int) noexcept nogil
+    ctypedef int (*ais_f32_t)(const float *, const float *, const float *, Py_ssize_t,
+                              Py_ssize_t, const float *, const double *, Py_ssize_t,
+                              Py_ssize_t, uint64_t *, Py_ssize_t, double *, double *,
+                              uint8_t *, int) noexcept nogil
+    ctypedef int (*exact_f64_t)(const double *, const double *, const double *, Py_ssize_t,
+                                Py_ssize_t, double *, int) noexcept nogil
+    ctypedef int (*exact_f32_t)(const float *, const float *, const float *, Py_ssize_t,
+                                Py_ssize_t, double *, int) noexcept nogil
     ctypedef struct cyrbm_capi:
         int version
         gibbs_f64_t gibbs_sweeps_f64
         gibbs_f32_t gibbs_sweeps_f32
         logp_f64_t log_unnormalized_f64
         logp_f32_t log_unnormalized_f32
+        ais_f64_t ais_log_partition_f64
+        ais_f32_t ais_log_partition_f32
+        exact_f64_t exact_log_partition_f64
+        exact_f32_t exact_log_partition_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
@@ -78,12 +99,59 @@ cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *h
                                         n_threads)
 
 
+# ------------------------------------------------------------------ version 2: ln Z
+cdef int ais_log_partition_f64(const double *W, const double *vbias, const double *hbias,
+                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                               const double *base_rate, const double *betas,
+                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                               Py_ssize_t refresh_every, double *log_weights,
+                               double *log_Z_base, uint8_t *samples,
+                               int n_threads) noexcept nogil:
+    return _anneal.ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
+                                     n_betas, runs, streams, refresh_every, log_weights,
+                                     log_Z_base, samples, n_threads)
+
+
+cdef int ais_log_partition_f32(const float *W, const float *vbias, const float *hbias,
+                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                               const float *base_rate, const double *betas,
+                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                               Py_ssize_t refresh_every, double *log_weights,
+                               double *log_Z_base, uint8_t *samples,
+                               int n_threads) noexcept nogil:
+    return _anneal.ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
+                                     n_betas, runs, streams, refresh_every, log_weights,
+                                     log_Z_base, samples, n_threads)
+
+
+cdef int exact_log_partition_f64(const double *W, const double *vbias, const double *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                 int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, 0) or min(n_visible, n_hidden) > CYRBM_EXACT_MAX_UNITS:
+        return -2
+    return _anneal.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
+                                           n_threads)
+
+
+cdef int exact_log_partition_f32(const float *W, const float *vbias, const float *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                 int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, 0) or min(n_visible, n_hidden) > CYRBM_EXACT_MAX_UNITS:
+        return -2
+    return _anneal.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
+                                           n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _table.gibbs_sweeps_f64 = gibbs_sweeps_f64
 _table.gibbs_sweeps_f32 = gibbs_sweeps_f32
 _table.log_unnormalized_f64 = log_unnormalized_f64
 _table.log_unnormalized_f32 = log_unnormalized_f32
+_table.ais_log_partition_f64 = ais_log_partition_f64
+_table.ais_log_partition_f32 = ais_log_partition_f32
+_table.exact_log_partition_f64 = exact_log_partition_f64
+_table.exact_log_partition_f32 = exact_log_partition_f32
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION
@@ -96,3 +164,16 @@ def make_streams(seed, Py_ssize_t n, purpose="sample"):
     an embedding pipeline can reproduce the Python API's answers bit for bit.
     """
     return _make_streams(seed, purpose, n)
+
+
+def make_ais_streams(seed, Py_ssize_t runs):
+    """States of the random streams of ``runs`` AIS runs (a (runs, 32) uint64 array) for
+    ``ais_log_partition_f32/f64``: exactly those ``Annealer(runs=runs, seed=seed)`` uses,
+    so the C/Cython entry gives that annealer's log weights bit for bit."""
+    from cyrbm.annealing import ais_streams
+    return ais_streams(seed, runs)
+
+
+#: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);
+#: the default limit of ``cyrbm.exact_log_partition``.
+EXACT_MAX_UNITS = CYRBM_EXACT_MAX_UNITS

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm.capi import make_streams
+from cyrbm.annealing import EXACT_MAX_UNITS, Annealer
+from cyrbm.capi import make_ais_streams, make_streams
 
 pytest.importorskip("Cython")
 pytest.importorskip("setuptools")
@@ -20,6 +21,7 @@ CYTHON_SRC = '''
 import numpy as np
 from libc.stdint cimport uint8_t, uint64_t
 from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f32, cyrbm_rng
+from cyrbm.capi cimport ais_log_partition_f32, exact_log_partition_f64
 
 def logp(double[:, ::1] W, double[::1] b, double[::1] a, uint8_t[:, ::1] v):
     out = np.empty(v.shape[0])
@@ -41,6 +43,33 @@ def sample(float[:, ::1] W, float[::1] b, float[::1] a, uint8_t[:, ::1] v, int s
                                   &hv[0, 0], v.shape[0], steps, <cyrbm_rng *> &streams[0, 0], 1)
     assert status == 0
     return h
+
+def ais32(float[:, ::1] W, float[::1] b, float[::1] a, base, double[::1] betas,
+          uint64_t[:, ::1] streams, Py_ssize_t runs, Py_ssize_t refresh, int n_threads):
+    lw = np.zeros(max(runs, 1))
+    samples = np.zeros((max(runs, 1), W.shape[0]), dtype=np.uint8)
+    cdef double[::1] lwv = lw
+    cdef uint8_t[:, ::1] sv = samples
+    cdef float[::1] bv
+    cdef const float *bp = NULL
+    cdef double lzb = 0.0
+    cdef int status
+    if base is not None:
+        bv = base
+        bp = &bv[0]
+    with nogil:
+        status = ais_log_partition_f32(&W[0, 0], &b[0], &a[0], W.shape[0], W.shape[1], bp,
+                                       &betas[0], betas.shape[0], runs, &streams[0, 0],
+                                       refresh, &lwv[0], &lzb, &sv[0, 0], n_threads)
+    return status, lw, lzb, samples
+
+def exact64(double[:, ::1] W, double[::1] b, double[::1] a, int n_threads):
+    cdef double log_z = 0.0
+    cdef int status
+    with nogil:
+        status = exact_log_partition_f64(&W[0, 0], &b[0], &a[0], W.shape[0], W.shape[1],
+                                         &log_z, n_threads)
+    return status, log_z
 '''
 
 C_SRC = r'''
@@ -80,8 +109,51 @@ static PyObject *sample(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ais(W, b, a, base or None, betas (float64), streams (writable uint64), nv, nh, runs,
+ *     f32, n_threads) -> (status, log weights bytes, ln Z_A); parameters in f32 or f64 */
+static PyObject *ais(PyObject *self, PyObject *args) {
+    Py_buffer W, b, a, betas, s, base = {0};
+    PyObject *base_obj;
+    Py_ssize_t nv, nh, runs; int f32, nt, status;
+    double lzb = 0.0;
+    if (!PyArg_ParseTuple(args, "y*y*y*Oy*w*nnnii", &W, &b, &a, &base_obj, &betas, &s, &nv,
+                          &nh, &runs, &f32, &nt)) return NULL;
+    if (base_obj != Py_None && PyObject_GetBuffer(base_obj, &base, PyBUF_SIMPLE) != 0) return NULL;
+    double *lw = PyMem_Malloc(sizeof(double) * (runs > 0 ? runs : 1));
+    Py_ssize_t n_betas = betas.len / (Py_ssize_t) sizeof(double);
+    Py_BEGIN_ALLOW_THREADS
+    if (f32)
+        status = api->ais_log_partition_f32(W.buf, b.buf, a.buf, nv, nh, base.buf, betas.buf,
+                                            n_betas, runs, s.buf, 200, lw, &lzb, NULL, nt);
+    else
+        status = api->ais_log_partition_f64(W.buf, b.buf, a.buf, nv, nh, base.buf, betas.buf,
+                                            n_betas, runs, s.buf, 200, lw, &lzb, NULL, nt);
+    Py_END_ALLOW_THREADS
+    PyObject *out = Py_BuildValue("iy#d", status, (const char *) lw,
+                                  (Py_ssize_t) sizeof(double) * (status == 0 ? runs : 0), lzb);
+    PyMem_Free(lw);
+    if (base.obj != NULL) PyBuffer_Release(&base);
+    PyBuffer_Release(&W); PyBuffer_Release(&b); PyBuffer_Release(&a); PyBuffer_Release(&betas);
+    PyBuffer_Release(&s);
+    return out;
+}
+
+/* exact(W, b, a, nv, nh, f32, n_threads) -> (status, ln Z) */
+static PyObject *exact(PyObject *self, PyObject *args) {
+    Py_buffer W, b, a;
+    Py_ssize_t nv, nh; int f32, nt, status;
+    double log_z = 0.0;
+    if (!PyArg_ParseTuple(args, "y*y*y*nnii", &W, &b, &a, &nv, &nh, &f32, &nt)) return NULL;
+    status = f32 ? api->exact_log_partition_f32(W.buf, b.buf, a.buf, nv, nh, &log_z, nt)
+                 : api->exact_log_partition_f64(W.buf, b.buf, a.buf, nv, nh, &log_z, nt);
+    PyBuffer_Release(&W); PyBuffer_Release(&b); PyBuffer_Release(&a);
+    return Py_BuildValue("id", status, log_z);
+}
+
 static PyMethodDef methods[] = {
-    {"logp", logp, METH_VARARGS, NULL}, {"sample", sample, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};
+    {"logp", logp, METH_VARARGS, NULL}, {"sample", sample, METH_VARARGS, NULL},
+    {"ais", ais, METH_VARARGS, NULL}, {"exact", exact, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL}};
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "downstream_c", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit_downstream_c(void) {
@@ -157,3 +229,110 @@ def test_c_extension_uses_the_header(downstream, model):
     c.sample(model.W.tobytes(), model.vbias.tobytes(), model.hbias.tobytes(), state, streams,
              30, 17, 9, 4)
     np.testing.assert_array_equal(state, model.sample(9, steps=4, seed=5, init=v))
+
+
+# --------------------------------------------------------------- version 2: ln Z
+BETAS = np.concatenate([np.linspace(0.0, 0.5, 100, endpoint=False), np.linspace(0.5, 1.0, 201)])
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(4)
+    model = cyrbm.RBM(0.5 * rng.standard_normal((12, 8)), rng.standard_normal(12),
+                      rng.standard_normal(8), dtype=np.float64)
+    return model, 0.4 * rng.standard_normal(12)
+
+
+def _annealer_result(model, base, seed=11, **kw):
+    kw.setdefault("threads", 2)
+    return Annealer(runs=16, schedule=BETAS, seed=seed, progress=False, **kw).log_partition(
+        model, base_rate=base)
+
+
+def test_capi_version_and_constants():
+    assert cyrbm.capi.C_API_VERSION == 2
+    assert cyrbm.capi.EXACT_MAX_UNITS == EXACT_MAX_UNITS
+    np.testing.assert_array_equal(make_ais_streams(3, 5),
+                                  cyrbm.annealing.ais_streams(3, 5))
+
+
+def test_cython_ais_matches_the_annealer(downstream, small):
+    cy, _ = downstream
+    model, base = small
+    m = model.astype(np.float32)
+    b32 = base.astype(np.float32)
+    for base_rate, arg in ((None, None), (base, b32)):
+        res = _annealer_result(m, base_rate, chunk=37)     # chunked in Python, one C call
+        for threads in (1, 2):
+            streams = make_ais_streams(11, 16)
+            status, lw, lzb, samples = cy.ais32(m.W, m.vbias, m.hbias, arg, BETAS, streams,
+                                                16, 200, threads)
+            assert status == 0
+            np.testing.assert_array_equal(lw, res.log_weights)
+            np.testing.assert_array_equal(samples, res.samples)
+            assert lzb == res.log_Z_base
+            assert not np.array_equal(streams, make_ais_streams(11, 16))   # advanced
+    res = _annealer_result(m, base, refresh=7)
+    status, lw, _, _ = cy.ais32(m.W, m.vbias, m.hbias, b32, BETAS, make_ais_streams(11, 16),
+                                16, 7, 2)
+    assert status == 0
+    np.testing.assert_array_equal(lw, res.log_weights)
+
+
+def test_cython_ais_refuses_bad_sizes(downstream, small):
+    cy, _ = downstream
+    m = small[0].astype(np.float32)
+    s = make_ais_streams(0, 4)
+
+    def status(betas=BETAS, runs=4, refresh=200):
+        return cy.ais32(m.W, m.vbias, m.hbias, None, np.asarray(betas, dtype=np.float64), s,
+                        runs, refresh, 1)[0]
+
+    assert status() == 0
+    assert status(runs=0) == -2
+    assert status(refresh=0) == -2
+    assert status(betas=BETAS[1:]) == -2                  # does not start at 0
+    assert status(betas=BETAS[:-1]) == -2                 # does not end at 1
+    assert status(betas=[0.0, 0.5, 0.5, 1.0]) == -2       # not strictly increasing
+    assert status(betas=[0.0, np.nan, 1.0]) == -2
+    assert status(betas=[0.0]) == -2
+
+
+def test_cython_exact_matches_the_python_api(downstream, small):
+    cy, _ = downstream
+    model = small[0]
+    for m in (model, cyrbm.RBM(model.W.T.copy(), model.hbias, model.vbias, dtype=np.float64)):
+        for threads in (1, 2):
+            assert cy.exact64(m.W, m.vbias, m.hbias, threads) == (0, cyrbm.exact_log_partition(m))
+    rng = np.random.default_rng(0)
+    n = EXACT_MAX_UNITS + 1
+    for shape in ((n + 5, n), (n, n + 5)):
+        W = 0.01 * rng.standard_normal(shape)
+        assert cy.exact64(W, np.zeros(shape[0]), np.zeros(shape[1]), 1)[0] == -2
+
+
+def test_c_ais_and_exact_match_the_python_api(downstream, small):
+    _, c = downstream
+    model, base = small
+    for dtype in (np.float64, np.float32):
+        m = model.astype(dtype)
+        f32 = int(dtype == np.float32)
+        res = _annealer_result(m, base, seed=5)
+        streams = make_ais_streams(5, 16)
+        status, lw, lzb = c.ais(m.W.tobytes(), m.vbias.tobytes(), m.hbias.tobytes(),
+                                base.astype(dtype).tobytes(), BETAS.tobytes(), streams, 12, 8,
+                                16, f32, 2)
+        assert status == 0
+        np.testing.assert_array_equal(np.frombuffer(lw), res.log_weights)
+        assert lzb == res.log_Z_base
+        assert c.exact(m.W.tobytes(), m.vbias.tobytes(), m.hbias.tobytes(), 12, 8, f32, 2) == \
+            (0, cyrbm.exact_log_partition(m))
+    args = (model.W.tobytes(), model.vbias.tobytes(), model.hbias.tobytes(), None)
+    s = make_ais_streams(0, 4)
+    assert c.ais(*args, BETAS.tobytes(), s, 12, 8, 0, 0, 1)[0] == -2            # runs < 1
+    assert c.ais(*args, BETAS[::-1].tobytes(), s, 12, 8, 4, 0, 1)[0] == -2      # 1 -> 0
+    assert c.ais(*args, BETAS.tobytes(), s, 0, 8, 4, 0, 1)[0] == -2             # n_visible
+    assert c.exact(b"", b"", b"", 0, 8, 0, 1)[0] == -2
+    n = EXACT_MAX_UNITS + 1
+    assert c.exact(np.zeros(n * n).tobytes(), np.zeros(n).tobytes(), np.zeros(n).tobytes(),
+                   n, n, 0, 1)[0] == -2

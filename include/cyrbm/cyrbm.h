@@ -13,9 +13,10 @@
  *
  * Conventions: W is n_visible x n_hidden in C order; states are uint8 0/1 matrices in C
  * order, one row per chain or sample; every chain owns a cyrbm_rng stream (rng.h), which
- * Python code creates with cyrbm.capi.make_streams(seed, n).  Functions are thread-safe,
- * do not need the GIL, and return 0 on success, -1 when scratch memory cannot be
- * allocated, -2 for invalid sizes.  The table only grows: a new entry bumps
+ * Python code creates with cyrbm.capi.make_streams(seed, n); an AIS run owns
+ * CYRBM_AIS_STREAM_WORDS words (cyrbm.capi.make_ais_streams(seed, runs)).  Functions are
+ * thread-safe, do not need the GIL, and return 0 on success, -1 when scratch memory
+ * cannot be allocated, -2 for invalid sizes (or arguments).  The table only grows: a new entry bumps
  * CYRBM_CAPI_VERSION and existing entries never change.
  */
 #ifndef CYRBM_H
@@ -25,7 +26,12 @@
 #include <stdint.h>
 #include "cyrbm/rng.h"
 
-#define CYRBM_CAPI_VERSION 1
+#define CYRBM_CAPI_VERSION 2
+
+/* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
+#define CYRBM_AIS_STREAM_WORDS 32
+/* largest smaller layer the exact ln Z enumerates (2^30 terms), as cyrbm.exact_log_partition */
+#define CYRBM_EXACT_MAX_UNITS 30
 
 typedef struct cyrbm_capi {
     int version;
@@ -46,6 +52,45 @@ typedef struct cyrbm_capi {
     int (*log_unnormalized_f32)(const float *W, const float *vbias, const float *hbias,
                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
                                 Py_ssize_t n, double *out, int n_threads);
+
+    /* ---- version 2 ---- */
+
+    /* ln Z by annealed importance sampling from the base-rate model to the RBM (SM08
+     * Eq. 13-18), as cyrbm.Annealer(runs, schedule=betas, seed).log_partition(model,
+     * base_rate=...) with its default refresh (200): the same log weights, bit for bit,
+     * when streams = cyrbm.capi.make_ais_streams(seed, runs) and the parameters (and
+     * base_rate) are the model's, in its dtype.
+     *   base_rate:    n_visible visible biases b_A of the base-rate model (NULL: zeros).
+     *   betas:        n_betas inverse temperatures, 0 = beta_0 < ... < beta_K = 1.
+     *   streams:      runs x CYRBM_AIS_STREAM_WORDS uint64 states, advanced in place.
+     *   refresh_every: exact recomputation of the runs' inputs every so many steps
+     *                 (>= 1; the Annealer's default is 200).
+     *   log_weights:  out, runs float64 ln w; Z-hat = Z_A mean(w) (Eq. 11-12).
+     *   log_Z_base:   out (or NULL), ln Z_A = n_hidden ln 2 + sum_i softplus(b_A,i) (Eq. 18).
+     *   samples:      out (or NULL), runs x n_visible uint8, each run's final v.
+     * Results do not depend on n_threads.  -2 when a size is < 1, a required pointer is
+     * NULL or betas is not a finite, strictly increasing list from 0 to 1. */
+    int (*ais_log_partition_f64)(const double *W, const double *vbias, const double *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                                 const double *base_rate, const double *betas,
+                                 Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                                 Py_ssize_t refresh_every, double *log_weights,
+                                 double *log_Z_base, uint8_t *samples, int n_threads);
+    int (*ais_log_partition_f32)(const float *W, const float *vbias, const float *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                                 const float *base_rate, const double *betas,
+                                 Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                                 Py_ssize_t refresh_every, double *log_weights,
+                                 double *log_Z_base, uint8_t *samples, int n_threads);
+    /* *log_Z = exact ln Z (SM08 Eq. 3), summing over every state of the smaller layer in
+     * float64 (float32 parameters are converted exactly), as cyrbm.exact_log_partition;
+     * -2 when that layer has more than CYRBM_EXACT_MAX_UNITS units. */
+    int (*exact_log_partition_f64)(const double *W, const double *vbias, const double *hbias,
+                                   Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                   int n_threads);
+    int (*exact_log_partition_f32)(const float *W, const float *vbias, const float *hbias,
+                                   Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                   int n_threads);
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */
