@@ -544,8 +544,8 @@ class Annealer:
             Gibbs sweeps before the first starting state.  Chains started at data stay
             near the data for a long time on trained models: between 784 x 20 and
             784 x 25 RBMs of MNIST-like digits (CD1; bench/ais_accuracy.py) 1,000
-            sweeps left ln(Z_B/Z_A) 1.36 nats too high, outside its 3-sigma interval,
-            and 20,000 sweeps (the default) 0.02 nats.
+            sweeps left ln(Z_B/Z_A) 0.75-1.36 nats too high (once outside its 3-sigma
+            interval), 20,000 sweeps (the default) 0.02-0.25 nats.
         chains : int, optional
             Number of Gibbs chains (1 .. runs; default: runs).
         steps_between : int >= 1
