@@ -21,6 +21,7 @@ The loops themselves are in include/cyrbm/anneal_kernels.h.
 import numpy as np
 
 from cython.parallel cimport prange, parallel
+from cyrbm._omp cimport cap_threads
 from libc.stdint cimport uint8_t, int32_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -30,14 +31,6 @@ cdef double _LN2 = 0.6931471805599453
 # limits that keep every size computation far from overflow (int32 unit indices)
 cdef Py_ssize_t _MAX_UNITS = 1 << 24
 cdef Py_ssize_t _MAX_RUNS = 1 << 28
-
-
-cdef inline int _cap(int n_threads, Py_ssize_t work) noexcept nogil:
-    if n_threads < 1:
-        n_threads = 1
-    if work < n_threads:
-        return <int> (work if work > 0 else 1)
-    return n_threads
 
 
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
@@ -52,7 +45,7 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
     steps with no synchronisation; each run's arithmetic and random numbers are the same
     whatever the split.
     """
-    cdef int nt = _cap(n_threads, runs)
+    cdef int nt = cap_threads(n_threads, runs)
     cdef Py_ssize_t t, r0, r1
     if runs <= 0 or k1 <= k0:
         return
@@ -70,7 +63,7 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, double beta, int n_threads) noexcept nogil:
     """A visible half-step at ``beta`` for all runs (see cyrbm_ais_visible)."""
-    cdef int nt = _cap(n_threads, runs)
+    cdef int nt = cap_threads(n_threads, runs)
     cdef Py_ssize_t t, r0, r1
     if runs <= 0:
         return
@@ -100,7 +93,7 @@ cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const doubl
     cdef uint64_t size = (<uint64_t> 1) << cb
     cdef double *act = NULL
     cdef double mx, total
-    cdef int nt = _cap(n_threads, n_chunks)
+    cdef int nt = cap_threads(n_threads, n_chunks)
     with parallel(num_threads=nt):
         act = <double *> malloc(n_pad * sizeof(double) + 64)
         try:

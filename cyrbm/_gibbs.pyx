@@ -16,6 +16,7 @@ number of threads.
 import numpy as np
 
 from cython.parallel cimport prange, parallel
+from cyrbm._omp cimport cap_threads
 from libc.stdint cimport uint8_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy
@@ -51,14 +52,6 @@ cdef inline floating sigmoid(floating x) noexcept nogil:
         return cyrbm_sigmoidf(x)
     else:
         return cyrbm_sigmoid(x)
-
-
-cdef inline int cap_threads(int n_threads, Py_ssize_t work) noexcept nogil:
-    if n_threads < 1:
-        n_threads = 1
-    if work < n_threads:
-        return <int> (work if work > 0 else 1)
-    return n_threads
 
 
 cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_units,
