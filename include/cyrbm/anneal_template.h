@@ -474,52 +474,33 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
 #else
     {
         int l;
-#if CYRBM_AK_IS_F32
-        const ptrdiff_t step = 16;   /* two float32 uniforms per 64-bit draw */
-#else
-        const ptrdiff_t step = 8;
-#endif
+        /* one float64 uniform per draw, or two float32 ones (low half first) */
+        const ptrdiff_t step = CYRBM_AK_IS_F32 ? 16 : 8;
         for (i = 0; i < D; i += step) {
             uint64_t r8[8];
             for (l = 0; l < 8; l++) r8[l] = cyrbm_ak_next_lane(rng, l);
-#if CYRBM_AK_IS_F32
-            for (l = 0; l < 16; l++) {
+            for (l = 0; l < step; l++) {
                 const ptrdiff_t unit = i + l;
-                uint32_t bits = (uint32_t)(r8[l / 2] >> (32 * (l % 2)));
-                float u, y, t;
+                T u, y, t;
                 uint8_t on;
-                bits = (bits >> 9) | 0x3F800000u;
+#if CYRBM_AK_IS_F32
+                uint32_t bits = ((uint32_t)(r8[l / 2] >> (32 * (l % 2))) >> 9) | 0x3F800000u;
                 memcpy(&u, &bits, 4);
                 u -= 1.0f;
-                if (unit >= D) break;
-                y = ca * (bA[unit] + (nA > 0 ? uA[unit] : 0.0f)) +
-                    cb * (bB[unit] + (nB > 0 ? uB[unit] : 0.0f));
-                t = cyrbm_ak_expf_scalar(-fabsf(y));
-                on = (uint8_t)(u * (1.0f + t) < (y >= 0.0f ? 1.0f : t));
-                if (on != v[unit]) {
-                    if (on) {
-                        fon[non++] = (int32_t)unit;
-                        dot += db[unit];
-                    } else {
-                        foff[noff++] = (int32_t)unit;
-                        dot -= db[unit];
-                    }
-                }
-                v[unit] = on;
-            }
 #else
-            for (l = 0; l < 8; l++) {
-                const ptrdiff_t unit = i + l;
                 uint64_t bits = (r8[l] >> 12) | 0x3FF0000000000000ULL;
-                double u, y, t;
-                uint8_t on;
                 memcpy(&u, &bits, 8);
                 u -= 1.0;
+#endif
                 if (unit >= D) break;
-                y = ca * (bA[unit] + (nA > 0 ? uA[unit] : 0.0)) +
-                    cb * (bB[unit] + (nB > 0 ? uB[unit] : 0.0));
+                y = ca * (bA[unit] + (nA > 0 ? uA[unit] : (T)0)) +
+                    cb * (bB[unit] + (nB > 0 ? uB[unit] : (T)0));
+#if CYRBM_AK_IS_F32
+                t = cyrbm_ak_expf_scalar(-fabsf(y));
+#else
                 t = cyrbm_ak_exp_scalar(-fabs(y));
-                on = (uint8_t)(u * (1.0 + t) < (y >= 0.0 ? 1.0 : t));
+#endif
+                on = (uint8_t)(u * ((T)1 + t) < (y >= (T)0 ? (T)1 : t));
                 if (on != v[unit]) {
                     if (on) {
                         fon[non++] = (int32_t)unit;
@@ -531,7 +512,6 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
                 }
                 v[unit] = on;
             }
-#endif
         }
     }
 #endif
