@@ -53,8 +53,6 @@ cdef extern from "cyrbm/anneal_kernels.h" nogil:
         uint64_t *rng
         int32_t *cur
         Py_ssize_t cur_stride
-        int32_t *xs_counts
-        int32_t *xs_entries
 
     void cyrbm_ais_block_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
                              Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,

@@ -38,7 +38,7 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
                     int weights, Py_ssize_t refresh_every, int force_refresh,
                     int n_threads) noexcept nogil:
     """Steps k0 <= k < k1 of the schedule ``betas`` for all runs (see cyrbm_ais_block in
-    include/cyrbm/anneal_kernels.h): log weights if ``weights``, and a block-Gibbs
+    include/cyrbm/anneal_template.h): log weights if ``weights``, and a block-Gibbs
     transition at beta_k while k < k_end.
 
     The runs are split into one contiguous block per thread, each taken through all the
@@ -183,8 +183,6 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.dot = <double *> _take(base, &total, R * sizeof(double))
     S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
-    S.xs_counts = <int32_t *> _take(base, &total, R * 2 * (D + 1) * i32)
-    S.xs_entries = <int32_t *> _take(base, &total, R * 2 * D * i32)
     return total
 
 
@@ -203,7 +201,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """
     cdef cyrbm_ais_pair *P = &B.pair
     cdef cyrbm_ais_state *S = &B.st
-    cdef Py_ssize_t tile_rows, biggest
+    cdef Py_ssize_t tile_rows
     cdef size_t s = sizeof(float) if float32 else sizeof(double)
     cdef size_t total
     memset(P, 0, sizeof(cyrbm_ais_pair))
@@ -217,8 +215,8 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     P.D, P.nA, P.nB = n_visible, nA, nB
     P.ldV, P.ldA, P.ldB = _pad_rows(n_visible), _pad_rows(nA), _pad_rows(nB)
     tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
-    biggest = _at_least(_at_least(n_visible, nA), _at_least(nB, 1))
-    S.cur_stride = 2 * ((biggest + tile_rows - 1) // tile_rows + 2)
+    S.cur_stride = 2 * ((nA + tile_rows - 1) // tile_rows + 1) \
+        + 2 * ((nB + tile_rows - 1) // tile_rows + 1)
     B.runs = runs
     total = _ais_layout(B, NULL, s)
     B.block = calloc(total + 64, 1)

@@ -294,15 +294,20 @@ def test_float32_and_float64_agree():
 
 def test_long_float32_runs_do_not_drift():
     # inputs are updated incrementally in float32 and refreshed every `refresh` steps; a
-    # refresh every step must give (almost) the same log weights
+    # refresh every step must give (almost) the same log weights.  Both draw the same random
+    # numbers, so a run takes the same path unless rounding flips a draw; then it wanders
+    # off for a while (chains driven by common random numbers may re-couple, so equal
+    # final samples do not prove equal paths: about 1 run in 100 here).  So the typical
+    # run must agree closely (measured: median difference 2e-6 nats), and the estimates
+    # statistically.
     model = random_rbm(50, 40, seed=13, scale=0.3, dtype=np.float32)
-    a = Annealer(runs=6, schedule="linear:2000", seed=7, refresh=1).log_partition(model)
-    b = Annealer(runs=6, schedule="linear:2000", seed=7, refresh=500).log_partition(model)
-    same = np.array_equal(a.samples, b.samples)
-    if same:
-        np.testing.assert_allclose(a.log_weights, b.log_weights, rtol=0, atol=1e-3)
-    else:   # a draw flipped by rounding: the estimates must still agree statistically
-        assert abs(a.log_Z - b.log_Z) < 1.0
+    a = Annealer(runs=20, schedule="linear:2000", seed=7, refresh=1).log_partition(model)
+    b = Annealer(runs=20, schedule="linear:2000", seed=7, refresh=500).log_partition(model)
+    diff = np.abs(a.log_weights - b.log_weights)
+    assert np.median(diff) < 1e-4, diff
+    assert np.mean(diff < 1e-3) >= 0.8, diff
+    assert abs(a.log_Z - b.log_Z) < 3 * math.hypot(np.exp(a.log_sigma - a.log_Z),
+                                                    np.exp(b.log_sigma - b.log_Z)) + 1e-3
 
 
 # ------------------------------------------------------------------------- results

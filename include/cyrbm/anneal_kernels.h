@@ -17,12 +17,16 @@
  * Speed.  Neighbouring betas change few units, so each run keeps its hidden inputs
  * x = W^T v + a and its visible inputs u = W h and updates them by the weight rows of the
  * units that flipped, recomputing them exactly every `refresh_every` steps (bounds float32
- * drift).  The few visible flips are applied row by row (each row of W streamed once per
- * step for all the runs of a thread); the many hidden flips are summed per run in register
- * accumulators from W^T stored in 512-byte column chunks (8 vectors), each chunk's rows
- * (up to 256 KB: L2 cache) used by every run of the thread while they are in cache, the
- * rows a run needs prefetched a few entries ahead.  Threads take disjoint
- * blocks of runs through all the steps with no synchronisation.
+ * drift).  The few visible flips (about 17 of 784 per step on a trained digit model) are
+ * summed per run, 8 vectors of columns at a time in registers, from the rows of W (they
+ * fit in L1).  The many hidden flips (about 100 of 500) come from W^T stored in column
+ * chunks one vector (64 bytes) wide, each chunk's rows taken in tiles of 32 KB: every run
+ * of the thread sums the rows it needs from the tile in 8 register accumulators while
+ * the tile is in L1, so a row of W^T comes from L2 once per step and thread, not once per
+ * run; the next tile is prefetched a slice per run.  The lists of flipped units are
+ * built 8 units at a time without branches (a table of bit positions), and (bA - bB).v
+ * is computed with v in the visible half-step.  Threads take disjoint blocks of runs
+ * through all the steps with no synchronisation.
  * Softplus and logistic functions use a vectorized exp (range reduction and a Taylor
  * polynomial evaluated by Estrin's scheme, about 2 ulp, no lookup tables).  The sum over
  * j of softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products
@@ -59,16 +63,12 @@
 
 #define CYRBM_AK_PAD 16          /* row padding, in elements */
 #define CYRBM_AK_BLOCK 128       /* hidden units per partial product (a multiple of 16) */
-#ifndef CYRBM_AK_CHUNK_BYTES
-#define CYRBM_AK_CHUNK_BYTES 512 /* W^T is stored in column chunks this wide (8 vectors) */
-#endif
+#define CYRBM_AK_CHUNK_BYTES 64  /* W^T is stored in column chunks this wide (1 vector) */
 #ifndef CYRBM_AK_TILE_BYTES
-#define CYRBM_AK_TILE_BYTES 262144 /* rows of a chunk taken at a time (L2 cache) */
-#endif
-#ifndef CYRBM_AK_AHEAD
-#define CYRBM_AK_AHEAD 4         /* rows prefetched this many list entries ahead */
+#define CYRBM_AK_TILE_BYTES 32768 /* rows of a chunk taken at a time (L1 cache) */
 #endif
 #define CYRBM_AK_RNG_WORDS 32    /* 8 lanes x 4 words of xoshiro256++ per run */
+
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && !defined(CYRBM_NO_CLONES) && !defined(CYRBM_NATIVE)
@@ -79,7 +79,6 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(CYRBM_AK_NO_VECTOR)
 #define CYRBM_AK_PREFETCH(p) __builtin_prefetch((p), 0, 2)
-#define CYRBM_AK_PREFETCH_L1(p) __builtin_prefetch((p), 0, 3)
 #define CYRBM_AK_VECTOR 1
 #define CYRBM_AK_INLINE static inline __attribute__((always_inline))
 #if !defined(__clang__)
@@ -88,7 +87,6 @@
 #endif
 #else
 #define CYRBM_AK_PREFETCH(p) ((void)(p))
-#define CYRBM_AK_PREFETCH_L1(p) ((void)(p))
 #define CYRBM_AK_VECTOR 0
 #define CYRBM_AK_INLINE static __inline
 #endif
@@ -134,12 +132,10 @@ typedef struct {
     int32_t *hlistA, *hlistA_off, *nhA, *nhA_off;         /* R x ldA, ..., R, R */
     int32_t *hlistB, *hlistB_off, *nhB, *nhB_off;         /* R x ldB, ..., R, R */
     double *logw;                   /* R: log importance weights */
-    double *dot;                    /* R: (bA - bB).v, updated with v */
+    double *dot;                    /* R: (bA - bB).v, computed with v */
     uint64_t *rng;                  /* R x 32: the runs' random streams */
-    int32_t *cur;                   /* R x cur_stride scratch: tile bounds of the lists */
-    ptrdiff_t cur_stride;           /* 2 (ceil(max(D, nA, nB) / tile rows) + 2) */
-    int32_t *xs_counts;             /* R x 2 (D + 1) scratch of the row-by-row update of x */
-    int32_t *xs_entries;            /* R x 2 D scratch */
+    int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
+    ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
 } cyrbm_ais_state;
 
 /* ------------------------------------------------------------------------------------
@@ -357,11 +353,105 @@ static inline int cyrbm_ak_ctz(uint64_t x) {
 #endif
 }
 
-/* Append base + (position of each set bit of m), ascending, to list[*n ...]. */
-static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int32_t *list, int32_t *n) {
-    int32_t c = *n;
-    for (; m; m &= m - 1) list[c++] = (int32_t)(base + cyrbm_ak_ctz(m));
-    *n = c;
+/* The positions of the set bits of each byte value, ascending (then zeros), and their
+ * number: lists of flipped units are appended 8 units at a time without branches. */
+static const int32_t cyrbm_ak_bitpos[256][8] = {
+    {0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0}, {1,0,0,0,0,0,0,0}, {0,1,0,0,0,0,0,0}, {2,0,0,0,0,0,0,0}, {0,2,0,0,0,0,0,0}, {1,2,0,0,0,0,0,0}, {0,1,2,0,0,0,0,0},
+    {3,0,0,0,0,0,0,0}, {0,3,0,0,0,0,0,0}, {1,3,0,0,0,0,0,0}, {0,1,3,0,0,0,0,0}, {2,3,0,0,0,0,0,0}, {0,2,3,0,0,0,0,0}, {1,2,3,0,0,0,0,0}, {0,1,2,3,0,0,0,0},
+    {4,0,0,0,0,0,0,0}, {0,4,0,0,0,0,0,0}, {1,4,0,0,0,0,0,0}, {0,1,4,0,0,0,0,0}, {2,4,0,0,0,0,0,0}, {0,2,4,0,0,0,0,0}, {1,2,4,0,0,0,0,0}, {0,1,2,4,0,0,0,0},
+    {3,4,0,0,0,0,0,0}, {0,3,4,0,0,0,0,0}, {1,3,4,0,0,0,0,0}, {0,1,3,4,0,0,0,0}, {2,3,4,0,0,0,0,0}, {0,2,3,4,0,0,0,0}, {1,2,3,4,0,0,0,0}, {0,1,2,3,4,0,0,0},
+    {5,0,0,0,0,0,0,0}, {0,5,0,0,0,0,0,0}, {1,5,0,0,0,0,0,0}, {0,1,5,0,0,0,0,0}, {2,5,0,0,0,0,0,0}, {0,2,5,0,0,0,0,0}, {1,2,5,0,0,0,0,0}, {0,1,2,5,0,0,0,0},
+    {3,5,0,0,0,0,0,0}, {0,3,5,0,0,0,0,0}, {1,3,5,0,0,0,0,0}, {0,1,3,5,0,0,0,0}, {2,3,5,0,0,0,0,0}, {0,2,3,5,0,0,0,0}, {1,2,3,5,0,0,0,0}, {0,1,2,3,5,0,0,0},
+    {4,5,0,0,0,0,0,0}, {0,4,5,0,0,0,0,0}, {1,4,5,0,0,0,0,0}, {0,1,4,5,0,0,0,0}, {2,4,5,0,0,0,0,0}, {0,2,4,5,0,0,0,0}, {1,2,4,5,0,0,0,0}, {0,1,2,4,5,0,0,0},
+    {3,4,5,0,0,0,0,0}, {0,3,4,5,0,0,0,0}, {1,3,4,5,0,0,0,0}, {0,1,3,4,5,0,0,0}, {2,3,4,5,0,0,0,0}, {0,2,3,4,5,0,0,0}, {1,2,3,4,5,0,0,0}, {0,1,2,3,4,5,0,0},
+    {6,0,0,0,0,0,0,0}, {0,6,0,0,0,0,0,0}, {1,6,0,0,0,0,0,0}, {0,1,6,0,0,0,0,0}, {2,6,0,0,0,0,0,0}, {0,2,6,0,0,0,0,0}, {1,2,6,0,0,0,0,0}, {0,1,2,6,0,0,0,0},
+    {3,6,0,0,0,0,0,0}, {0,3,6,0,0,0,0,0}, {1,3,6,0,0,0,0,0}, {0,1,3,6,0,0,0,0}, {2,3,6,0,0,0,0,0}, {0,2,3,6,0,0,0,0}, {1,2,3,6,0,0,0,0}, {0,1,2,3,6,0,0,0},
+    {4,6,0,0,0,0,0,0}, {0,4,6,0,0,0,0,0}, {1,4,6,0,0,0,0,0}, {0,1,4,6,0,0,0,0}, {2,4,6,0,0,0,0,0}, {0,2,4,6,0,0,0,0}, {1,2,4,6,0,0,0,0}, {0,1,2,4,6,0,0,0},
+    {3,4,6,0,0,0,0,0}, {0,3,4,6,0,0,0,0}, {1,3,4,6,0,0,0,0}, {0,1,3,4,6,0,0,0}, {2,3,4,6,0,0,0,0}, {0,2,3,4,6,0,0,0}, {1,2,3,4,6,0,0,0}, {0,1,2,3,4,6,0,0},
+    {5,6,0,0,0,0,0,0}, {0,5,6,0,0,0,0,0}, {1,5,6,0,0,0,0,0}, {0,1,5,6,0,0,0,0}, {2,5,6,0,0,0,0,0}, {0,2,5,6,0,0,0,0}, {1,2,5,6,0,0,0,0}, {0,1,2,5,6,0,0,0},
+    {3,5,6,0,0,0,0,0}, {0,3,5,6,0,0,0,0}, {1,3,5,6,0,0,0,0}, {0,1,3,5,6,0,0,0}, {2,3,5,6,0,0,0,0}, {0,2,3,5,6,0,0,0}, {1,2,3,5,6,0,0,0}, {0,1,2,3,5,6,0,0},
+    {4,5,6,0,0,0,0,0}, {0,4,5,6,0,0,0,0}, {1,4,5,6,0,0,0,0}, {0,1,4,5,6,0,0,0}, {2,4,5,6,0,0,0,0}, {0,2,4,5,6,0,0,0}, {1,2,4,5,6,0,0,0}, {0,1,2,4,5,6,0,0},
+    {3,4,5,6,0,0,0,0}, {0,3,4,5,6,0,0,0}, {1,3,4,5,6,0,0,0}, {0,1,3,4,5,6,0,0}, {2,3,4,5,6,0,0,0}, {0,2,3,4,5,6,0,0}, {1,2,3,4,5,6,0,0}, {0,1,2,3,4,5,6,0},
+    {7,0,0,0,0,0,0,0}, {0,7,0,0,0,0,0,0}, {1,7,0,0,0,0,0,0}, {0,1,7,0,0,0,0,0}, {2,7,0,0,0,0,0,0}, {0,2,7,0,0,0,0,0}, {1,2,7,0,0,0,0,0}, {0,1,2,7,0,0,0,0},
+    {3,7,0,0,0,0,0,0}, {0,3,7,0,0,0,0,0}, {1,3,7,0,0,0,0,0}, {0,1,3,7,0,0,0,0}, {2,3,7,0,0,0,0,0}, {0,2,3,7,0,0,0,0}, {1,2,3,7,0,0,0,0}, {0,1,2,3,7,0,0,0},
+    {4,7,0,0,0,0,0,0}, {0,4,7,0,0,0,0,0}, {1,4,7,0,0,0,0,0}, {0,1,4,7,0,0,0,0}, {2,4,7,0,0,0,0,0}, {0,2,4,7,0,0,0,0}, {1,2,4,7,0,0,0,0}, {0,1,2,4,7,0,0,0},
+    {3,4,7,0,0,0,0,0}, {0,3,4,7,0,0,0,0}, {1,3,4,7,0,0,0,0}, {0,1,3,4,7,0,0,0}, {2,3,4,7,0,0,0,0}, {0,2,3,4,7,0,0,0}, {1,2,3,4,7,0,0,0}, {0,1,2,3,4,7,0,0},
+    {5,7,0,0,0,0,0,0}, {0,5,7,0,0,0,0,0}, {1,5,7,0,0,0,0,0}, {0,1,5,7,0,0,0,0}, {2,5,7,0,0,0,0,0}, {0,2,5,7,0,0,0,0}, {1,2,5,7,0,0,0,0}, {0,1,2,5,7,0,0,0},
+    {3,5,7,0,0,0,0,0}, {0,3,5,7,0,0,0,0}, {1,3,5,7,0,0,0,0}, {0,1,3,5,7,0,0,0}, {2,3,5,7,0,0,0,0}, {0,2,3,5,7,0,0,0}, {1,2,3,5,7,0,0,0}, {0,1,2,3,5,7,0,0},
+    {4,5,7,0,0,0,0,0}, {0,4,5,7,0,0,0,0}, {1,4,5,7,0,0,0,0}, {0,1,4,5,7,0,0,0}, {2,4,5,7,0,0,0,0}, {0,2,4,5,7,0,0,0}, {1,2,4,5,7,0,0,0}, {0,1,2,4,5,7,0,0},
+    {3,4,5,7,0,0,0,0}, {0,3,4,5,7,0,0,0}, {1,3,4,5,7,0,0,0}, {0,1,3,4,5,7,0,0}, {2,3,4,5,7,0,0,0}, {0,2,3,4,5,7,0,0}, {1,2,3,4,5,7,0,0}, {0,1,2,3,4,5,7,0},
+    {6,7,0,0,0,0,0,0}, {0,6,7,0,0,0,0,0}, {1,6,7,0,0,0,0,0}, {0,1,6,7,0,0,0,0}, {2,6,7,0,0,0,0,0}, {0,2,6,7,0,0,0,0}, {1,2,6,7,0,0,0,0}, {0,1,2,6,7,0,0,0},
+    {3,6,7,0,0,0,0,0}, {0,3,6,7,0,0,0,0}, {1,3,6,7,0,0,0,0}, {0,1,3,6,7,0,0,0}, {2,3,6,7,0,0,0,0}, {0,2,3,6,7,0,0,0}, {1,2,3,6,7,0,0,0}, {0,1,2,3,6,7,0,0},
+    {4,6,7,0,0,0,0,0}, {0,4,6,7,0,0,0,0}, {1,4,6,7,0,0,0,0}, {0,1,4,6,7,0,0,0}, {2,4,6,7,0,0,0,0}, {0,2,4,6,7,0,0,0}, {1,2,4,6,7,0,0,0}, {0,1,2,4,6,7,0,0},
+    {3,4,6,7,0,0,0,0}, {0,3,4,6,7,0,0,0}, {1,3,4,6,7,0,0,0}, {0,1,3,4,6,7,0,0}, {2,3,4,6,7,0,0,0}, {0,2,3,4,6,7,0,0}, {1,2,3,4,6,7,0,0}, {0,1,2,3,4,6,7,0},
+    {5,6,7,0,0,0,0,0}, {0,5,6,7,0,0,0,0}, {1,5,6,7,0,0,0,0}, {0,1,5,6,7,0,0,0}, {2,5,6,7,0,0,0,0}, {0,2,5,6,7,0,0,0}, {1,2,5,6,7,0,0,0}, {0,1,2,5,6,7,0,0},
+    {3,5,6,7,0,0,0,0}, {0,3,5,6,7,0,0,0}, {1,3,5,6,7,0,0,0}, {0,1,3,5,6,7,0,0}, {2,3,5,6,7,0,0,0}, {0,2,3,5,6,7,0,0}, {1,2,3,5,6,7,0,0}, {0,1,2,3,5,6,7,0},
+    {4,5,6,7,0,0,0,0}, {0,4,5,6,7,0,0,0}, {1,4,5,6,7,0,0,0}, {0,1,4,5,6,7,0,0}, {2,4,5,6,7,0,0,0}, {0,2,4,5,6,7,0,0}, {1,2,4,5,6,7,0,0}, {0,1,2,4,5,6,7,0},
+    {3,4,5,6,7,0,0,0}, {0,3,4,5,6,7,0,0}, {1,3,4,5,6,7,0,0}, {0,1,3,4,5,6,7,0}, {2,3,4,5,6,7,0,0}, {0,2,3,4,5,6,7,0}, {1,2,3,4,5,6,7,0}, {0,1,2,3,4,5,6,7},
+};
+static const uint8_t cyrbm_ak_bitcnt[256] = {
+    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5, 6, 6, 7, 6, 7, 7, 8,
+};
+
+/* Append base + (position of each set bit of the 8-bit m), ascending, to list[*n ...]:
+ * 8 entries are written, *n advances by the number of set bits, so list must have room
+ * for *n + 8 entries (true when base + 8 <= the list's capacity and *n <= base). */
+static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32_t *n) {
+    const int32_t *p = cyrbm_ak_bitpos[m & 255u];
+    int32_t *o = list + *n;
+#if CYRBM_AK_VECTOR
+    typedef int32_t v8i __attribute__((vector_size(32)));
+    v8i v;
+    memcpy(&v, p, 32);
+    v += base;
+    memcpy(o, &v, 32);
+#else
+    int l;
+    for (l = 0; l < 8; l++) o[l] = base + p[l];
+#endif
+    *n += cyrbm_ak_bitcnt[m & 255u];
+}
+
+/* (bA - bB).v for a 0/1 row v of n units (v and db readable, and zero, up to n rounded
+ * up to 8), in float64: unit i is added to lane i % 8, in ascending order, and the lanes
+ * are summed as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as the visible
+ * half-step computes it. */
+static inline double cyrbm_ak_vdot(const uint8_t *v, const double *db, ptrdiff_t n) {
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t i;
+    int l;
+    for (i = 0; i < n; i += 8)
+        for (l = 0; l < 8; l++) a[l] += v[i + l] ? db[i + l] : 0.0;
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+/* Where each tile of `tile` rows starts in a run's ascending lists of units that turned
+ * on (`on`, n_on entries) and off: bd[t] and bd[t + 1] bound tile t's entries of "on",
+ * bd[ntiles + 1 + t] and bd[ntiles + 2 + t] those of "off" (ntiles = ceil(nrows / tile)). */
+static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const int32_t *off,
+                                        int32_t n_off, ptrdiff_t nrows, ptrdiff_t tile,
+                                        int32_t *bd) {
+    const ptrdiff_t ntiles = (nrows + tile - 1) / tile;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        const int32_t *l = pass == 0 ? on : off;
+        const int32_t n = pass == 0 ? n_on : n_off;
+        int32_t *b = bd + pass * (ntiles + 1);
+        int32_t q = 0;
+        ptrdiff_t t;
+        for (t = 0; t < ntiles; t++) {
+            b[t] = q;
+            while (q < n && l[q] < (t + 1) * tile) q++;
+        }
+        b[ntiles] = n;
+    }
 }
 
 /* ------------------------------------------------------------------------------------

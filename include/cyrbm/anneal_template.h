@@ -28,134 +28,100 @@
 #endif
 #endif
 
-/* Bring the inputs of runs [r0, r1) up to date with their flipped units:
+/* Bring the inputs of all R runs up to date with their flipped units, in the column
+ * chunks [b0, b1) only:
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]
- * where on_r / off_r (ascending, lists + r*ldl, counts non[r] / noff[r]) are the units
- * of run r that turned on / off.  On refresh, out[r, :] is first set to init (0 when
- * init is NULL) and on_r lists all the active units.
+ * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
+ * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
+ * is first set to init (0 when init is NULL) and on_r lists all the active units.
  *
  * W (nrows x ld) is stored in column chunks of CHUNK = CYRBM_AK_CHUNK_BYTES / sizeof(T)
- * columns, each chunk row-major: chunk b holds columns [b CHUNK, b CHUNK + w_b) of every
- * row, row i at offset b CHUNK nrows + i w_b.  Chunks are taken one at a time and their
- * rows in tiles of `tile` rows (up to 256 KB: L2 cache), and every run of the block adds
- * the rows it needs from the tile while the tile is in cache.  Each run sums its rows in
- * register accumulators, in list order, adding each tile's partial sums to out; the order
- * of the arithmetic depends only on the lists and `tile`, not on which runs share a
- * thread. */
-CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
-                                         ptrdiff_t tile, const int32_t *on,
-                                         const int32_t *non, const int32_t *off,
-                                         const int32_t *noff, ptrdiff_t ldl, T *out,
-                                         ptrdiff_t ldo, ptrdiff_t r0, ptrdiff_t r1,
-                                         int refresh, const T *init, int32_t *bound) {
+ * columns (one 64-byte vector), each chunk row-major: chunk b holds columns
+ * [b CHUNK, (b + 1) CHUNK) of every row, row i at offset b CHUNK nrows + i CHUNK.  Chunks
+ * are taken one at a time and their rows in tiles of `tile` rows (32 KB: L1 cache), and
+ * every run adds the rows it needs from the tile while the tile is in L1, so a row comes
+ * from L2 once per step rather than once per run; the next tile is prefetched a slice per
+ * run.  Each run sums a tile's rows in 8 accumulators, list entry e (counted from the
+ * tile's first) going to accumulator e % 8, then adds ((a0 + a1) + (a2 + a3)) + ((a4 +
+ * a5) + (a6 + a7)) to out: the arithmetic depends only on the lists and the tile size,
+ * not on how runs or chunks are shared between threads. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t tile,
+                                         ptrdiff_t b0, ptrdiff_t b1, const int32_t *on,
+                                         const int32_t *off, ptrdiff_t ldl,
+                                         const int32_t *bounds, ptrdiff_t bstride, T *out,
+                                         ptrdiff_t ldo, ptrdiff_t R, int refresh,
+                                         const T *init) {
     const ptrdiff_t CHUNK = CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T);
-    ptrdiff_t bs, t, r, q, qe, c, ntiles;
+    const ptrdiff_t ntiles = (nrows + tile - 1) / tile;
+    ptrdiff_t b, t, r, q, qe;
     int pass;
-    if (tile < 1 || tile > nrows) tile = nrows > 0 ? nrows : 1;
-    ntiles = (nrows + tile - 1) / tile;
-    /* where each tile's rows start in each run's lists */
-    for (r = r0; r < r1; r++) {
-        for (pass = 0; pass < 2; pass++) {
-            const int32_t *l = (pass == 0 ? on : off) + r * ldl;
-            const ptrdiff_t n = (pass == 0 ? non : noff)[r];
-            int32_t *bd = bound + ((r - r0) * 2 + pass) * (ntiles + 1);
-            q = 0;
-            for (t = 0; t < ntiles; t++) {
-                bd[t] = (int32_t)q;
-                while (q < n && l[q] < (t + 1) * tile) q++;
-            }
-            bd[ntiles] = (int32_t)n;
-        }
-    }
-    for (bs = 0; bs < ld; bs += CHUNK) {
-        const ptrdiff_t wb = ld - bs < CHUNK ? ld - bs : CHUNK;
-        const T *blk = Wb + bs * nrows;
+    for (b = b0; b < b1; b++) {
+        const T *blk = Wb + b * CHUNK * nrows;
         if (refresh) {
-            for (r = r0; r < r1; r++) {
-                if (init) memcpy(out + r * ldo + bs, init + bs, (size_t)wb * sizeof(T));
-                else memset(out + r * ldo + bs, 0, (size_t)wb * sizeof(T));
+            for (r = 0; r < R; r++) {
+                T *o = out + r * ldo + b * CHUNK;
+                if (init) memcpy(o, init + b * CHUNK, (size_t)CHUNK * sizeof(T));
+                else memset(o, 0, (size_t)CHUNK * sizeof(T));
             }
         }
         for (t = 0; t < ntiles; t++) {
-            for (r = r0; r < r1; r++) {
-                T *o = out + r * ldo + bs;
-                if (t == 0 && bs + CHUNK < ld) {
-                    /* bring the next chunk towards the cache, a slice per run */
-                    const char *nxt = (const char *)(Wb + (bs + CHUNK) * nrows);
-                    const ptrdiff_t bytes = (ptrdiff_t)sizeof(T) * nrows *
-                                            (ld - bs - CHUNK < CHUNK ? ld - bs - CHUNK : CHUNK);
-                    const ptrdiff_t p0 = bytes * (r - r0) / (r1 - r0) / 64 * 64;
-                    const ptrdiff_t p1 = bytes * (r - r0 + 1) / (r1 - r0);
+            /* the next tile (of this chunk or the next one) on its way to the cache */
+            const T *nxt = t + 1 < ntiles ? blk + (t + 1) * tile * CHUNK
+                                          : (b + 1 < b1 ? blk + nrows * CHUNK : NULL);
+            const ptrdiff_t nbytes = (ptrdiff_t)sizeof(T) * CHUNK *
+                                     (t + 1 < ntiles ? (nrows - (t + 1) * tile < tile
+                                                            ? nrows - (t + 1) * tile : tile)
+                                                     : (nrows < tile ? nrows : tile));
+            for (r = 0; r < R; r++) {
+                T *o = out + r * ldo + b * CHUNK;
+                if (nxt) {
+                    const ptrdiff_t p0 = nbytes * r / R / 64 * 64, p1 = nbytes * (r + 1) / R;
                     ptrdiff_t pb;
-                    for (pb = p0; pb < p1; pb += 64) CYRBM_AK_PREFETCH(nxt + pb);
+                    for (pb = p0; pb < p1; pb += 64) CYRBM_AK_PREFETCH((const char *)nxt + pb);
                 }
                 for (pass = 0; pass < 2; pass++) {
                     const int32_t *l = (pass == 0 ? on : off) + r * ldl;
-                    const int32_t *bd = bound + ((r - r0) * 2 + pass) * (ntiles + 1);
+                    const int32_t *bd = bounds + r * bstride + pass * (ntiles + 1);
                     q = bd[t];
                     qe = bd[t + 1];
                     if (qe == q) continue;
 #if CYRBM_AK_VECTOR
-                    if (wb == 8 * VL) {
-                        /* a full chunk: the run's sum in 8 registers, rows prefetched
-                         * CYRBM_AK_AHEAD list entries ahead (they come from L2) */
+                    {
                         const VT zero = {0};
                         VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
                         VT a4 = zero, a5 = zero, a6 = zero, a7 = zero;
-                        for (; q < qe; q++) {
-                            const T *w = blk + (ptrdiff_t)l[q] * wb;
-                            if (q + CYRBM_AK_AHEAD < qe) {
-                                const char *nx =
-                                    (const char *)(blk + (ptrdiff_t)l[q + CYRBM_AK_AHEAD] * wb);
-                                int z;
-                                for (z = 0; z < CYRBM_AK_CHUNK_BYTES; z += 64)
-                                    CYRBM_AK_PREFETCH_L1(nx + z);
-                            }
-                            a0 += VLD(w);
-                            a1 += VLD(w + VL);
-                            a2 += VLD(w + 2 * VL);
-                            a3 += VLD(w + 3 * VL);
-                            a4 += VLD(w + 4 * VL);
-                            a5 += VLD(w + 5 * VL);
-                            a6 += VLD(w + 6 * VL);
-                            a7 += VLD(w + 7 * VL);
+                        for (; q + 8 <= qe; q += 8) {
+                            a0 += VLD(blk + (ptrdiff_t)l[q] * CHUNK);
+                            a1 += VLD(blk + (ptrdiff_t)l[q + 1] * CHUNK);
+                            a2 += VLD(blk + (ptrdiff_t)l[q + 2] * CHUNK);
+                            a3 += VLD(blk + (ptrdiff_t)l[q + 3] * CHUNK);
+                            a4 += VLD(blk + (ptrdiff_t)l[q + 4] * CHUNK);
+                            a5 += VLD(blk + (ptrdiff_t)l[q + 5] * CHUNK);
+                            a6 += VLD(blk + (ptrdiff_t)l[q + 6] * CHUNK);
+                            a7 += VLD(blk + (ptrdiff_t)l[q + 7] * CHUNK);
                         }
-                        if (pass == 0) {
-                            VST(o, VLD(o) + a0);
-                            VST(o + VL, VLD(o + VL) + a1);
-                            VST(o + 2 * VL, VLD(o + 2 * VL) + a2);
-                            VST(o + 3 * VL, VLD(o + 3 * VL) + a3);
-                            VST(o + 4 * VL, VLD(o + 4 * VL) + a4);
-                            VST(o + 5 * VL, VLD(o + 5 * VL) + a5);
-                            VST(o + 6 * VL, VLD(o + 6 * VL) + a6);
-                            VST(o + 7 * VL, VLD(o + 7 * VL) + a7);
-                        } else {
-                            VST(o, VLD(o) - a0);
-                            VST(o + VL, VLD(o + VL) - a1);
-                            VST(o + 2 * VL, VLD(o + 2 * VL) - a2);
-                            VST(o + 3 * VL, VLD(o + 3 * VL) - a3);
-                            VST(o + 4 * VL, VLD(o + 4 * VL) - a4);
-                            VST(o + 5 * VL, VLD(o + 5 * VL) - a5);
-                            VST(o + 6 * VL, VLD(o + 6 * VL) - a6);
-                            VST(o + 7 * VL, VLD(o + 7 * VL) - a7);
-                        }
-                        continue;
-                    }
-                    for (c = 0; c < wb; c += VL) {   /* a narrower last chunk */
-                        const VT zero = {0};
-                        VT a0 = zero;
-                        ptrdiff_t p;
-                        for (p = q; p < qe; p++) a0 += VLD(blk + (ptrdiff_t)l[p] * wb + c);
-                        if (pass == 0) VST(o + c, VLD(o + c) + a0);
-                        else VST(o + c, VLD(o + c) - a0);
+                        if (q < qe) a0 += VLD(blk + (ptrdiff_t)l[q] * CHUNK);
+                        if (q + 1 < qe) a1 += VLD(blk + (ptrdiff_t)l[q + 1] * CHUNK);
+                        if (q + 2 < qe) a2 += VLD(blk + (ptrdiff_t)l[q + 2] * CHUNK);
+                        if (q + 3 < qe) a3 += VLD(blk + (ptrdiff_t)l[q + 3] * CHUNK);
+                        if (q + 4 < qe) a4 += VLD(blk + (ptrdiff_t)l[q + 4] * CHUNK);
+                        if (q + 5 < qe) a5 += VLD(blk + (ptrdiff_t)l[q + 5] * CHUNK);
+                        if (q + 6 < qe) a6 += VLD(blk + (ptrdiff_t)l[q + 6] * CHUNK);
+                        a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+                        if (pass == 0) VST(o, VLD(o) + a0);
+                        else VST(o, VLD(o) - a0);
                     }
 #else
-                    for (c = 0; c < wb; c++) {
-                        T a0 = 0;
-                        ptrdiff_t p;
-                        for (p = q; p < qe; p++) a0 += blk[(ptrdiff_t)l[p] * wb + c];
-                        if (pass == 0) o[c] += a0;
-                        else o[c] -= a0;
+                    {
+                        ptrdiff_t c, p;
+                        for (c = 0; c < CHUNK; c++) {
+                            T a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;
+                            for (p = q; p < qe; p++)
+                                a[(p - q) % 8] += blk[(ptrdiff_t)l[p] * CHUNK + c];
+                            sum = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+                            if (pass == 0) o[c] += sum;
+                            else o[c] -= sum;
+                        }
                     }
 #endif
                 }
@@ -164,70 +130,73 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t
     }
 }
 
-/* Bring the inputs of runs [r0, r1) up to date with few flipped units, row by row:
- *   for each unit i in ascending order, out[r, :] += W[i, :] for the runs r in which i
- *   turned on and -= for those in which it turned off,
- * W row-major (nrows x ld).  Each row is read once per call and streams from memory in
- * order, which is what matters when the flips are few and the rows many (the hidden
- * inputs x, updated by the few visible units that flip).  On refresh, out[r, :] starts
- * from init and the "on" lists hold the active units.  Each run's updates come in
- * ascending row order, whatever runs share the call.  Scratch: counts, 2 (nrows + 1)
- * ints, and entries, 2 (r1 - r0) nrows ints. */
-CYRBM_AK_INLINE void FN(cyrbm_ak_scatter_rows)(const T *W, ptrdiff_t nrows, ptrdiff_t ld,
-                                               const int32_t *on, const int32_t *non,
-                                               const int32_t *off, const int32_t *noff,
-                                               ptrdiff_t ldl, T *out, ptrdiff_t ldo,
-                                               ptrdiff_t r0, ptrdiff_t r1, int refresh,
-                                               const T *init, int32_t *counts,
-                                               int32_t *entries) {
-    int32_t *son = counts, *soff = counts + (nrows + 1);
-    int32_t *eon = entries, *eoff = entries + (r1 - r0) * nrows;
-    ptrdiff_t i, r, q, e, c;
-    memset(counts, 0, (size_t)(2 * (nrows + 1)) * sizeof(int32_t));
-    for (r = r0; r < r1; r++) {
-        const int32_t *l = on + r * ldl, *f = off + r * ldl;
-        if (refresh) memcpy(out + r * ldo, init, (size_t)ld * sizeof(T));
-        for (q = 0; q < non[r]; q++) son[l[q] + 1]++;
-        for (q = 0; q < noff[r]; q++) soff[f[q] + 1]++;
-    }
-    for (i = 0; i < nrows; i++) {
-        son[i + 1] += son[i];
-        soff[i + 1] += soff[i];
-    }
-    for (r = r0; r < r1; r++) {      /* fill (son[i] / soff[i] advance to the next start) */
-        const int32_t *l = on + r * ldl, *f = off + r * ldl;
-        for (q = 0; q < non[r]; q++) eon[son[l[q]]++] = (int32_t)r;
-        for (q = 0; q < noff[r]; q++) eoff[soff[f[q]]++] = (int32_t)r;
-    }
-    /* now son[i] is the end of unit i's entries and the start of unit i+1's */
-    {
-        int32_t b_on = 0, b_off = 0;
-        for (i = 0; i < nrows; i++) {
-            const int32_t e_on = son[i], e_off = soff[i];
-            const T *w = W + i * ld;
-            if (e_on == b_on && e_off == b_off) continue;
+/* Bring the inputs of run r up to date with its few flipped units:
+ *   o += sum_{i in on} W[i, :] - sum_{i in off} W[i, :]
+ * with W row-major (rows of ld elements, ld a multiple of 16) and on / off the units
+ * that turned on / off (n_on, n_off entries).  On refresh, o starts from init and "on"
+ * lists all the active units.  Taken 8 vectors of columns at a time: each column's "on"
+ * rows are summed in list order, added to o, then its "off" rows likewise subtracted. */
+CYRBM_AK_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t *on,
+                                           int32_t n_on, const int32_t *off, int32_t n_off,
+                                           T *o, int refresh, const T *init) {
+    ptrdiff_t c, q;
+    int pass;
+    if (refresh) memcpy(o, init, (size_t)ld * sizeof(T));
+    for (pass = 0; pass < 2; pass++) {
+        const int32_t *l = pass == 0 ? on : off;
+        const int32_t n = pass == 0 ? n_on : n_off;
+        if (n == 0) continue;
 #if CYRBM_AK_VECTOR
-            for (e = b_on; e < e_on; e++) {
-                T *o = out + (ptrdiff_t)eon[e] * ldo;
-                for (c = 0; c < ld; c += VL) VST(o + c, VLD(o + c) + VLD(w + c));
+        for (c = 0; c + 8 * VL <= ld; c += 8 * VL) {
+            const VT zero = {0};
+            VT a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+            VT a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+            for (q = 0; q < n; q++) {
+                const T *w = W + (ptrdiff_t)l[q] * ld + c;
+                a0 += VLD(w);
+                a1 += VLD(w + VL);
+                a2 += VLD(w + 2 * VL);
+                a3 += VLD(w + 3 * VL);
+                a4 += VLD(w + 4 * VL);
+                a5 += VLD(w + 5 * VL);
+                a6 += VLD(w + 6 * VL);
+                a7 += VLD(w + 7 * VL);
             }
-            for (e = b_off; e < e_off; e++) {
-                T *o = out + (ptrdiff_t)eoff[e] * ldo;
-                for (c = 0; c < ld; c += VL) VST(o + c, VLD(o + c) - VLD(w + c));
+            if (pass == 0) {
+                VST(o + c, VLD(o + c) + a0);
+                VST(o + c + VL, VLD(o + c + VL) + a1);
+                VST(o + c + 2 * VL, VLD(o + c + 2 * VL) + a2);
+                VST(o + c + 3 * VL, VLD(o + c + 3 * VL) + a3);
+                VST(o + c + 4 * VL, VLD(o + c + 4 * VL) + a4);
+                VST(o + c + 5 * VL, VLD(o + c + 5 * VL) + a5);
+                VST(o + c + 6 * VL, VLD(o + c + 6 * VL) + a6);
+                VST(o + c + 7 * VL, VLD(o + c + 7 * VL) + a7);
+            } else {
+                VST(o + c, VLD(o + c) - a0);
+                VST(o + c + VL, VLD(o + c + VL) - a1);
+                VST(o + c + 2 * VL, VLD(o + c + 2 * VL) - a2);
+                VST(o + c + 3 * VL, VLD(o + c + 3 * VL) - a3);
+                VST(o + c + 4 * VL, VLD(o + c + 4 * VL) - a4);
+                VST(o + c + 5 * VL, VLD(o + c + 5 * VL) - a5);
+                VST(o + c + 6 * VL, VLD(o + c + 6 * VL) - a6);
+                VST(o + c + 7 * VL, VLD(o + c + 7 * VL) - a7);
             }
-#else
-            for (e = b_on; e < e_on; e++) {
-                T *o = out + (ptrdiff_t)eon[e] * ldo;
-                for (c = 0; c < ld; c++) o[c] += w[c];
-            }
-            for (e = b_off; e < e_off; e++) {
-                T *o = out + (ptrdiff_t)eoff[e] * ldo;
-                for (c = 0; c < ld; c++) o[c] -= w[c];
-            }
-#endif
-            b_on = e_on;
-            b_off = e_off;
         }
+        for (; c < ld; c += VL) {      /* the last, narrower block */
+            const VT zero = {0};
+            VT a0 = zero;
+            for (q = 0; q < n; q++) a0 += VLD(W + (ptrdiff_t)l[q] * ld + c);
+            if (pass == 0) VST(o + c, VLD(o + c) + a0);
+            else VST(o + c, VLD(o + c) - a0);
+        }
+#else
+        for (c = 0; c < ld; c++) {
+            T a0 = 0;
+            for (q = 0; q < n; q++) a0 += W[(ptrdiff_t)l[q] * ld + c];
+            if (pass == 0) o[c] += a0;
+            else o[c] -= a0;
+        }
+#endif
     }
 }
 
@@ -245,14 +214,7 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     double dl = 0.0;
     int L;
-    if (weights && refresh) {
-        const uint8_t *v = S->v + r * ldV;
-        double d = 0.0;
-        ptrdiff_t i;
-        for (i = 0; i < P->D; i++)
-            if (v[i]) d += P->dbias[i];
-        S->dot[r] = d;
-    }
+    if (weights && refresh) S->dot[r] = cyrbm_ak_vdot(S->v + r * ldV, P->dbias, P->D);
     S->nv[r] = S->nv_off[r] = 0;   /* visible flips consumed by the update of x */
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
@@ -275,7 +237,6 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
             const cyrbm_v8d zero = {0}, one = zero + 1.0;
             cyrbm_v8q s[4];
             int l;
-            uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
             if (transition) cyrbm_ak_rng_load(s, rng);
             for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
                 const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
@@ -313,19 +274,13 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
                              CYRBM_AK_SEL(cyrbm_v8d, cyrbm_v8l, xd >= 0.0, one, ec)) & valid;
                         const cyrbm_v8c b = __builtin_convertvector(on, cyrbm_v8c) & 1;
                         uint64_t nw, ow, fl, nb;
-                        const int sh = (int)(j & 63);
                         memcpy(&nw, &b, 8);
                         memcpy(&ow, h + j, 8);
                         memcpy(h + j, &nw, 8);
                         fl = cyrbm_ak_pack8(nw ^ ow);
                         nb = cyrbm_ak_pack8(nw);
-                        mon |= (fl & nb) << sh;
-                        moff |= (fl & ~nb) << sh;
-                        if (sh == 56 || j + 8 >= n) {
-                            cyrbm_ak_emit(mon, j - sh, fon, &non);
-                            cyrbm_ak_emit(moff, j - sh, foff, &noff);
-                            mon = moff = 0;
-                        }
+                        cyrbm_ak_emit8((unsigned)(fl & nb), (int32_t)j, fon, &non);
+                        cyrbm_ak_emit8((unsigned)(fl & ~nb), (int32_t)j, foff, &noff);
                     }
                 }
                 if (weights) {
@@ -410,7 +365,8 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
 
 /* Visible half-step of run r at inverse temperature beta from the current inputs:
  * v_i ~ Bernoulli(sigma(y_i)), y = (1 - beta)(uA + bA) + beta (uB + bB) (SM08 Eq. 17).
- * Flipped units are listed in vlist (ascending); dot = (bA - bB).v follows v. */
+ * Flipped units are listed in vlist (ascending); dot = (bA - bB).v is computed with v
+ * (in the order of cyrbm_ak_vdot). */
 CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                               ptrdiff_t r, double beta) {
     const T *bA = (const T *)P->bA, *bB = (const T *)P->bB;
@@ -421,21 +377,21 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     int32_t *fon = S->vlist + r * ldV, *foff = S->vlist_off + r * ldV;
     const T ca = (T)(1.0 - beta), cb = (T)beta;
-    double dot = S->dot[r];
+    double dot;
     ptrdiff_t i;
     int32_t non = 0, noff = 0;
 #if CYRBM_AK_VECTOR
     {
         const VT zero = {0}, one = zero + (T)1;
+        const cyrbm_v8d dzero = {0};
+        cyrbm_v8d dacc = dzero;       /* lane l: sum of db[i] v[i] over i % 8 == l */
         cyrbm_v8q s[4];
-        uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
         cyrbm_ak_rng_load(s, rng);
         for (i = 0; i < D; i += VL) {
             VT ya = VLD(bA + i), yb = VLD(bB + i), y, t, u;
             IT on;
             BT b;
             uint64_t nw[VL / 8], ow[VL / 8], fl, nb;
-            const int sh = (int)(i & 63);
             int w;
             if (nA > 0) ya += VLD(uA + i);
             if (nB > 0) yb += VLD(uB + i);
@@ -456,24 +412,31 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
             for (w = 0; w < VL / 8; w++) {
                 fl = cyrbm_ak_pack8(nw[w] ^ ow[w]);
                 nb = cyrbm_ak_pack8(nw[w]);
-                mon |= (fl & nb) << (sh + 8 * w);
-                moff |= (fl & ~nb) << (sh + 8 * w);
+                cyrbm_ak_emit8((unsigned)(fl & nb), (int32_t)(i + 8 * w), fon, &non);
+                cyrbm_ak_emit8((unsigned)(fl & ~nb), (int32_t)(i + 8 * w), foff, &noff);
             }
-            if (sh + VL == 64 || i + VL >= D) {
-                const int32_t n0 = non, f0 = noff;
-                int32_t q;
-                cyrbm_ak_emit(mon, i - sh, fon, &non);
-                cyrbm_ak_emit(moff, i - sh, foff, &noff);
-                for (q = n0; q < non; q++) dot += db[fon[q]];
-                for (q = f0; q < noff; q++) dot -= db[foff[q]];
-                mon = moff = 0;
+#if CYRBM_AK_IS_F32
+            {
+                typedef int32_t v8i __attribute__((vector_size(32)));
+                v8i half[2];
+                memcpy(half, &on, 64);
+                dacc += (cyrbm_v8d)(__builtin_convertvector(half[0], cyrbm_v8l) &
+                                    (cyrbm_v8l)cyrbm_ak_ld8d(db + i));
+                dacc += (cyrbm_v8d)(__builtin_convertvector(half[1], cyrbm_v8l) &
+                                    (cyrbm_v8l)cyrbm_ak_ld8d(db + i + 8));
             }
+#else
+            dacc += (cyrbm_v8d)(on & (cyrbm_v8l)cyrbm_ak_ld8d(db + i));
+#endif
         }
         cyrbm_ak_rng_store(rng, s);
+        dot = ((dacc[0] + dacc[1]) + (dacc[2] + dacc[3])) +
+              ((dacc[4] + dacc[5]) + (dacc[6] + dacc[7]));
     }
 #else
     {
         int l;
+        double dacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         /* one float64 uniform per draw, or two float32 ones (low half first) */
         const ptrdiff_t step = CYRBM_AK_IS_F32 ? 16 : 8;
         for (i = 0; i < D; i += step) {
@@ -502,17 +465,15 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
 #endif
                 on = (uint8_t)(u * ((T)1 + t) < (y >= (T)0 ? (T)1 : t));
                 if (on != v[unit]) {
-                    if (on) {
-                        fon[non++] = (int32_t)unit;
-                        dot += db[unit];
-                    } else {
-                        foff[noff++] = (int32_t)unit;
-                        dot -= db[unit];
-                    }
+                    if (on) fon[non++] = (int32_t)unit;
+                    else foff[noff++] = (int32_t)unit;
                 }
                 v[unit] = on;
+                dacc[l % 8] += on ? db[unit] : 0.0;
             }
         }
+        dot = ((dacc[0] + dacc[1]) + (dacc[2] + dacc[3])) +
+              ((dacc[4] + dacc[5]) + (dacc[6] + dacc[7]));
     }
 #endif
     S->nv[r] = non;
@@ -559,58 +520,75 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
                                                 ptrdiff_t refresh_every, int force_refresh) {
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
-    const ptrdiff_t vtile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
-    int32_t *cur = S->cur + r0 * S->cur_stride;
-    int32_t *counts = S->xs_counts + r0 * 2 * (D + 1), *entries = S->xs_entries + r0 * 2 * D;
+    const ptrdiff_t nch = ldV / (CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T));
+    const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
+    const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
+    const ptrdiff_t bs = S->cur_stride;
     ptrdiff_t k, r;
+    if (r1 <= r0) return;
     for (k = k0; k < k1; k++) {
         const double bc = betas[k], bp = weights ? betas[k - 1] : bc;
         const int transition = k < k_end;
         const int refresh = (force_refresh && k == k0) ||
                             (refresh_every > 0 && k % refresh_every == 0);
-        if (refresh) {
-            for (r = r0; r < r1; r++) {
+        CYRBM_AK_PROF_START;
+        /* x += rows of W for the flipped visible units (few), run by run */
+        for (r = r0; r < r1; r++) {
+            if (refresh) {
                 S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
                 S->nv_off[r] = 0;
             }
+#ifdef CYRBM_AK_PROFILE
+            cyrbm_ak_prof[5] += (uint64_t)(S->nv[r] + S->nv_off[r]);
+#endif
+            if (nA > 0)
+                FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
+                                      S->vlist_off + r * ldV, S->nv_off[r],
+                                      (T *)S->xA + r * ldA, refresh, (const T *)P->aA);
+            if (nB > 0)
+                FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
+                                      S->vlist_off + r * ldV, S->nv_off[r],
+                                      (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
         }
-        CYRBM_AK_PROF_START;
-        /* x += rows of W for the flipped visible units (few: row by row) */
-        if (nA > 0)
-            FN(cyrbm_ak_scatter_rows)((const T *)P->WA, D, ldA, S->vlist, S->nv,
-                                      S->vlist_off, S->nv_off, ldV, (T *)S->xA, ldA, r0, r1,
-                                      refresh, (const T *)P->aA, counts, entries);
-        if (nB > 0)
-            FN(cyrbm_ak_scatter_rows)((const T *)P->WB, D, ldB, S->vlist, S->nv,
-                                      S->vlist_off, S->nv_off, ldV, (T *)S->xB, ldB, r0, r1,
-                                      refresh, (const T *)P->aB, counts, entries);
         CYRBM_AK_PROF_LAP(0);
         /* log weights and hidden draws */
         for (r = r0; r < r1; r++)
             FN(cyrbm_ak_hidden_run)(P, S, r, bp, bc, weights, transition, refresh);
         CYRBM_AK_PROF_LAP(1);
         if (!transition) continue;
-        if (refresh) {
-            for (r = r0; r < r1; r++) {
-                if (nA > 0) {
+        /* where each tile of rows starts in the lists of hidden flips */
+        for (r = r0; r < r1; r++) {
+            int32_t *bd = S->cur + r * bs;
+#ifdef CYRBM_AK_PROFILE
+            cyrbm_ak_prof[4] += (uint64_t)(S->nhB[r] + S->nhB_off[r]);
+#endif
+            if (nA > 0) {
+                if (refresh) {
                     S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
                     S->nhA_off[r] = 0;
                 }
-                if (nB > 0) {
+                cyrbm_ak_tile_bounds(S->hlistA + r * ldA, S->nhA[r], S->hlistA_off + r * ldA,
+                                     S->nhA_off[r], nA, tile, bd);
+            }
+            if (nB > 0) {
+                if (refresh) {
                     S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
                     S->nhB_off[r] = 0;
                 }
+                cyrbm_ak_tile_bounds(S->hlistB + r * ldB, S->nhB[r], S->hlistB_off + r * ldB,
+                                     S->nhB_off[r], nB, tile, bd + offB);
             }
         }
-        /* u += rows of W^T for the flipped hidden units (many: chunk by chunk) */
+        /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by
+         * tile, all runs of the block */
         if (nA > 0)
-            FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, vtile, S->hlistA, S->nhA,
-                                S->hlistA_off, S->nhA_off, ldA, (T *)S->uA, ldV, r0, r1,
-                                refresh, NULL, cur);
+            FN(cyrbm_ak_update)((const T *)P->WAT, nA, tile, 0, nch, S->hlistA + r0 * ldA,
+                                S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
+                                (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh, NULL);
         if (nB > 0)
-            FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, vtile, S->hlistB, S->nhB,
-                                S->hlistB_off, S->nhB_off, ldB, (T *)S->uB, ldV, r0, r1,
-                                refresh, NULL, cur);
+            FN(cyrbm_ak_update)((const T *)P->WBT, nB, tile, 0, nch, S->hlistB + r0 * ldB,
+                                S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
+                                (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh, NULL);
         CYRBM_AK_PROF_LAP(2);
         /* visible draws */
         for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc);

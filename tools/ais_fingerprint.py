@@ -1,0 +1,60 @@
+"""Log weights and final samples of a few fixed AIS runs, to compare two builds bit for bit.
+
+The vector kernels (AVX-512, AVX2 or baseline clones) and the plain-C fallback
+(CFLAGS=-DCYRBM_AK_NO_VECTOR) do the same arithmetic in the same order, so they must give
+identical numbers; so must builds with and without OpenMP.  `.ci/run` writes the
+fingerprint with the main build and checks it with the no-OpenMP, plain-C build.
+
+Usage:
+  ais_fingerprint.py write FILE
+  ais_fingerprint.py check FILE
+"""
+import sys
+
+import numpy as np
+from docopt import docopt
+
+import cyrbm
+from cyrbm.annealing import Annealer
+
+
+def fingerprint():
+    rng = np.random.default_rng(2024)
+    D = 784
+    W = 0.05 * rng.standard_normal((D, 120))
+    b = 0.5 * rng.standard_normal(D)
+    a = 0.5 * rng.standard_normal(120)
+    data = (rng.random((300, D)) < 0.2).astype(np.uint8)
+    out = {}
+    for dtype in (np.float32, np.float64):
+        name = np.dtype(dtype).name
+        model = cyrbm.RBM(W, b, a, dtype=dtype)
+        small = cyrbm.RBM(W[:, :37], b, a[:37], dtype=dtype)
+        ann = Annealer(runs=9, schedule="linear:301", seed=5, threads=2, refresh=40,
+                       progress=False)
+        res = ann.log_partition(model, base_rate="data", data=data)
+        out[f"{name}_logw"], out[f"{name}_samples"] = res.log_weights, res.samples
+        rat = ann.log_ratio(small, model, burn_in=50, chains=3, steps_between=7)
+        out[f"{name}_ratio_logw"], out[f"{name}_ratio_samples"] = rat.log_weights, rat.samples
+    return out
+
+
+def main(argv=None):
+    args = docopt(__doc__, argv=argv)
+    fp = fingerprint()
+    path = args["FILE"]
+    if args["write"]:
+        np.savez(path, **fp)
+        print(f"AIS fingerprint of this build written to {path}")
+        return 0
+    ref = np.load(path)
+    bad = [k for k in fp if not np.array_equal(fp[k], ref[k])]
+    if bad:
+        print(f"AIS fingerprint differs from {path} in: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    print(f"AIS fingerprint identical to {path} ({len(fp)} arrays)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
