@@ -10,20 +10,26 @@ number of steps in one process:
 * floor      only the two dense float32 products per beta, (100x784)@(784x500) and
              (100x500)@(500x784): what any dense-matrix AIS must at least spend
 
+cyrbm and the floor run ``--repeat`` times, alternately, and the best and the median of
+each are reported (this VM's speed drifts by 20% or more from minute to minute, so a
+single timing says little); the NumPy reference runs once.  Every repeat of cyrbm must
+give the same ln Z to the last bit (same seed).
+
 The model is an RBM trained with CD1 on MNIST-like 28x28 digits made from cyrbm's
 bundled 8x8 digits (bench/mnistlike.py; MNIST itself is not available offline), cached
 in bench/.cache.  ``--fraction F`` keeps every (1/F)-th beta of the schedule (bigger
 steps flip more units per step, which favours the dense programs).
 
 Usage:
-  ais_speed.py [--fraction F] [--runs R] [--hidden H] [--threads T] [--skip-numpy]
-               [--model FILE]
+  ais_speed.py [--fraction F] [--runs R] [--hidden H] [--threads T] [--repeat N]
+               [--skip-numpy] [--model FILE]
 
 Options:
   --fraction F   Share of the paper's betas to keep [default: 1.0].
   --runs R       AIS runs [default: 100].
   --hidden H     Hidden units of the benchmark model [default: 500].
   --threads T    cyrbm threads (default: all cores).
+  --repeat N     Timings of cyrbm and of the floor, taken alternately [default: 3].
   --skip-numpy   Skip the (slow) NumPy reference.
   --model FILE   Model file (default: trained once and cached in bench/.cache).
 """
@@ -123,6 +129,7 @@ def main(argv=None):
         fraction=float(opts["--fraction"]), runs=int(opts["--runs"]),
         hidden=int(opts["--hidden"]),
         threads=None if opts["--threads"] is None else int(opts["--threads"]),
+        repeat=max(1, int(opts["--repeat"])),
         skip_numpy=opts["--skip-numpy"], model=opts["--model"])
 
     data = mnistlike(10000, seed=0)
@@ -143,18 +150,27 @@ def main(argv=None):
     print(f"setting: {D} x {M} RBM, {args.runs} runs, {sched.size} betas "
           f"({args.fraction:g} of the paper's 14,500)")
 
-    t0 = time.perf_counter()
-    res = Annealer(runs=args.runs, schedule=sched, seed=0, threads=args.threads,
-                   progress=False).log_partition(model, base_rate=bA, data=data[:2000])
-    t_cyrbm = time.perf_counter() - t0
+    times_cyrbm, times_floor, log_zs = [], [], set()
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        res = Annealer(runs=args.runs, schedule=sched, seed=0, threads=args.threads,
+                       progress=False).log_partition(model, base_rate=bA, data=data[:2000])
+        times_cyrbm.append(time.perf_counter() - t0)
+        log_zs.add(res.log_Z)
+        t0 = time.perf_counter()
+        blas_floor(D, M, args.runs, sched.size - 1, seed=1)
+        times_floor.append(time.perf_counter() - t0)
+        print(f"  cyrbm {times_cyrbm[-1]:6.2f} s, floor {times_floor[-1]:6.2f} s", flush=True)
+    if len(log_zs) != 1:
+        raise SystemExit(f"repeats gave different ln Z: {sorted(log_zs)}")
+    t_cyrbm, t_floor = min(times_cyrbm), min(times_floor)
+    med_cyrbm, med_floor = float(np.median(times_cyrbm)), float(np.median(times_floor))
     lo, hi = res.log_Z_interval(3)
-    print(f"cyrbm : {t_cyrbm:8.2f} s   ln Z = {res.log_Z:.3f} (3 sigma {lo:.3f}, {hi:.3f}), "
-          f"ESS {res.ess:.1f}, avg test log-prob {res.avg_log_prob:.2f}", flush=True)
-
-    t0 = time.perf_counter()
-    blas_floor(D, M, args.runs, sched.size - 1, seed=1)
-    t_floor = time.perf_counter() - t0
-    print(f"floor : {t_floor:8.2f} s   (2 sgemm per beta)", flush=True)
+    print(f"cyrbm : {t_cyrbm:8.2f} s best, {med_cyrbm:.2f} s median   ln Z = {res.log_Z:.3f} "
+          f"(3 sigma {lo:.3f}, {hi:.3f}), ESS {res.ess:.1f}, avg test log-prob "
+          f"{res.avg_log_prob:.2f}", flush=True)
+    print(f"floor : {t_floor:8.2f} s best, {med_floor:.2f} s median   (2 sgemm per beta)",
+          flush=True)
 
     t_numpy = None
     if not args.skip_numpy:
@@ -166,12 +182,15 @@ def main(argv=None):
         print(f"numpy : {t_numpy:8.2f} s   ln Z = {log_z_np:.3f}", flush=True)
 
     print()
-    print(f"cyrbm vs BLAS floor : {t_floor / t_cyrbm:5.2f}x faster "
-          f"(cyrbm takes {t_cyrbm / t_floor:.2f} of the floor's time)")
+    print(f"cyrbm vs BLAS floor : {t_floor / t_cyrbm:5.2f}x faster best to best, "
+          f"{med_floor / med_cyrbm:.2f}x median to median (cyrbm takes "
+          f"{t_cyrbm / t_floor:.2f} / {med_cyrbm / med_floor:.2f} of the floor's time)")
     if t_numpy is not None:
-        print(f"cyrbm vs NumPy      : {t_numpy / t_cyrbm:5.2f}x faster")
+        print(f"cyrbm vs NumPy      : {t_numpy / t_cyrbm:5.2f}x faster than cyrbm's best, "
+              f"{t_numpy / max(times_cyrbm):.2f}x than its slowest")
     if args.fraction == 1.0:
-        print(f"full paper setting  : {t_cyrbm:.2f} s")
+        print(f"full paper setting  : {t_cyrbm:.2f} s best, {med_cyrbm:.2f} s median, "
+              f"{max(times_cyrbm):.2f} s slowest of {args.repeat}")
     return 0
 
 

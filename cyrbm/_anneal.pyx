@@ -569,19 +569,25 @@ cdef class AISEngine:
                       k1, k_end, 1 if weights else 0, self.refresh_every,
                       1 if force_refresh else 0, self.n_threads)
 
-    def gibbs_a(self, Py_ssize_t n_steps, bint force_refresh=True):
+    def gibbs_a(self, Py_ssize_t n_steps, bint force_refresh=True, Py_ssize_t start=0):
         """``n_steps`` block-Gibbs sweeps of every run under model A alone (beta = 0):
-        hA ~ p(hA | v), v ~ p(v | hA).  Used to draw AIS starting states from A."""
+        hA ~ p(hA | v), v ~ p(v | hA).  Used to draw AIS starting states from A.
+
+        The sweeps are numbered from ``start`` (inputs are recomputed exactly at sweeps
+        that are multiples of ``refresh_every``), so a long chain taken in pieces, with
+        ``force_refresh`` only on the first, equals the chain taken in one call."""
         if n_steps <= 0:
             return
-        betas = np.zeros(n_steps, dtype=np.float64)
+        if start < 0:
+            raise ValueError("start must be >= 0.")
+        betas = np.zeros(start + n_steps, dtype=np.float64)
         cdef double[::1] bv = betas
         cdef Py_ssize_t saved = self.buf.pair.nB
         self.buf.pair.nB = 0
         try:
             with nogil:
-                ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0], 0,
-                          n_steps, n_steps + 1, 0, self.refresh_every,
+                ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0], start,
+                          start + n_steps, start + n_steps + 1, 0, self.refresh_every,
                           1 if force_refresh else 0, self.n_threads)
         finally:
             self.buf.pair.nB = saved

@@ -407,6 +407,8 @@ class AISResult:
 # --------------------------------------------------------------------------- annealer
 #: Default Gibbs sweeps before the first starting state of a ratio run (see log_ratio).
 RATIO_BURN_IN = 20000
+#: Default Gibbs sweeps between the starting states one chain gives (see log_ratio).
+RATIO_STEPS_BETWEEN = 100
 
 
 class Annealer:
@@ -518,7 +520,7 @@ class Annealer:
                                 ("zero" if base_rate is None else "given")})
 
     def log_ratio(self, model_a, model_b, data=None, *, burn_in=RATIO_BURN_IN, chains=None,
-                  steps_between=100, init=None, log_Z_a=None):
+                  steps_between=RATIO_STEPS_BETWEEN, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
         The intermediate distributions (Eq. 13-14) have energy
@@ -571,6 +573,9 @@ class Annealer:
             raise AnnealingError(f"burn-in must be a non-negative number of sweeps, not {burn_in}.")
         if steps_between < 1:
             raise AnnealingError(f"steps between samples must be at least 1, not {steps_between}.")
+        if chains is not None and (isinstance(chains, bool) or
+                                   not isinstance(chains, (int, np.integer))):
+            raise AnnealingError(f"chains must be a whole number, not {chains!r}.")
         chains = self.runs if chains is None else int(chains)
         if not 1 <= chains <= self.runs:
             raise AnnealingError(f"chains must be between 1 and the number of runs "
@@ -633,7 +638,12 @@ class Annealer:
         return b
 
     def _chain_starts(self, A, dtype, chains, burn_in, steps_between, init):
-        """Starting states of the runs: Gibbs chains on model A (see log_ratio)."""
+        """Starting states of the runs: Gibbs chains on model A (see log_ratio).
+
+        Each chain is one sequence of sweeps, taken in pieces of ``chunk`` sweeps (for the
+        progress bar) without changing a number: chain c gives its m-th state after
+        ``burn_in + m * steps_between`` sweeps, and run r takes state r // chains of chain
+        r % chains."""
         D = A.n_visible
         chain = _anneal.AISEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
                                   np.zeros(0), self._streams(1, chains), dtype=dtype,
@@ -645,13 +655,23 @@ class Annealer:
                 make_streams(self.seed, "ais", 1, 2)[0]))
             v0 = (rng.random((chains, D)) < 0.5).astype(np.uint8)
         chain.set_visible(v0)
-        chain.gibbs_a(burn_in)
         per_chain = -(-self.runs // chains)
-        taken = [chain.visible()]
-        for _ in range(per_chain - 1):
-            chain.gibbs_a(steps_between)
-            taken.append(chain.visible())
-        # run r takes sample r // chains of chain r % chains
+        marks = [burn_in + m * steps_between for m in range(per_chain)]
+        taken = []
+        bar = progress_bar(self.progress, marks[-1], 0, "Gibbs on model A", unit="sweep")
+        try:
+            done = 0
+            for mark in marks:
+                while done < mark:
+                    n = min(self.chunk, mark - done)
+                    chain.gibbs_a(n, force_refresh=done == 0, start=done)
+                    done += n
+                    if bar is not None:
+                        bar.update(n)
+                taken.append(chain.visible())
+        finally:
+            if bar is not None:
+                bar.close()
         starts = np.stack(taken)                   # (per_chain, chains, D)
         r = np.arange(self.runs)
         return starts[r // chains, r % chains]

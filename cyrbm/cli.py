@@ -10,7 +10,8 @@ Usage:
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json]
   cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED]
-              [--burn-in N] [--seed S] [--threads T] [--json]
+              [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T]
+              [--json]
   cyrbm logz MODEL --exact [--threads T] [--json]
   cyrbm -h | --help
   cyrbm --version
@@ -58,6 +59,10 @@ Options:
   --burn-in N                Gibbs sweeps before the first sample from MODEL_A: chains
                              started at data need many on trained models
                              [default: 20000].
+  --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
+                             each gives ceil(R / C) states (default: one per run).
+  --steps-between N          Gibbs sweeps between the states a chain gives
+                             [default: 100].
   --exact                    Enumerate (the only method of logz).
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.

@@ -247,6 +247,21 @@ def test_identical_for_one_and_two_threads():
     np.testing.assert_array_equal(q1.log_weights, q2.log_weights)
 
 
+def test_chunking_of_the_starting_chains_does_not_change_results():
+    # the Gibbs chains on model A run in pieces of `chunk` sweeps (for the progress bar),
+    # numbered on, so the pieces give the numbers of one long chain
+    A = random_rbm(20, 4, seed=21, scale=0.5)
+    B = random_rbm(20, 7, seed=22, scale=0.5)
+    runs = dict(burn_in=23, chains=3, steps_between=5)
+    a = Annealer(runs=7, schedule="linear:40", seed=3, chunk=1000, refresh=4).log_ratio(A, B, **runs)
+    b = Annealer(runs=7, schedule="linear:40", seed=3, chunk=3, refresh=4).log_ratio(A, B, **runs)
+    np.testing.assert_array_equal(a.log_weights, b.log_weights)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    c = Annealer(runs=7, schedule="linear:40", seed=3, chunk=3, refresh=4).log_ratio(
+        A, B, burn_in=23, chains=3, steps_between=6)
+    assert not np.array_equal(a.log_weights, c.log_weights)
+
+
 def test_chunking_of_the_schedule_does_not_change_results(small):
     model, _, data = small
     a = Annealer(runs=6, schedule="linear:300", seed=3, chunk=1000).log_partition(model, "data", data)
@@ -451,7 +466,7 @@ def test_non_binary_data_and_bad_base_rate(small):
 def cli_args(**kw):
     args = {"--data": None, "--base-data": None, "--runs": None, "--schedule": None,
             "--seed": None, "--threads": None, "--json": True, "--burn-in": None,
-            "--exact": False}
+            "--chains": None, "--steps-between": None, "--exact": False}
     args.update(kw)
     return args
 
@@ -473,6 +488,17 @@ def test_cli_handlers(tmp_path):
         "--runs": "4", "--schedule": "linear:30", "--burn-in": "10", "--threads": "2"}))
     json.dumps(out, allow_nan=False)
     assert out["kind"] == "ratio" and out["log_Z"] is not None and out["burn_in"] == 10
+    assert out["chains"] == 4 and out["steps_between"] == 100
+    out = _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
+        "--runs": "6", "--schedule": "linear:30", "--burn-in": "10", "--chains": "2",
+        "--steps-between": "3"}))
+    assert out["chains"] == 2 and out["steps_between"] == 3 and len(out["log_weights"]) == 6
+    for bad in ({"--chains": "0"}, {"--chains": "7"}, {"--chains": "two"},
+                {"--steps-between": "0"}):
+        with pytest.raises(CyrbmError) as info:
+            _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
+                "--runs": "6", "--schedule": "linear:30", "--burn-in": "10"}, **bad))
+        one_sentence(info.value)
     out = _cli_measure.run_logz(cli_args(MODEL=pa, **{"--exact": True}))
     json.dumps(out, allow_nan=False)
     assert abs(out["log_Z"] - exact_log_partition(a)) < 1e-12 and out["terms"] == 64
@@ -540,3 +566,10 @@ def test_ratio_burn_in_default_is_one_number():
     assert _cli_measure.DEFAULTS["--burn-in"] == str(RATIO_BURN_IN)
     help_default = re.search(r"\n\s+--burn-in N\s.*?\[default: (\d+)\]", cli.__doc__, re.S).group(1)
     assert int(help_default) == RATIO_BURN_IN
+    from cyrbm.annealing import RATIO_STEPS_BETWEEN
+    assert (inspect.signature(Annealer.log_ratio).parameters["steps_between"].default
+            == RATIO_STEPS_BETWEEN)
+    assert _cli_measure.DEFAULTS["--steps-between"] == str(RATIO_STEPS_BETWEEN)
+    help_default = re.search(r"\n\s+--steps-between N\s.*?\[default: (\d+)\]", cli.__doc__,
+                             re.S).group(1)
+    assert int(help_default) == RATIO_STEPS_BETWEEN

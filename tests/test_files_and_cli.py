@@ -144,6 +144,29 @@ def test_cli_errors_are_one_sentence(tmp_path, capsys, make, args, needle):
     assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("cyrbm "), err
 
 
+def test_cli_ais_with_a_schedule_file(tmp_path, capsys):
+    model = cyrbm.RBM(np.random.default_rng(0).normal(0, 0.1, (64, 6)), np.zeros(64), np.zeros(6))
+    model.save(tmp_path / "m.npz")
+    sched = tmp_path / "betas.txt"
+    sched.write_text("# a schedule of my own\n" + "\n".join(str(b) for b in np.linspace(0, 1, 37)))
+    code, out, err = run_cli(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched), "--runs",
+                              "4", "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["betas"] == 37 and result["runs"] == 4 and result["schedule"] == str(sched)
+    code, out, err = run_cli(["logz", str(tmp_path / "m.npz"), "--exact", "--json"], capsys)
+    lo, hi = result["log_Z_3sigma_interval"]
+    assert lo <= json.loads(out)["log_Z"] <= hi
+    sched.write_text("0\n0.5\n0.4\n1\n")
+    code, out, err = run_cli(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "strictly increasing" in lines[0], err
+    sched.write_text("0\nhalf\n1\n")
+    code, out, err = run_cli(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "not a list of numbers" in lines[0], err
+
+
 def test_console_script_is_installed():
     exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
     if not os.path.exists(exe):
