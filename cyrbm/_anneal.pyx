@@ -633,7 +633,11 @@ cdef extern from *:
 
 
 def _profile():
-    """Cycles spent per phase since the last call (builds with -DCYRBM_AK_PROFILE only)."""
+    """Counters since the last call, summed over threads (builds with -DCYRBM_AK_PROFILE
+    only; zeros otherwise): TSC cycles of [0] the update of x, [1] the hidden half-steps
+    with the log weights, [2] the update of u, [3] the visible half-steps; [4] hidden
+    units of B that flipped, [5] visible units that flipped (or were listed on refresh);
+    [6], [7] unused."""
     cdef uint64_t out[8]
     cyrbm_ak_prof_get(out)
     return [int(out[i]) for i in range(8)]

@@ -24,8 +24,9 @@
  * of the thread sums the rows it needs from the tile in 8 register accumulators while
  * the tile is in L1, so a row of W^T comes from L2 once per step and thread, not once per
  * run; the next tile is prefetched a slice per run.  The lists of flipped units are
- * built 8 units at a time without branches (a table of bit positions), and (bA - bB).v
- * is computed with v in the visible half-step.  Threads take disjoint blocks of runs
+ * of hidden flips are built 8 units at a time without branches (a table of bit
+ * positions); the rare visible flips a 64-unit window at a time, and (bA - bB).v follows
+ * them.  Threads take disjoint blocks of runs
  * through all the steps with no synchronisation.
  * Softplus and logistic functions use a vectorized exp (range reduction and a Taylor
  * polynomial evaluated by Estrin's scheme, about 2 ulp, no lookup tables).  The sum over
@@ -132,7 +133,7 @@ typedef struct {
     int32_t *hlistA, *hlistA_off, *nhA, *nhA_off;         /* R x ldA, ..., R, R */
     int32_t *hlistB, *hlistB_off, *nhB, *nhB_off;         /* R x ldB, ..., R, R */
     double *logw;                   /* R: log importance weights */
-    double *dot;                    /* R: (bA - bB).v, computed with v */
+    double *dot;                    /* R: (bA - bB).v, updated with v */
     uint64_t *rng;                  /* R x 32: the runs' random streams */
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
@@ -354,7 +355,8 @@ static inline int cyrbm_ak_ctz(uint64_t x) {
 }
 
 /* The positions of the set bits of each byte value, ascending (then zeros), and their
- * number: lists of flipped units are appended 8 units at a time without branches. */
+ * number: lists of flipped hidden units (many) are appended 8 units at a time without
+ * branches. */
 static const int32_t cyrbm_ak_bitpos[256][8] = {
     {0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0}, {1,0,0,0,0,0,0,0}, {0,1,0,0,0,0,0,0}, {2,0,0,0,0,0,0,0}, {0,2,0,0,0,0,0,0}, {1,2,0,0,0,0,0,0}, {0,1,2,0,0,0,0,0},
     {3,0,0,0,0,0,0,0}, {0,3,0,0,0,0,0,0}, {1,3,0,0,0,0,0,0}, {0,1,3,0,0,0,0,0}, {2,3,0,0,0,0,0,0}, {0,2,3,0,0,0,0,0}, {1,2,3,0,0,0,0,0}, {0,1,2,3,0,0,0,0},
@@ -419,19 +421,6 @@ static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32
     *n += cyrbm_ak_bitcnt[m & 255u];
 }
 
-/* (bA - bB).v for a 0/1 row v of n units (v and db readable, and zero, up to n rounded
- * up to 8), in float64: unit i is added to lane i % 8, in ascending order, and the lanes
- * are summed as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as the visible
- * half-step computes it. */
-static inline double cyrbm_ak_vdot(const uint8_t *v, const double *db, ptrdiff_t n) {
-    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    ptrdiff_t i;
-    int l;
-    for (i = 0; i < n; i += 8)
-        for (l = 0; l < 8; l++) a[l] += v[i + l] ? db[i + l] : 0.0;
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
 /* Where each tile of `tile` rows starts in a run's ascending lists of units that turned
  * on (`on`, n_on entries) and off: bd[t] and bd[t + 1] bound tile t's entries of "on",
  * bd[ntiles + 1 + t] and bd[ntiles + 2 + t] those of "off" (ntiles = ceil(nrows / tile)). */
@@ -452,6 +441,14 @@ static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const i
         }
         b[ntiles] = n;
     }
+}
+
+/* Append base + (position of each set bit of m), ascending, to list[*n ...]: one step
+ * per set bit, cheap when flips are rare (the visible units). */
+static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int32_t *list, int32_t *n) {
+    int32_t c = *n;
+    for (; m; m &= m - 1) list[c++] = (int32_t)(base + cyrbm_ak_ctz(m));
+    *n = c;
 }
 
 /* ------------------------------------------------------------------------------------

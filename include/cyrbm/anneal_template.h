@@ -214,7 +214,14 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     double dl = 0.0;
     int L;
-    if (weights && refresh) S->dot[r] = cyrbm_ak_vdot(S->v + r * ldV, P->dbias, P->D);
+    if (weights && refresh) {
+        const uint8_t *v = S->v + r * ldV;
+        double d = 0.0;
+        ptrdiff_t i;
+        for (i = 0; i < P->D; i++)
+            if (v[i]) d += P->dbias[i];
+        S->dot[r] = d;
+    }
     S->nv[r] = S->nv_off[r] = 0;   /* visible flips consumed by the update of x */
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
@@ -365,8 +372,8 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_
 
 /* Visible half-step of run r at inverse temperature beta from the current inputs:
  * v_i ~ Bernoulli(sigma(y_i)), y = (1 - beta)(uA + bA) + beta (uB + bB) (SM08 Eq. 17).
- * Flipped units are listed in vlist (ascending); dot = (bA - bB).v is computed with v
- * (in the order of cyrbm_ak_vdot). */
+ * Flipped units are listed in vlist (ascending); dot = (bA - bB).v follows v, a 64-unit
+ * window at a time: + the window's "on" flips, then - its "off" flips, ascending. */
 CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                               ptrdiff_t r, double beta) {
     const T *bA = (const T *)P->bA, *bB = (const T *)P->bB;
@@ -377,21 +384,21 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     int32_t *fon = S->vlist + r * ldV, *foff = S->vlist_off + r * ldV;
     const T ca = (T)(1.0 - beta), cb = (T)beta;
-    double dot;
+    double dot = S->dot[r];
     ptrdiff_t i;
     int32_t non = 0, noff = 0;
 #if CYRBM_AK_VECTOR
     {
         const VT zero = {0}, one = zero + (T)1;
-        const cyrbm_v8d dzero = {0};
-        cyrbm_v8d dacc = dzero;       /* lane l: sum of db[i] v[i] over i % 8 == l */
         cyrbm_v8q s[4];
+        uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
         cyrbm_ak_rng_load(s, rng);
         for (i = 0; i < D; i += VL) {
             VT ya = VLD(bA + i), yb = VLD(bB + i), y, t, u;
             IT on;
             BT b;
             uint64_t nw[VL / 8], ow[VL / 8], fl, nb;
+            const int sh = (int)(i & 63);
             int w;
             if (nA > 0) ya += VLD(uA + i);
             if (nB > 0) yb += VLD(uB + i);
@@ -412,31 +419,25 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
             for (w = 0; w < VL / 8; w++) {
                 fl = cyrbm_ak_pack8(nw[w] ^ ow[w]);
                 nb = cyrbm_ak_pack8(nw[w]);
-                cyrbm_ak_emit8((unsigned)(fl & nb), (int32_t)(i + 8 * w), fon, &non);
-                cyrbm_ak_emit8((unsigned)(fl & ~nb), (int32_t)(i + 8 * w), foff, &noff);
+                mon |= (fl & nb) << (sh + 8 * w);
+                moff |= (fl & ~nb) << (sh + 8 * w);
             }
-#if CYRBM_AK_IS_F32
-            {
-                typedef int32_t v8i __attribute__((vector_size(32)));
-                v8i half[2];
-                memcpy(half, &on, 64);
-                dacc += (cyrbm_v8d)(__builtin_convertvector(half[0], cyrbm_v8l) &
-                                    (cyrbm_v8l)cyrbm_ak_ld8d(db + i));
-                dacc += (cyrbm_v8d)(__builtin_convertvector(half[1], cyrbm_v8l) &
-                                    (cyrbm_v8l)cyrbm_ak_ld8d(db + i + 8));
+            if (sh + VL == 64 || i + VL >= D) {
+                const int32_t n0 = non, f0 = noff;
+                int32_t q;
+                cyrbm_ak_emit(mon, i - sh, fon, &non);
+                cyrbm_ak_emit(moff, i - sh, foff, &noff);
+                for (q = n0; q < non; q++) dot += db[fon[q]];
+                for (q = f0; q < noff; q++) dot -= db[foff[q]];
+                mon = moff = 0;
             }
-#else
-            dacc += (cyrbm_v8d)(on & (cyrbm_v8l)cyrbm_ak_ld8d(db + i));
-#endif
         }
         cyrbm_ak_rng_store(rng, s);
-        dot = ((dacc[0] + dacc[1]) + (dacc[2] + dacc[3])) +
-              ((dacc[4] + dacc[5]) + (dacc[6] + dacc[7]));
     }
 #else
     {
         int l;
-        double dacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int32_t n0 = 0, f0 = 0;       /* where the current 64-unit window's flips start */
         /* one float64 uniform per draw, or two float32 ones (low half first) */
         const ptrdiff_t step = CYRBM_AK_IS_F32 ? 16 : 8;
         for (i = 0; i < D; i += step) {
@@ -469,11 +470,15 @@ CYRBM_AK_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais
                     else foff[noff++] = (int32_t)unit;
                 }
                 v[unit] = on;
-                dacc[l % 8] += on ? db[unit] : 0.0;
+            }
+            if ((i + step) % 64 == 0 || i + step >= D) {   /* the window's flips, in order */
+                int32_t q;
+                for (q = n0; q < non; q++) dot += db[fon[q]];
+                for (q = f0; q < noff; q++) dot -= db[foff[q]];
+                n0 = non;
+                f0 = noff;
             }
         }
-        dot = ((dacc[0] + dacc[1]) + (dacc[2] + dacc[3])) +
-              ((dacc[4] + dacc[5]) + (dacc[6] + dacc[7]));
     }
 #endif
     S->nv[r] = non;
