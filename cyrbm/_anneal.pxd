@@ -68,7 +68,7 @@ cdef extern from "cyrbm/anneal_kernels.h" nogil:
                                Py_ssize_t r1, double beta)
     void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
                            Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,
-                           double *act, double *out)
+                           double *act, double *out, double *each)
 
 
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,

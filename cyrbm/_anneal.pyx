@@ -99,7 +99,7 @@ cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const doubl
         try:
             for c in prange(n_chunks, schedule='dynamic', chunksize=1):
                 cyrbm_exact_chunk(Ws, ld, cs, co, m, n_pad, <uint64_t> c * size,
-                                  <uint64_t> (c + 1) * size, act, chunks + 2 * c)
+                                  <uint64_t> (c + 1) * size, act, chunks + 2 * c, NULL)
         finally:
             free(act)
     mx = -INFINITY
@@ -443,6 +443,79 @@ def exact_log_partition(W, vbias, hbias, int n_threads=1, int chunk_bits=12):
     if status != 0:
         raise ValueError("invalid sizes for an exact ln Z.")
     return float(result)
+
+
+def exact_sample_smaller_layer(W, vbias, hbias, uniforms, int n_threads=1, int chunk_bits=12):
+    """Exact draws from the marginal of the smaller layer of an RBM, and its exact ln Z.
+
+    The states s of the smaller layer (m units) have p(s) = exp(f(s)) / Z with f as in
+    ``exact_log_partition_raw`` (the other layer summed out).  The 2^m states, in
+    Gray-code order, form chunks of 2^chunk_bits; the chunks' totals come from the one
+    enumeration of ``exact_log_partition``, and each uniform u picks the chunk and then
+    (enumerating that chunk once more, state by state) the state where the cumulative
+    probability, in that fixed order, first exceeds u: inverse-CDF sampling, exact up to
+    float64 rounding.
+
+    Returns
+    -------
+    states : uint8 array (len(uniforms), m)
+        Bit k of a draw is unit k of the smaller layer (the hidden one when n_hidden <=
+        n_visible).
+    log_Z : float
+    hidden : bool
+        Whether the enumerated layer is the hidden one.
+    """
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    b = np.ascontiguousarray(vbias, dtype=np.float64)
+    a = np.ascontiguousarray(hbias, dtype=np.float64)
+    u = np.ascontiguousarray(uniforms, dtype=np.float64).ravel()
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1]
+    cdef bint hidden = M <= D
+    cdef Py_ssize_t m = M if hidden else D, n = D if hidden else M
+    if m < 1 or m > 62 or b.shape[0] != D or a.shape[0] != M:
+        raise ValueError("W must be n_visible x n_hidden with matching biases, "
+                         "at most 62 units in the smaller layer.")
+    if u.size and (np.any(u < 0) or np.any(u >= 1)):
+        raise ValueError("uniforms must lie in [0, 1).")
+    cdef Py_ssize_t n_pad = _pad(n)
+    cdef int cb = chunk_bits if chunk_bits < m else <int> m
+    cdef Py_ssize_t n_chunks = (<Py_ssize_t> 1) << (m - cb), size = (<Py_ssize_t> 1) << cb
+    Ws_arr = np.zeros((m, n_pad))
+    Ws_arr[:, :n] = W.T if hidden else W
+    cs_arr = np.ascontiguousarray(a if hidden else b)
+    co_arr = np.full(n_pad, -1e4)
+    co_arr[:n] = b if hidden else a
+    chunks_arr = np.empty(2 * n_chunks)
+    cdef double[:, ::1] Ws = Ws_arr
+    cdef double[::1] cs = cs_arr, co = co_arr, ch = chunks_arr
+    cdef double log_z
+    with nogil:
+        log_z = exact_log_partition_raw(&Ws[0, 0], n_pad, &cs[0], &co[0], m, n_pad, cb,
+                                        &ch[0], n_threads)
+    mx = chunks_arr[0::2]
+    top = float(np.max(mx))
+    cum = np.cumsum(chunks_arr[1::2] * np.exp(mx - top))      # in units of exp(top)
+    before_chunk = np.concatenate([[0.0], cum[:cum.size - 1]])
+    targets = u * cum[cum.size - 1]
+    which = np.minimum(np.searchsorted(cum, targets, side="right"), n_chunks - 1)
+    states = np.zeros((u.size, m), dtype=np.uint8)
+    each_arr = np.empty(size)
+    act_arr = np.empty(n_pad)
+    cdef double[::1] each = each_arr, act = act_arr
+    cdef double[2] out
+    cdef uint64_t c0
+    for c in np.unique(which):
+        c0 = <uint64_t> c * <uint64_t> size
+        with nogil:
+            cyrbm_exact_chunk(&Ws[0, 0], n_pad, &cs[0], &co[0], m, n_pad, c0,
+                              c0 + <uint64_t> size, &act[0], out, &each[0])
+        inner = np.cumsum(np.exp(each_arr - top))
+        rows = np.flatnonzero(which == c)
+        idx = np.minimum(np.searchsorted(inner, targets[rows] - before_chunk[c], side="right"),
+                         size - 1)
+        gray = (int(c0) + idx) ^ ((int(c0) + idx) >> 1)
+        states[rows] = ((gray[:, None] >> np.arange(m)) & 1).astype(np.uint8)
+    return states, float(log_z), bool(hidden)
 
 
 def base_rate_log_z(base_rate, Py_ssize_t n_hidden):

@@ -4,11 +4,11 @@ Each takes the docopt arguments dict and returns a JSON-ready dict (keys documen
 docs/json_keys_ais.md); ``cyrbm.cli`` prints it.  Usage lines (in cli.py):
 
     cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
-    cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T] [--json]
+    cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T] [--json]
     cyrbm logz MODEL --exact [--threads T] [--json]
 
-Defaults: --runs 100, --schedule paper, --seed 0, --burn-in 20000, --chains R (one per
-run), --steps-between 100.  DATA is anything
+Defaults: --runs 100, --schedule paper, --seed 0, --start auto, --burn-in 20000, --chains R
+(one per run), --steps-between 100.  DATA is anything
 ``cyrbm.datasets.load_data`` reads (a file or a bundled data set such as "digits").
 Every user error is raised as a CyrbmError whose message is one sentence.
 """
@@ -20,7 +20,7 @@ from cyrbm.datasets import load_data
 from cyrbm.models import RBM
 
 DEFAULTS = {"--runs": "100", "--schedule": "paper", "--seed": "0", "--burn-in": str(RATIO_BURN_IN),
-            "--steps-between": str(RATIO_STEPS_BETWEEN)}
+            "--steps-between": str(RATIO_STEPS_BETWEEN), "--start": "auto"}
 
 
 def _opt(args, key):
@@ -77,11 +77,12 @@ def run_ais(args):
 def run_ratio(args):
     """``cyrbm ratio``: ln(Z_B / Z_A) of MODEL_B over MODEL_A by AIS (SM08 Sec. 3.2).
 
-    The runs start from MODEL_A by block Gibbs sampling: --chains chains (default one per
-    run) started at --data rows (or random bits), each run for --burn-in sweeps and then
-    giving a state every --steps-between sweeps.  When MODEL_A is small
-    enough to sum exactly (smaller layer <= 20 units), ln Z_A is computed and ln Z_B-hat
-    reported too.  With --data, the mean of ln p_B(v) - ln p_A(v) is reported.
+    The runs start from exact draws of MODEL_A when its smaller layer has at most 20
+    units (--start auto, the default, or exact), which also gives ln Z_A and so ln Z_B-hat;
+    otherwise (or with --start gibbs) by block Gibbs sampling: --chains chains (default
+    one per run) started at --data rows (or random bits), each run for --burn-in sweeps
+    and then giving a state every --steps-between sweeps.  With --data, the mean of
+    ln p_B(v) - ln p_A(v) is reported.
     """
     model_a = RBM.load(args["MODEL_A"])
     model_b = RBM.load(args["MODEL_B"])
@@ -94,11 +95,11 @@ def run_ratio(args):
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)
     data = _data(args, "--data")
-    log_Z_a = None
-    if min(model_a.n_visible, model_a.n_hidden) <= 20:
-        log_Z_a = exact_log_partition(model_a, threads=threads)
-    result = annealer.log_ratio(model_a, model_b, data=data, burn_in=burn_in, chains=chains,
-                                steps_between=steps_between, log_Z_a=log_Z_a)
+    start = _opt(args, "--start")
+    if start not in ("auto", "exact", "gibbs"):
+        raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
+    result = annealer.log_ratio(model_a, model_b, data=data, start=start, burn_in=burn_in,
+                                chains=chains, steps_between=steps_between)
     out = {"command": "ratio", "model_a": str(args["MODEL_A"]), "model_b": str(args["MODEL_B"]),
            "n_visible": model_a.n_visible, "data": args.get("--data")}
     out.update(result.to_dict())

@@ -35,7 +35,7 @@ from cyrbm.models import RBM
 
 __all__ = ["Annealer", "AISResult", "AnnealingError", "ScheduleError", "exact_log_partition",
            "estimate_exact_seconds", "make_schedule", "base_rate_biases", "logmeanexp",
-           "ais_streams", "EXACT_MAX_UNITS"]
+           "ais_streams", "EXACT_MAX_UNITS", "EXACT_START_UNITS"]
 
 #: Largest smaller-layer size :func:`exact_log_partition` accepts by default (2^30 terms).
 EXACT_MAX_UNITS = 30
@@ -200,14 +200,20 @@ def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     """
     model = _as_rbm(model)
     n_threads = resolve_threads(threads)
+    _check_enumerable(model, n_threads, max_units, "an exact ln Z",
+                      "use Annealer().log_partition (AIS) instead")
+    return _anneal.exact_log_partition(model.W, model.vbias, model.hbias, n_threads)
+
+
+def _check_enumerable(model, n_threads, max_units, what, instead):
+    """Refuse (AnnealingError, with a time estimate) to enumerate a too-large layer."""
     m = min(model.n_visible, model.n_hidden)
     if m > max_units:
         seconds = estimate_exact_seconds(model, threads=n_threads)
         raise AnnealingError(
-            f"an exact ln Z would sum 2^{m} terms ({m} units in the smaller layer), about "
+            f"{what} would sum 2^{m} terms ({m} units in the smaller layer), about "
             f"{_human_time(seconds)} on {n_threads} thread{'s' if n_threads > 1 else ''}; "
-            f"the limit is {max_units} units, so use Annealer().log_partition (AIS) instead.")
-    return _anneal.exact_log_partition(model.W, model.vbias, model.hbias, n_threads)
+            f"the limit is {max_units} units, so {instead}.")
 
 
 def estimate_exact_seconds(model, *, threads=None):
@@ -409,6 +415,9 @@ class AISResult:
 RATIO_BURN_IN = 20000
 #: Default Gibbs sweeps between the starting states one chain gives (see log_ratio).
 RATIO_STEPS_BETWEEN = 100
+#: start="auto" draws a ratio's starting states exactly (and gets ln Z_A) when model A's
+#: smaller layer has at most this many units (2^20 terms: about a second for 784 x 20).
+EXACT_START_UNITS = 20
 
 
 class Annealer:
@@ -519,8 +528,8 @@ class Annealer:
                          extra={"base_rate": "data" if isinstance(base_rate, str) else
                                 ("zero" if base_rate is None else "given")})
 
-    def log_ratio(self, model_a, model_b, data=None, *, burn_in=RATIO_BURN_IN, chains=None,
-                  steps_between=RATIO_STEPS_BETWEEN, init=None, log_Z_a=None):
+    def log_ratio(self, model_a, model_b, data=None, *, start="auto", burn_in=RATIO_BURN_IN,
+                  chains=None, steps_between=RATIO_STEPS_BETWEEN, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
         The intermediate distributions (Eq. 13-14) have energy
@@ -529,19 +538,28 @@ class Annealer:
         beta_k given v (Eq. 15-16) and v given both (Eq. 17).  Summing out both hidden
         layers, Z_0 = 2^(n_hidden of B) Z_A and Z_K = 2^(n_hidden of A) Z_B (the layer
         with zero inverse temperature contributes a factor 2 per unit); the log weights
-        reported are corrected by (nB - nA) ln 2 so that they estimate Z_B / Z_A.  Z_A is unknown, so the
-        starting states come from a block-Gibbs chain on A: by default one chain per run,
-        each started from ``init`` rows (cycled; else ``data`` rows; else uniform random
-        bits) and run for ``burn_in`` sweeps.  With ``chains`` < runs, each chain gives
-        several starting states ``steps_between`` sweeps apart, as in SM08 Sec. 5.1.  These
-        states are only approximately from p_A, and their dependence is not reflected in
-        the error bars (SM08 discuss the resulting systematic error).
+        reported are corrected by (nB - nA) ln 2 so that they estimate Z_B / Z_A.
+
+        The runs must start from p_A.  When A's smaller layer can be enumerated, they
+        start from exact independent draws (``start="exact"``): the marginal of that layer
+        by inverse-CDF sampling over its Gray-code enumeration, then the other layer
+        given it; the same enumeration gives ln Z_A, and the error bars are honest.
+        Otherwise (``start="gibbs"``) Z_A is unknown and the starting states come from
+        block-Gibbs chains on A, as in SM08 Sec. 3.2: by default one chain per run, each
+        started from ``init`` rows (cycled; else ``data`` rows; else uniform random bits)
+        and run for ``burn_in`` sweeps; with ``chains`` < runs, each chain gives several
+        starting states ``steps_between`` sweeps apart, as in SM08 Sec. 5.1.  These states
+        are only approximately from p_A, and their dependence is not reflected in the
+        error bars (SM08 discuss the resulting systematic error).
 
         Parameters
         ----------
         model_a, model_b : RBM
         data : array_like, optional
             0/1 rows: the result then reports mean(ln p_B(v) - ln p_A(v)).
+        start : "auto", "exact" or "gibbs"
+            "auto": exact draws when A's smaller layer has at most EXACT_START_UNITS
+            (20) units, else Gibbs chains; "exact" up to EXACT_MAX_UNITS (30) units.
         burn_in : int >= 0
             Gibbs sweeps before the first starting state.  Chains started at data stay
             near the data for a long time on trained models: between 784 x 20 and
@@ -554,8 +572,8 @@ class Annealer:
         init : array_like, optional
             Starting rows of the chains.
         log_Z_a : float, optional
-            ln Z_A if known (e.g. from :func:`exact_log_partition`); the result then also
-            holds ln Z_B-hat.
+            ln Z_A if known; the result then also holds ln Z_B-hat.  Computed exactly
+            when A's smaller layer has at most EXACT_START_UNITS units.
 
         Returns
         -------
@@ -567,6 +585,13 @@ class Annealer:
             raise ModelMismatchError(f"the two models have {A.n_visible} and {B.n_visible} "
                                      f"visible units; a ratio needs the same visible layer.")
         D = A.n_visible
+        if start not in ("auto", "exact", "gibbs"):
+            raise AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not {start!r}.")
+        m_a = min(A.n_visible, A.n_hidden)
+        if start == "exact":
+            _check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
+                              "use start='gibbs'")
+        exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
         burn_in = int(burn_in)
         steps_between = int(steps_between)
         if burn_in < 0:
@@ -589,7 +614,18 @@ class Annealer:
         elif v_data is not None and v_data.shape[0] > 0:
             init = v_data
         t0 = time.perf_counter()
-        starts = self._chain_starts(A, dtype, chains, burn_in, steps_between, init)
+        if exact:
+            starts, log_Z_exact = self._exact_starts(A)
+            if log_Z_a is None:
+                log_Z_a = log_Z_exact
+            chain_info = {"start": "exact", "burn_in": None, "chains": None,
+                          "steps_between": None}
+        else:
+            starts = self._chain_starts(A, dtype, chains, burn_in, steps_between, init)
+            if log_Z_a is None and m_a <= EXACT_START_UNITS:
+                log_Z_a = exact_log_partition(A, threads=self.threads)
+            chain_info = {"start": "gibbs", "burn_in": burn_in, "chains": chains,
+                          "steps_between": steps_between}
         engine = _anneal.AISEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                                    self._streams(0), dtype=dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
@@ -612,9 +648,8 @@ class Annealer:
                          seconds=seconds, threads=self.threads, dtype=dtype, seed=self.seed,
                          schedule=self.schedule_spec, samples=engine.visible(),
                          mean_log_unnormalized=mean_lp, n_data=n_data,
-                         extra={"burn_in": burn_in, "chains": chains,
-                                "steps_between": steps_between,
-                                "n_hidden_a": A.n_hidden, "n_hidden_b": B.n_hidden})
+                         extra=dict(chain_info, n_hidden_a=A.n_hidden,
+                                    n_hidden_b=B.n_hidden))
 
     # ------------------------------------------------------------------ internals
     def _streams(self, key, n=None):
@@ -636,6 +671,25 @@ class Annealer:
         if not np.all(np.isfinite(b)):
             raise AnnealingError("base_rate contains NaN or infinite values.")
         return b
+
+    def _exact_starts(self, A):
+        """Exact independent draws from p_A, one per run, and the exact ln Z_A.
+
+        The smaller layer's marginal is sampled by inverse CDF over its enumeration
+        (cyrbm._anneal.exact_sample_smaller_layer); when that is the hidden layer, the
+        visible units are then drawn given it, v_i ~ sigma(b_i + sum_j W_ij h_j), in
+        float64 from A's stored parameters (the values the runs use)."""
+        rng = np.random.default_rng(np.random.SeedSequence(
+            make_streams(self.seed, "ais", 1, 3)[0]))
+        W = np.asarray(A.W, dtype=np.float64)
+        b = np.asarray(A.vbias, dtype=np.float64)
+        states, log_z, hidden = _anneal.exact_sample_smaller_layer(
+            W, b, A.hbias, rng.random(self.runs), n_threads=self.threads)
+        if not hidden:
+            return states, log_z
+        y = b + states.astype(np.float64) @ W.T
+        p_on = 0.5 * (1.0 + np.tanh(0.5 * y))                      # sigma(y), no overflow
+        return (rng.random(y.shape) < p_on).astype(np.uint8), log_z
 
     def _chain_starts(self, A, dtype, chains, burn_in, steps_between, init):
         """Starting states of the runs: Gibbs chains on model A (see log_ratio).

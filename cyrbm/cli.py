@@ -10,8 +10,8 @@ Usage:
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json]
   cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED]
-              [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T]
-              [--json]
+              [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S]
+              [--threads T] [--json]
   cyrbm logz MODEL --exact [--threads T] [--json]
   cyrbm -h | --help
   cyrbm --version
@@ -56,6 +56,10 @@ Options:
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: 100].
   --schedule SCHED           paper, linear:K, or a text file of betas [default: paper].
+  --start HOW                Starting states of ratio runs: exact (draws from MODEL_A
+                             by enumerating its smaller layer, up to 30 units), gibbs
+                             (chains on MODEL_A), or auto: exact up to 20 units
+                             [default: auto].
   --burn-in N                Gibbs sweeps before the first sample from MODEL_A: chains
                              started at data need many on trained models
                              [default: 20000].

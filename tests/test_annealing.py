@@ -203,8 +203,8 @@ def test_ratio_of_different_hidden_sizes_matches_exact_and_a_broken_ratio_is_cau
     A = random_rbm(12, 10, seed=21, scale=0.7)
     B = random_rbm(12, 7, seed=22, scale=0.7)
     log_za, log_zb = exact_log_partition(A), exact_log_partition(B)
-    res = Annealer(runs=3000, schedule="linear:150", seed=4).log_ratio(A, B, burn_in=200,
-                                                                      log_Z_a=log_za)
+    res = Annealer(runs=3000, schedule="linear:150", seed=4).log_ratio(
+        A, B, start="gibbs", burn_in=200, log_Z_a=log_za)
     r = np.exp(res.log_weights - (log_zb - log_za)).reshape(300, 10).mean(axis=1)
     z = (r.mean() - 1.0) / (r.std(ddof=1) / math.sqrt(r.size))
     print(f"ratio: ln r = {log_zb - log_za:.4f}, ln r-hat = {res.log_ratio:.4f}, z = {z:+.2f}")
@@ -222,13 +222,67 @@ def test_ratio_with_few_chains_and_data():
     B = random_rbm(10, 12, seed=32, scale=0.6)
     data = A.sample(100, steps=100, seed=3)
     res = Annealer(runs=120, schedule="linear:300", seed=1).log_ratio(
-        A, B, data=data, burn_in=300, chains=4, steps_between=50)
+        A, B, data=data, start="gibbs", burn_in=300, chains=4, steps_between=50)
     true = exact_log_partition(B) - exact_log_partition(A)
     lo, hi = res.log_ratio_interval(3)
     assert lo <= true <= hi
-    assert res.log_Z is None and res.extra["chains"] == 4
+    assert res.extra["chains"] == 4 and res.extra["start"] == "gibbs"
+    assert res.log_Z_base == exact_log_partition(A)      # A is small: ln Z_A computed
     expected = float(np.mean(B.log_unnormalized(data) - A.log_unnormalized(data))) - true
     assert abs(res.avg_log_prob - expected) < 0.1
+
+
+@pytest.mark.parametrize("D,M", [(6, 4), (4, 6)])
+def test_exact_starting_states_are_draws_from_model_a(D, M):
+    """start="exact": with two betas there is no transition, so the returned samples are
+    the starting states; 40,000 of them against p_A(v) by enumeration (hidden layer
+    enumerated for 6 x 4, visible for 4 x 6), and the same test must reject a slightly
+    different model."""
+    from test_rbm import _chi_square_pvalue
+    from conftest import exact_distribution
+    A = random_rbm(D, M, seed=41, scale=0.8)
+    B = random_rbm(D, M + 2, seed=42, scale=0.8)
+    res = Annealer(runs=40000, schedule=[0.0, 1.0], seed=6).log_ratio(A, B, start="exact")
+    _, probs, log_za = exact_distribution(A)
+    pvalue, tv = _chi_square_pvalue(res.samples, probs)
+    assert pvalue > 1e-4 and tv < 0.02, (pvalue, tv)
+    other = RBM(A.W, A.vbias + 0.3, A.hbias)
+    assert _chi_square_pvalue(res.samples, exact_distribution(other)[1])[0] < 1e-8
+    assert res.extra["start"] == "exact" and res.extra["burn_in"] is None
+    assert abs(res.log_Z_base - log_za) < 1e-10
+    # independent exact starts and one importance step: r-hat is unbiased
+    true = exact_log_partition(B) - log_za
+    r = np.exp(res.log_weights - true).reshape(400, 100).mean(axis=1)
+    assert abs(r.mean() - 1.0) < 4 * r.std(ddof=1) / math.sqrt(r.size)
+
+
+def test_ratio_from_exact_starts_matches_exact():
+    """The 12 x 10 -> 12 x 7 ratio of the Gibbs test above, from exact starting states
+    (start="auto" chooses them for so small an A): the mean of r-hat / r over 300 estimates
+    of 10 runs is 1 within 4 standard errors, and ln Z_B-hat comes with it."""
+    A = random_rbm(12, 10, seed=21, scale=0.7)
+    B = random_rbm(12, 7, seed=22, scale=0.7)
+    log_za, log_zb = exact_log_partition(A), exact_log_partition(B)
+    res = Annealer(runs=3000, schedule="linear:150", seed=4).log_ratio(A, B)
+    assert res.extra["start"] == "exact" and abs(res.log_Z_base - log_za) < 1e-10
+    r = np.exp(res.log_weights - (log_zb - log_za)).reshape(300, 10).mean(axis=1)
+    z = (r.mean() - 1.0) / (r.std(ddof=1) / math.sqrt(r.size))
+    assert abs(z) < 4.0
+    lo, hi = res.log_Z_interval(3)
+    assert lo <= log_zb <= hi
+
+
+def test_exact_starts_refused_for_a_large_model_a():
+    A = random_rbm(40, 33, seed=1, scale=0.1)
+    B = random_rbm(40, 5, seed=2, scale=0.1)
+    with pytest.raises(AnnealingError) as info:
+        Annealer(runs=2, schedule="linear:5").log_ratio(A, B, start="exact")
+    assert "start='gibbs'" in one_sentence(info.value)
+    with pytest.raises(AnnealingError) as info:
+        Annealer(runs=2, schedule="linear:5").log_ratio(A, B, start="perfect")
+    one_sentence(info.value)
+    res = Annealer(runs=2, schedule="linear:5").log_ratio(A, B, burn_in=3)   # auto: Gibbs
+    assert res.extra["start"] == "gibbs" and res.log_Z is None
 
 
 # ------------------------------------------------------------ reproducibility, dtypes
@@ -252,13 +306,13 @@ def test_chunking_of_the_starting_chains_does_not_change_results():
     # numbered on, so the pieces give the numbers of one long chain
     A = random_rbm(20, 4, seed=21, scale=0.5)
     B = random_rbm(20, 7, seed=22, scale=0.5)
-    runs = dict(burn_in=23, chains=3, steps_between=5)
+    runs = dict(start="gibbs", burn_in=23, chains=3, steps_between=5)
     a = Annealer(runs=7, schedule="linear:40", seed=3, chunk=1000, refresh=4).log_ratio(A, B, **runs)
     b = Annealer(runs=7, schedule="linear:40", seed=3, chunk=3, refresh=4).log_ratio(A, B, **runs)
     np.testing.assert_array_equal(a.log_weights, b.log_weights)
     np.testing.assert_array_equal(a.samples, b.samples)
     c = Annealer(runs=7, schedule="linear:40", seed=3, chunk=3, refresh=4).log_ratio(
-        A, B, burn_in=23, chains=3, steps_between=6)
+        A, B, start="gibbs", burn_in=23, chains=3, steps_between=6)
     assert not np.array_equal(a.log_weights, c.log_weights)
 
 
@@ -466,7 +520,7 @@ def test_non_binary_data_and_bad_base_rate(small):
 def cli_args(**kw):
     args = {"--data": None, "--base-data": None, "--runs": None, "--schedule": None,
             "--seed": None, "--threads": None, "--json": True, "--burn-in": None,
-            "--chains": None, "--steps-between": None, "--exact": False}
+            "--chains": None, "--steps-between": None, "--start": None, "--exact": False}
     args.update(kw)
     return args
 
@@ -487,17 +541,22 @@ def test_cli_handlers(tmp_path):
     out = _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
         "--runs": "4", "--schedule": "linear:30", "--burn-in": "10", "--threads": "2"}))
     json.dumps(out, allow_nan=False)
-    assert out["kind"] == "ratio" and out["log_Z"] is not None and out["burn_in"] == 10
-    assert out["chains"] == 4 and out["steps_between"] == 100
+    assert out["kind"] == "ratio" and out["log_Z"] is not None and out["start"] == "exact"
+    assert out["burn_in"] is None and out["chains"] is None
+    out = _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
+        "--runs": "4", "--schedule": "linear:30", "--burn-in": "10", "--start": "gibbs"}))
+    assert out["start"] == "gibbs" and out["burn_in"] == 10 and out["chains"] == 4
+    assert out["steps_between"] == 100 and out["log_Z"] is not None
     out = _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
         "--runs": "6", "--schedule": "linear:30", "--burn-in": "10", "--chains": "2",
-        "--steps-between": "3"}))
+        "--steps-between": "3", "--start": "gibbs"}))
     assert out["chains"] == 2 and out["steps_between"] == 3 and len(out["log_weights"]) == 6
     for bad in ({"--chains": "0"}, {"--chains": "7"}, {"--chains": "two"},
-                {"--steps-between": "0"}):
+                {"--steps-between": "0"}, {"--start": "perfect"}):
         with pytest.raises(CyrbmError) as info:
             _cli_measure.run_ratio(cli_args(MODEL_A=pa, MODEL_B=pb, **{
-                "--runs": "6", "--schedule": "linear:30", "--burn-in": "10"}, **bad))
+                "--runs": "6", "--schedule": "linear:30", "--burn-in": "10",
+                "--start": "gibbs", **bad}))
         one_sentence(info.value)
     out = _cli_measure.run_logz(cli_args(MODEL=pa, **{"--exact": True}))
     json.dumps(out, allow_nan=False)

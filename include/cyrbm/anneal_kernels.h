@@ -459,7 +459,8 @@ static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int32_t *list, int3
  *   act = co + sum_k s_k Ws[k, :]   (n_pad entries, pads of co at -1e4)
  * change by one row of Ws per state.  They are recomputed exactly every 1024 states.
  *   f(s) = cs.s + sum_i softplus(act_i),
- * and out[0] = max f, out[1] = sum exp(f - max), all in float64.
+ * and out[0] = max f, out[1] = sum exp(f - max), all in float64; each[i - i0] = f of state
+ * i when `each` is not NULL (exact sampling).
  * ------------------------------------------------------------------------------------ */
 static inline void cyrbm_ak_exact_reset(const double *Ws, ptrdiff_t ld, const double *cs,
                                         const double *co, ptrdiff_t m, ptrdiff_t n_pad,
@@ -480,7 +481,7 @@ static inline void cyrbm_ak_exact_reset(const double *Ws, ptrdiff_t ld, const do
 CYRBM_AK_CLONES static void cyrbm_exact_chunk(const double *Ws, ptrdiff_t ld, const double *cs,
                                               const double *co, ptrdiff_t m, ptrdiff_t n_pad,
                                               uint64_t i0, uint64_t i1, double *act,
-                                              double *out) {
+                                              double *out, double *each) {
     uint64_t i, g = i0 ^ (i0 >> 1);
     double lin, mx = -INFINITY, sm = 0.0;
     ptrdiff_t c, c0;
@@ -548,6 +549,7 @@ CYRBM_AK_CLONES static void cyrbm_exact_chunk(const double *Ws, ptrdiff_t ld, co
         }
 #endif
         f = lin + relu + (log(P) + (double)E * 0.69314718055994530942);
+        if (each) each[i - i0] = f;
         if (f > mx) {
             sm = sm * exp(mx - f) + 1.0;
             mx = f;
