@@ -299,6 +299,12 @@ def test_identical_for_one_and_two_threads():
     q1 = Annealer(runs=5, schedule="linear:100", seed=5, threads=1).log_ratio(model, B, burn_in=20)
     q2 = Annealer(runs=5, schedule="linear:100", seed=5, threads=2).log_ratio(model, B, burn_in=20)
     np.testing.assert_array_equal(q1.log_weights, q2.log_weights)
+    small = random_rbm(40, 13, seed=10, scale=0.3, dtype=np.float32)     # exact starts
+    e1 = Annealer(runs=5, schedule="linear:100", seed=5, threads=1).log_ratio(small, B)
+    e2 = Annealer(runs=5, schedule="linear:100", seed=5, threads=2).log_ratio(small, B)
+    assert e1.extra["start"] == "exact"
+    np.testing.assert_array_equal(e1.log_weights, e2.log_weights)
+    assert e1.log_Z_base == e2.log_Z_base
 
 
 def test_chunking_of_the_starting_chains_does_not_change_results():
