@@ -194,6 +194,25 @@ def test_average_log_probability(small):
     assert abs(res.avg_log_prob - (res.mean_log_unnormalized - res.log_Z)) < 1e-12
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_many_hidden_units_several_tiles(dtype):
+    """More than 512 hidden units: the update of the visible inputs takes W^T in several
+    tiles of rows (include/cyrbm/anneal_template.h), whose bounds in the flip lists must
+    be right.  A 16 x 1100 RBM (3 tiles), against ln Z summed over its 16 visible units,
+    with few runs so a wrong input would show; the ratio to a 16 x 600 model likewise."""
+    A = random_rbm(16, 600, seed=51, scale=0.15, dtype=dtype)
+    B = random_rbm(16, 1100, seed=52, scale=0.15, dtype=dtype)
+    log_za, log_zb = exact_log_partition(A), exact_log_partition(B)
+    res = Annealer(runs=50, schedule="linear:400", seed=2, refresh=37).log_partition(
+        B, base_rate=np.zeros(16))
+    lo, hi = res.log_Z_interval(3)
+    assert lo <= log_zb <= hi and hi - lo < 0.5, (res.log_Z, log_zb, lo, hi)
+    rat = Annealer(runs=50, schedule="linear:400", seed=3, refresh=37).log_ratio(
+        B, A, start="gibbs", burn_in=200)
+    lo, hi = rat.log_ratio_interval(3)
+    assert lo <= log_za - log_zb <= hi and hi - lo < 0.5, (rat.log_ratio, log_za - log_zb, lo, hi)
+
+
 def test_ratio_of_different_hidden_sizes_matches_exact_and_a_broken_ratio_is_caught():
     """ln(Z_B / Z_A) between a 12 x 10 and a 12 x 7 RBM (SM08 Sec. 3.2): the mean of
     r-hat / r over 300 estimates of 10 runs is 1 within 4 standard errors (starting states

@@ -23,11 +23,10 @@
  * chunks one vector (64 bytes) wide, each chunk's rows taken in tiles of 32 KB: every run
  * of the thread sums the rows it needs from the tile in 8 register accumulators while
  * the tile is in L1, so a row of W^T comes from L2 once per step and thread, not once per
- * run; the next tile is prefetched a slice per run.  The lists of flipped units are
- * of hidden flips are built 8 units at a time without branches (a table of bit
- * positions); the rare visible flips a 64-unit window at a time, and (bA - bB).v follows
- * them.  Threads take disjoint blocks of runs
- * through all the steps with no synchronisation.
+ * run; the next tile is prefetched a slice per run.  The lists of hidden flips are built
+ * 8 units at a time without branches (a table of bit positions), those of the rare
+ * visible flips a 64-unit window at a time, with (bA - bB).v following them.  Threads
+ * take disjoint blocks of runs through all the steps with no synchronisation.
  * Softplus and logistic functions use a vectorized exp (range reduction and a Taylor
  * polynomial evaluated by Estrin's scheme, about 2 ulp, no lookup tables).  The sum over
  * j of softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products
@@ -69,7 +68,6 @@
 #define CYRBM_AK_TILE_BYTES 32768 /* rows of a chunk taken at a time (L1 cache) */
 #endif
 #define CYRBM_AK_RNG_WORDS 32    /* 8 lanes x 4 words of xoshiro256++ per run */
-
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
     && !defined(CYRBM_NO_CLONES) && !defined(CYRBM_NATIVE)
