@@ -372,6 +372,30 @@ cdef int ais_log_partition(const floating *W, const floating *vbias, const float
     return 0
 
 
+cdef void _exact_operands(const floating *W, const floating *vbias, const floating *hbias,
+                          Py_ssize_t n_visible, Py_ssize_t n_hidden, double *Ws, double *cs,
+                          double *co) noexcept nogil:
+    """The operands of ``exact_log_partition_raw`` for the RBM (W, vbias, hbias), in
+    float64, enumerating the smaller layer (the hidden one when n_hidden <= n_visible):
+    Ws (m x n_pad, row k: unit k's weights to the other layer, zero-padded), cs (m: its
+    biases) and co (n_pad: the other layer's biases, pads at -1e4), n_pad = _pad(n)."""
+    cdef bint hidden = n_hidden <= n_visible
+    cdef Py_ssize_t m = n_hidden if hidden else n_visible
+    cdef Py_ssize_t n = n_visible if hidden else n_hidden
+    cdef Py_ssize_t n_pad = _pad(n), k, i
+    for k in range(m):
+        for i in range(n_pad):
+            if i >= n:
+                Ws[k * n_pad + i] = 0.0
+            elif hidden:
+                Ws[k * n_pad + i] = <double> W[i * n_hidden + k]
+            else:
+                Ws[k * n_pad + i] = <double> W[k * n_hidden + i]
+        cs[k] = <double> (hbias[k] if hidden else vbias[k])
+    for i in range(n_pad):
+        co[i] = -1e4 if i >= n else <double> (vbias[i] if hidden else hbias[i])
+
+
 cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
                                  const floating *hbias, Py_ssize_t n_visible,
                                  Py_ssize_t n_hidden, int chunk_bits, double *log_Z,
@@ -384,7 +408,7 @@ cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
     cdef bint hidden = n_hidden <= n_visible
     cdef Py_ssize_t m = n_hidden if hidden else n_visible
     cdef Py_ssize_t n = n_visible if hidden else n_hidden
-    cdef Py_ssize_t n_pad, k, i, n_chunks
+    cdef Py_ssize_t n_pad, n_chunks
     cdef int cb
     cdef double *block
     cdef double *Ws
@@ -403,17 +427,7 @@ cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
         return -1
     Ws, cs = block, block + m * n_pad
     co = cs + m
-    for k in range(m):
-        for i in range(n_pad):
-            if i >= n:
-                Ws[k * n_pad + i] = 0.0
-            elif hidden:
-                Ws[k * n_pad + i] = <double> W[i * n_hidden + k]
-            else:
-                Ws[k * n_pad + i] = <double> W[k * n_hidden + i]
-        cs[k] = <double> (hbias[k] if hidden else vbias[k])
-    for i in range(n_pad):
-        co[i] = -1e4 if i >= n else <double> (vbias[i] if hidden else hbias[i])
+    _exact_operands(W, vbias, hbias, n_visible, n_hidden, Ws, cs, co)
     log_Z[0] = exact_log_partition_raw(Ws, n_pad, cs, co, m, n_pad, cb, co + n_pad,
                                        n_threads)
     free(block)
@@ -465,11 +479,11 @@ def exact_sample_smaller_layer(W, vbias, hbias, uniforms, int n_threads=1, int c
     hidden : bool
         Whether the enumerated layer is the hidden one.
     """
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    b = np.ascontiguousarray(vbias, dtype=np.float64)
-    a = np.ascontiguousarray(hbias, dtype=np.float64)
+    cdef double[:, ::1] Wv = np.ascontiguousarray(W, dtype=np.float64)
+    cdef double[::1] b = np.ascontiguousarray(vbias, dtype=np.float64)
+    cdef double[::1] a = np.ascontiguousarray(hbias, dtype=np.float64)
     u = np.ascontiguousarray(uniforms, dtype=np.float64).ravel()
-    cdef Py_ssize_t D = W.shape[0], M = W.shape[1]
+    cdef Py_ssize_t D = Wv.shape[0], M = Wv.shape[1]
     cdef bint hidden = M <= D
     cdef Py_ssize_t m = M if hidden else D, n = D if hidden else M
     if m < 1 or m > 62 or b.shape[0] != D or a.shape[0] != M:
@@ -480,16 +494,12 @@ def exact_sample_smaller_layer(W, vbias, hbias, uniforms, int n_threads=1, int c
     cdef Py_ssize_t n_pad = _pad(n)
     cdef int cb = chunk_bits if chunk_bits < m else <int> m
     cdef Py_ssize_t n_chunks = (<Py_ssize_t> 1) << (m - cb), size = (<Py_ssize_t> 1) << cb
-    Ws_arr = np.zeros((m, n_pad))
-    Ws_arr[:, :n] = W.T if hidden else W
-    cs_arr = np.ascontiguousarray(a if hidden else b)
-    co_arr = np.full(n_pad, -1e4)
-    co_arr[:n] = b if hidden else a
     chunks_arr = np.empty(2 * n_chunks)
-    cdef double[:, ::1] Ws = Ws_arr
-    cdef double[::1] cs = cs_arr, co = co_arr, ch = chunks_arr
+    cdef double[:, ::1] Ws = np.empty((m, n_pad))
+    cdef double[::1] cs = np.empty(m), co = np.empty(n_pad), ch = chunks_arr
     cdef double log_z
     with nogil:
+        _exact_operands(&Wv[0, 0], &b[0], &a[0], D, M, &Ws[0, 0], &cs[0], &co[0])
         log_z = exact_log_partition_raw(&Ws[0, 0], n_pad, &cs[0], &co[0], m, n_pad, cb,
                                         &ch[0], n_threads)
     mx = chunks_arr[0::2]

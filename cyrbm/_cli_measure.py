@@ -95,10 +95,8 @@ def run_ratio(args):
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)
     data = _data(args, "--data")
-    start = _opt(args, "--start")
-    if start not in ("auto", "exact", "gibbs"):
-        raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
-    result = annealer.log_ratio(model_a, model_b, data=data, start=start, burn_in=burn_in,
+    result = annealer.log_ratio(model_a, model_b, data=data, start=_opt(args, "--start"),
+                                burn_in=burn_in,
                                 chains=chains, steps_between=steps_between)
     out = {"command": "ratio", "model_a": str(args["MODEL_A"]), "model_b": str(args["MODEL_B"]),
            "n_visible": model_a.n_visible, "data": args.get("--data")}

@@ -655,6 +655,12 @@ class Annealer:
     def _streams(self, key, n=None):
         return ais_streams(self.seed, self.runs if n is None else n, key)
 
+    def _generator(self, key):
+        """A NumPy generator of (seed, "ais", key), for the few draws made outside the
+        kernels (key 2: random chain starts, 3: exact starting states)."""
+        return np.random.default_rng(np.random.SeedSequence(
+            make_streams(self.seed, "ais", 1, key)[0]))
+
     def _base_biases(self, base_rate, data, D, pseudocount):
         if base_rate is None:
             return np.zeros(D)
@@ -677,19 +683,14 @@ class Annealer:
 
         The smaller layer's marginal is sampled by inverse CDF over its enumeration
         (cyrbm._anneal.exact_sample_smaller_layer); when that is the hidden layer, the
-        visible units are then drawn given it, v_i ~ sigma(b_i + sum_j W_ij h_j), in
-        float64 from A's stored parameters (the values the runs use)."""
-        rng = np.random.default_rng(np.random.SeedSequence(
-            make_streams(self.seed, "ais", 1, 3)[0]))
-        W = np.asarray(A.W, dtype=np.float64)
-        b = np.asarray(A.vbias, dtype=np.float64)
+        visible units are then drawn given it with p(v | h) from RBM.visible_probs."""
+        rng = self._generator(3)
         states, log_z, hidden = _anneal.exact_sample_smaller_layer(
-            W, b, A.hbias, rng.random(self.runs), n_threads=self.threads)
+            A.W, A.vbias, A.hbias, rng.random(self.runs), n_threads=self.threads)
         if not hidden:
             return states, log_z
-        y = b + states.astype(np.float64) @ W.T
-        p_on = 0.5 * (1.0 + np.tanh(0.5 * y))                      # sigma(y), no overflow
-        return (rng.random(y.shape) < p_on).astype(np.uint8), log_z
+        p_on = A.visible_probs(states)
+        return (rng.random(p_on.shape) < p_on).astype(np.uint8), log_z
 
     def _chain_starts(self, A, dtype, chains, burn_in, steps_between, init):
         """Starting states of the runs: Gibbs chains on model A (see log_ratio).
@@ -705,9 +706,7 @@ class Annealer:
         if init is not None:
             v0 = init[np.arange(chains) % init.shape[0]]
         else:
-            rng = np.random.default_rng(np.random.SeedSequence(
-                make_streams(self.seed, "ais", 1, 2)[0]))
-            v0 = (rng.random((chains, D)) < 0.5).astype(np.uint8)
+            v0 = (self._generator(2).random((chains, D)) < 0.5).astype(np.uint8)
         chain.set_visible(v0)
         per_chain = -(-self.runs // chains)
         marks = [burn_in + m * steps_between for m in range(per_chain)]

@@ -28,12 +28,11 @@
 #endif
 #endif
 
-/* Bring the inputs of all R runs up to date with their flipped units, in the column
- * chunks [b0, b1) only:
+/* Bring the inputs of R runs up to date with their flipped units:
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]
  * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
  * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
- * is first set to init (0 when init is NULL) and on_r lists all the active units.
+ * is first set to 0 and on_r lists all the active units.
  *
  * W (nrows x ld) is stored in column chunks of CHUNK = CYRBM_AK_CHUNK_BYTES / sizeof(T)
  * columns (one 64-byte vector), each chunk row-major: chunk b holds columns
@@ -45,29 +44,23 @@
  * tile's first) going to accumulator e % 8, then adds ((a0 + a1) + (a2 + a3)) + ((a4 +
  * a5) + (a6 + a7)) to out: the arithmetic depends only on the lists and the tile size,
  * not on how runs or chunks are shared between threads. */
-CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t tile,
-                                         ptrdiff_t b0, ptrdiff_t b1, const int32_t *on,
+CYRBM_AK_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
+                                         ptrdiff_t tile, const int32_t *on,
                                          const int32_t *off, ptrdiff_t ldl,
                                          const int32_t *bounds, ptrdiff_t bstride, T *out,
-                                         ptrdiff_t ldo, ptrdiff_t R, int refresh,
-                                         const T *init) {
+                                         ptrdiff_t ldo, ptrdiff_t R, int refresh) {
     const ptrdiff_t CHUNK = CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T);
-    const ptrdiff_t ntiles = (nrows + tile - 1) / tile;
+    const ptrdiff_t ntiles = (nrows + tile - 1) / tile, nch = ld / CHUNK;
     ptrdiff_t b, t, r, q, qe;
     int pass;
-    for (b = b0; b < b1; b++) {
+    for (b = 0; b < nch; b++) {
         const T *blk = Wb + b * CHUNK * nrows;
-        if (refresh) {
-            for (r = 0; r < R; r++) {
-                T *o = out + r * ldo + b * CHUNK;
-                if (init) memcpy(o, init + b * CHUNK, (size_t)CHUNK * sizeof(T));
-                else memset(o, 0, (size_t)CHUNK * sizeof(T));
-            }
-        }
+        if (refresh)
+            for (r = 0; r < R; r++) memset(out + r * ldo + b * CHUNK, 0, (size_t)CHUNK * sizeof(T));
         for (t = 0; t < ntiles; t++) {
             /* the next tile (of this chunk or the next one) on its way to the cache */
             const T *nxt = t + 1 < ntiles ? blk + (t + 1) * tile * CHUNK
-                                          : (b + 1 < b1 ? blk + nrows * CHUNK : NULL);
+                                          : (b + 1 < nch ? blk + nrows * CHUNK : NULL);
             const ptrdiff_t nbytes = (ptrdiff_t)sizeof(T) * CHUNK *
                                      (t + 1 < ntiles ? (nrows - (t + 1) * tile < tile
                                                             ? nrows - (t + 1) * tile : tile)
@@ -525,7 +518,6 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
                                                 ptrdiff_t refresh_every, int force_refresh) {
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
-    const ptrdiff_t nch = ldV / (CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T));
     const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
     const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
     const ptrdiff_t bs = S->cur_stride;
@@ -587,13 +579,13 @@ CYRBM_AK_CLONES static void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_a
         /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by
          * tile, all runs of the block */
         if (nA > 0)
-            FN(cyrbm_ak_update)((const T *)P->WAT, nA, tile, 0, nch, S->hlistA + r0 * ldA,
+            FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, tile, S->hlistA + r0 * ldA,
                                 S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
-                                (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh, NULL);
+                                (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh);
         if (nB > 0)
-            FN(cyrbm_ak_update)((const T *)P->WBT, nB, tile, 0, nch, S->hlistB + r0 * ldB,
+            FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, tile, S->hlistB + r0 * ldB,
                                 S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
-                                (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh, NULL);
+                                (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh);
         CYRBM_AK_PROF_LAP(2);
         /* visible draws */
         for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc);
