@@ -40,10 +40,8 @@ def _whole(args, key, minimum, what):
 
 
 def _threads(args):
-    raw = args.get("--threads")
-    if raw is None:
-        return None
-    return _whole(args, "--threads", 1, "threads")
+    from cyrbm.cli import parse_threads
+    return parse_threads(args.get("--threads"))
 
 
 def _data(args, key):
