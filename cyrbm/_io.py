@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import tempfile
+import tokenize
 import zipfile
 import zlib
 
@@ -164,7 +165,8 @@ def read_npz(path, what="model file"):
     try:
         loaded = np.load(path, allow_pickle=False)
     except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error,
-            NotImplementedError, RuntimeError, OverflowError, MemoryError) as exc:
+            NotImplementedError, RuntimeError, OverflowError, MemoryError, SyntaxError,
+            tokenize.TokenError, TypeError) as exc:
         raise _unreadable(path, what, exc) from None
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         kind = (f"a single array of shape {loaded.shape} (an .npy file)"
@@ -175,7 +177,8 @@ def read_npz(path, what="model file"):
         with loaded as z:
             return {name: z[name] for name in z.files}
     except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error,
-            NotImplementedError, RuntimeError, OverflowError, MemoryError, TypeError) as exc:
+            NotImplementedError, RuntimeError, OverflowError, MemoryError, TypeError,
+            SyntaxError, tokenize.TokenError) as exc:
         raise _unreadable(path, what, exc) from None
 
 

@@ -34,6 +34,7 @@ import io
 import math
 import numbers
 import os
+import tokenize
 import zipfile
 import zlib
 from importlib.resources import files
@@ -88,7 +89,11 @@ _IDX_DTYPES = {
 }
 
 # Exceptions that a reader of a bad file may raise; they are turned into DataError.
-_READ_ERRORS = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
+# NumPy parses an .npy header with Python's own parser, so a damaged header can raise
+# SyntaxError or tokenize.TokenError too, and a header promising a huge shape MemoryError.
+_READ_ERRORS = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, SyntaxError,
+                tokenize.TokenError, MemoryError, OverflowError, TypeError, KeyError,
+                NotImplementedError, RuntimeError)
 
 
 
