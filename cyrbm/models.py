@@ -12,7 +12,6 @@ record.  A file with only ``W``, ``vbias`` and ``hbias`` (weights trained elsewh
 loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
 import numpy as np
-from scipy.special import expit
 
 from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
@@ -248,6 +247,13 @@ class RBM:
                 if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
                              "cyrbm_version")}
         return cls(W, vbias, hbias, dtype=dtype, meta=meta)
+
+
+def expit(x):
+    """The logistic function 1 / (1 + exp(-x)), as 0.5 (1 + tanh(x / 2)): stable for any
+    x and without importing SciPy (a fifth of a second at start-up)."""
+    x = np.asarray(x)
+    return 0.5 + 0.5 * np.tanh(0.5 * x)
 
 
 def _float_dtype(dtype):
