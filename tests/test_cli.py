@@ -188,14 +188,23 @@ def test_exact_sum_in_pieces_equals_one_call():
 
 
 # ------------------------------------------------------------------------ row 7
-def test_default_threads_follow_the_size_of_the_work(tmp_path, capsys):
+def test_default_threads_follow_the_size_of_the_work(tmp_path, capsys, monkeypatch):
     code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--hidden", "25",
                           "--epochs", "1", "--json"], capsys)
     assert code == 0, err
     assert json.loads(out)["threads"] == 1             # 100 x 64 x 25: one thread
-    from cyrbm._threads import auto_threads
-    assert auto_threads(None, 100 * 784 * 500) == min(2, cyrbm.config()["threads"])
-    assert auto_threads(3, 10) == (3 if cyrbm.config()["openmp"] else 1)
+    from cyrbm import _threads
+    cores = cyrbm.config()["threads"]
+    monkeypatch.setattr(_threads, "free_cores", lambda n: n)          # an idle machine
+    assert _threads.auto_threads(None, 100 * 784 * 500) == min(2, cores)
+    monkeypatch.setattr(_threads, "free_cores", lambda n: 1)          # a busy one
+    assert _threads.auto_threads(None, 100 * 784 * 500) == 1
+    assert _threads.auto_threads(3, 10) == (3 if cyrbm.config()["openmp"] else 1)
+
+
+def test_free_cores_counts_other_runnable_tasks():
+    from cyrbm._threads import free_cores
+    assert 1 <= free_cores(2) <= 2 and free_cores(1) == 1
 
 
 def test_openmp_waits_do_not_spin_unless_the_user_says_so():
