@@ -18,30 +18,41 @@ from cyrbm.errors import DataError
 
 __all__ = ["check_binary", "check_options", "as_matrix", "binarize", "hint", "set_interface"]
 
-# (Python API wording, command-line wording) of the hints in error messages
+# The hints in error messages, in the words of each interface: the Python API, the
+# command line, and the measuring commands (ais, ratio, logz), which take 0/1 data only.
 _HINTS = {
-    "binarize_file": ("use binarize='threshold' or 'stochastic'",
-                      "use --binarize threshold or --binarize stochastic"),
-    "binarize_array": ("binarize it first, e.g. with load_data(..., binarize='threshold')",
-                       "binarize it first with --binarize threshold or --binarize stochastic"),
-    "exact_too_big": ("use Annealer().log_partition (AIS) instead",
-                      "use 'cyrbm ais' (an AIS estimate) instead"),
-    "start_gibbs": ("use start='gibbs'", "use --start gibbs"),
+    "binarize_file": {
+        "python": "use binarize='threshold' or 'stochastic'",
+        "cli": "use --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "binarize_array": {
+        "python": "binarize it first, e.g. with load_data(..., binarize='threshold')",
+        "cli": "binarize it first with --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "exact_too_big": {
+        "python": "use Annealer().log_partition (AIS) instead",
+        "cli": "use 'cyrbm ais' (an AIS estimate) instead"},
+    "start_gibbs": {"python": "use start='gibbs'", "cli": "use --start gibbs"},
 }
 _interface = ["python"]
 
 
 def set_interface(name):
-    """Word hints for ``name``: "python" (the default) or "cli"."""
-    if name not in ("python", "cli"):
-        raise ValueError(f"interface must be 'python' or 'cli', not {name!r}.")
+    """Word hints for ``name``: "python" (the default), "cli" or "cli-measure"."""
+    if name not in ("python", "cli", "cli-measure"):
+        raise ValueError(f"interface must be 'python', 'cli' or 'cli-measure', not {name!r}.")
+    previous = _interface[0]
     _interface[0] = name
+    return previous
 
 
 def hint(key):
     """The hint ``key`` in the words of the interface in use."""
-    api, cli = _HINTS[key]
-    return cli if _interface[0] == "cli" else api
+    words = _HINTS[key]
+    name = _interface[0]
+    if name not in words:
+        name = "cli" if name.startswith("cli") else "python"
+    return words[name]
 
 
 def check_binary(X, *, name="data", allow_1d=False):

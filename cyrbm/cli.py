@@ -632,7 +632,7 @@ def _run(argv):
         return 2
     command = next(name for name in COMMANDS if args.get(name))
     from cyrbm import _validation
-    _validation.set_interface("cli")
+    _validation.set_interface("cli" if command in ("train", "info") else "cli-measure")
     try:
         if command == "train" and args["--resume"]:
             args["__explicit__"] = _explicit_options(argv)

@@ -454,6 +454,10 @@ def test_cli_hints_name_options_not_python_calls(tmp_path, capsys):
                        capsys)
     line = one_error_line(err, "--start gibbs")
     assert code == 1 and "start='gibbs'" not in line
+    code, _, err = run(["ais", tmp_path / "big.npz", "--data", grey, "--runs", "2",
+                        "--schedule", "linear:3"], capsys)
+    line = one_error_line(err, "take 0/1 data only")
+    assert code == 1 and "binarize=" not in line and "--binarize" not in line
     # ... while the Python API keeps its own words
     with pytest.raises(cyrbm.DataError, match="binarize='threshold'"):
         cyrbm.load_data(str(grey))
