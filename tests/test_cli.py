@@ -515,3 +515,12 @@ def test_ctrl_c_test_passes_when_sigint_starts_ignored():
                             cwd=HERE, capture_output=True, text=True, timeout=300,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert result.returncode == 0, result.stdout[-2000:]
+
+
+def test_ratio_option_errors_name_the_option(tmp_path, capsys):
+    small_model(tmp_path / "m.npz")
+    m = tmp_path / "m.npz"
+    code, _, err = run(["ratio", m, m, "--runs", "4", "--chains", "7"], capsys)
+    assert code == 1 and "--chains must be at most --runs (4)" in one_error_line(err)
+    code, _, err = run(["ratio", m, m, "--start", "perfect"], capsys)
+    assert code == 1 and "--start must be auto, exact or gibbs" in one_error_line(err)
