@@ -678,49 +678,29 @@ cdef class AISEngine:
 
 def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
     """``n_draws`` 64-bit outputs of each run's 8 lanes (runs x n_draws x 8), advancing
-    the states in place: the raw stream, for tests against a reference implementation."""
-    cdef Py_ssize_t R = streams.shape[0], r, k, l
+    the states in place: the raw stream (rng.h's AIS layout), for tests against a
+    reference implementation."""
+    cdef Py_ssize_t R = streams.shape[0], r, k
+    cdef int l
     out = np.empty((R, n_draws, 8), dtype=np.uint64)
     cdef uint64_t[:, :, ::1] o = out
-    cdef uint64_t *s
-    cdef uint64_t result, t
     for r in range(R):
-        s = &streams[r, 0]
         for k in range(n_draws):
             for l in range(8):
-                result = _rotl(s[l] + s[24 + l], 23) + s[l]
-                t = s[8 + l] << 17
-                s[16 + l] ^= s[l]
-                s[24 + l] ^= s[8 + l]
-                s[8 + l] ^= s[16 + l]
-                s[l] ^= s[24 + l]
-                s[16 + l] ^= t
-                s[24 + l] = _rotl(s[24 + l], 45)
-                o[r, k, l] = result
+                o[r, k, l] = cyrbm_rng_next_lane(&streams[r, 0], l)
     return out
 
 
-cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
-    return (x << k) | (x >> (64 - k))
+def use_kernels(name=None):
+    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
+    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
+    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
+    b = (name or "").encode()
+    if cyrbm_anneal_kernels_init(b) != 0:
+        built = cyrbm_kernels_built().decode().strip(",")
+        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
+                         f"run it (this build holds: {built}).")
+    return cyrbm_anneal_kernels_isa().decode()
 
 
-cdef extern from *:
-    """
-    #if defined(CYRBM_AK_PROFILE) && defined(__x86_64__)
-    static void cyrbm_ak_prof_get(uint64_t *out) { int i; for (i = 0; i < 8; i++) { out[i] = cyrbm_ak_prof[i]; cyrbm_ak_prof[i] = 0; } }
-    #else
-    static void cyrbm_ak_prof_get(uint64_t *out) { int i; for (i = 0; i < 8; i++) out[i] = 0; }
-    #endif
-    """
-    void cyrbm_ak_prof_get(uint64_t *out)
-
-
-def _profile():
-    """Counters since the last call, summed over threads (builds with -DCYRBM_AK_PROFILE
-    only; zeros otherwise): TSC cycles of [0] the update of x, [1] the hidden half-steps
-    with the log weights, [2] the update of u, [3] the visible half-steps; [4] hidden
-    units of B that flipped, [5] visible units that flipped (or were listed on refresh);
-    [6], [7] unused."""
-    cdef uint64_t out[8]
-    cyrbm_ak_prof_get(out)
-    return [int(out[i]) for i in range(8)]
+use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)

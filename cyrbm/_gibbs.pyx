@@ -23,10 +23,29 @@ from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng, cyrbm_rng_uniform
+from cyrbm._random cimport cyrbm_rng
 
 # Rows processed per call of the chunked kernels (bounds scratch memory).
 cdef Py_ssize_t CHUNK_ROWS = 2048
+
+
+def use_kernels(name=None):
+    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
+    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
+    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
+    b = (name or "").encode()
+    if cyrbm_gibbs_kernels_init(b) != 0:
+        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
+                         f"run it (this build holds: {kernels_built()}).")
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
+def kernels_built():
+    """The kernel variants this build holds, widest first."""
+    return cyrbm_kernels_built().decode().strip(",")
+
+
+use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
 
 
 cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,

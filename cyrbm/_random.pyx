@@ -9,7 +9,8 @@ on the number of threads or on how the work is scheduled.
 """
 import numpy as np
 from libc.stdint cimport uint64_t
-from cyrbm._random cimport cyrbm_rng, cyrbm_rng_uniform
+from cyrbm._random cimport cyrbm_rng
+from cyrbm._ckernels cimport cyrbm_rng_uniform
 
 # Purposes: fixed small integers folded into the SeedSequence spawn key.
 PURPOSES = {
