@@ -145,7 +145,7 @@ def main(argv=None):
         sched = betas
     bA = base_rate_biases(data)
     D, M = model.W.shape
-    print(f"cyrbm {cyrbm.__version__}, OpenMP {cyrbm.config()['openmp']}, "
+    print(f"cyrbm {cyrbm.__version__}, kernels {cyrbm.config()['kernels']}, OpenMP {cyrbm.config()['openmp']}, "
           f"threads {args.threads or cyrbm.config()['threads']}; BLAS: {blas_info()}")
     print(f"setting: {D} x {M} RBM, {args.runs} runs, {sched.size} betas "
           f"({args.fraction:g} of the paper's 14,500)")

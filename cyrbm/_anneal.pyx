@@ -691,6 +691,11 @@ def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
     return out
 
 
+def kernels_in_use():
+    """The kernel variant this module runs."""
+    return cyrbm_anneal_kernels_isa().decode()
+
+
 def use_kernels(name=None):
     """Choose this module's kernel variant (None or "": the widest this CPU runs; else
     avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives

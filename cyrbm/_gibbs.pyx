@@ -40,6 +40,11 @@ def use_kernels(name=None):
     return cyrbm_gibbs_kernels_isa().decode()
 
 
+def kernels_in_use():
+    """The kernel variant this module runs."""
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
 def kernels_built():
     """The kernel variants this build holds, widest first."""
     return cyrbm_kernels_built().decode().strip(",")

@@ -8,7 +8,8 @@
  *   chains), times 2^n by adding n to the exponent bits; about 2 ulp, no lookup tables
  *   (tables would bias likelihoods).  x below -708 (float32: -87) is taken as that bound.
  * Then sigma(x) = (x < 0 ? e : 1) / (1 + e) and softplus(x) = max(x, 0) + log1p(e),
- * e = e^-|x|, which never overflow.  NaN stays NaN. */
+ * e = e^-|x|, which never overflow; sigma is within 4 ulp (3.4 seen in float64).
+ * NaN stays NaN. */
 #ifndef CYRBM_VMATH_H
 #define CYRBM_VMATH_H
 
