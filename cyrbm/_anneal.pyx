@@ -16,7 +16,7 @@ sum_i W_ij v_i)) (Eq. 2) and Z = sum_v p*(v) (Eq. 3).
   layout of the kernels' buffers, used by ``AISEngine`` and by ``ais_log_partition`` and
   ``exact_log_partition_rbm``, the entries behind the C/Cython API (cyrbm.capi).
 
-The loops themselves are in include/cyrbm/anneal_kernels.h.
+The loops themselves are in cyrbm/_kernels/anneal.c.
 """
 import numpy as np
 
@@ -191,7 +191,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """Lay out, zeroed, the parameters and states of ``runs`` AIS runs between an RBM A
     (nA hidden units) and an RBM B (nB) on ``n_visible`` shared visible units.
 
-    The one layout of the kernels' buffers (see include/cyrbm/anneal_kernels.h): rows
+    The one layout of the kernels' buffers (see cyrbm/_kernels/anneal.c): rows
     padded to ``_pad_rows`` elements, W^T in column chunks of CYRBM_AK_CHUNK_BYTES,
     scratch sized from CYRBM_AK_TILE_BYTES.  Everything lives in one calloc'd block,
     each buffer 64-byte aligned and followed by 64 zero bytes; ``ais_free`` releases it.

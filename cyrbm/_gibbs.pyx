@@ -6,7 +6,7 @@ Notation follows Salakhutdinov & Murray (2008), Eq. 1-7: ``W`` is n_visible x n_
 p(v_i = 1 | h) = sigma(sum_j W_ij h_j + b_i) (Eq. 6).
 
 Because states are 0/1, ``v @ W`` is the sum of the rows of ``W`` picked by the active
-units; the products below use that (include/cyrbm/kernels.h), column block by column
+units; the products below use that (cyrbm/_kernels/gibbs_t.h), column block by column
 block, so a block of weights stays in cache while the whole batch is processed.
 
 Determinism: every output element is computed by one thread in a fixed order, and each
@@ -94,7 +94,7 @@ cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_uni
 
 cdef inline Py_ssize_t block_width(Py_ssize_t n_in, Py_ssize_t n_out, Py_ssize_t itemsize,
                                    int n_threads) noexcept nogil:
-    """Columns per block: a multiple of 64 (the register tile of kernels.h) such that a
+    """Columns per block: a multiple of 64 (the register tile of gibbs_t.h) such that a
     block of W (n_in x width) sits in about 256 KB of cache, with enough blocks to keep
     every thread busy."""
     cdef Py_ssize_t width = (256 * 1024) // (n_in * itemsize + 1)
@@ -168,7 +168,7 @@ cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept n
 
 cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, floating *AT,
                     int n_threads) noexcept nogil:
-    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (cdkernels.h), parallel over
+    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (gibbs_t.h), parallel over
     blocks of 64 rows of A (so threads never share a cache line of AT)."""
     cdef Py_ssize_t n_blocks = (n_rows + 63) // 64
     cdef Py_ssize_t b, i0, i1
