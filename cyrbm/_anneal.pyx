@@ -38,7 +38,7 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
                     int weights, Py_ssize_t refresh_every, int force_refresh,
                     int n_threads) noexcept nogil:
     """Steps k0 <= k < k1 of the schedule ``betas`` for all runs (see cyrbm_ais_block in
-    include/cyrbm/anneal_template.h): log weights if ``weights``, and a block-Gibbs
+    cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a block-Gibbs
     transition at beta_k while k < k_end.
 
     The runs are split into one contiguous block per thread, each taken through all the

@@ -402,7 +402,7 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
 
 
 # ---------------------------------------------------------------------------------------
-# One CD-k / PCD-k step on aligned, padded buffers (include/cyrbm/cdkernels.h)
+# One CD-k / PCD-k step on aligned, padded buffers (cyrbm/_kernels/gibbs_t.h)
 # ---------------------------------------------------------------------------------------
 
 cdef char *_aligned(list keep, Py_ssize_t nbytes) except NULL:

@@ -197,7 +197,7 @@ def test_average_log_probability(small):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_many_hidden_units_several_tiles(dtype):
     """More than 512 hidden units: the update of the visible inputs takes W^T in several
-    tiles of rows (include/cyrbm/anneal_template.h), whose bounds in the flip lists must
+    tiles of rows (cyrbm/_kernels/anneal_t.h), whose bounds in the flip lists must
     be right.  A 16 x 1100 RBM (3 tiles), against ln Z summed over its 16 visible units,
     with few runs so a wrong input would show; the ratio to a 16 x 600 model likewise."""
     A = random_rbm(16, 600, seed=51, scale=0.15, dtype=dtype)

@@ -1,4 +1,4 @@
-"""The training-step kernels (include/cyrbm/cdkernels.h, cyrbm/_gibbs.pyx) against slow,
+"""The training-step kernels (cyrbm/_kernels/gibbs_t.h, cyrbm/_gibbs.pyx) against slow,
 obvious NumPy references.
 
 Where a kernel promises an order of operations the check is bit-for-bit; otherwise the
