@@ -120,7 +120,8 @@ def kernel_libraries():
     the loops with no vector code.  Listed in link order (dispatch before variants)."""
     variants = isa_variants()
     print("cyrbm: kernel variants: " + ", ".join(variants), flush=True)
-    warn = [] if sys.platform == "win32" else ["-Wall", "-Wextra"]
+    # kernels stay private to the extension that links them
+    warn = [] if sys.platform == "win32" else ["-Wall", "-Wextra", "-fvisibility=hidden"]
     base = common_cflags() + warn
     incl = [str(HERE / "include"), str(KERNELS)]
     have = [(f"CYRBM_HAVE_{v.upper()}", "1") for v in variants]

@@ -100,15 +100,15 @@ def numpy_ais(model, bA, betas, runs, seed):
     return logw
 
 
-def blas_floor(D, M, runs, steps, seed):
-    """Only the two dense float32 products per beta."""
+def blas_floor(D, M, runs, steps, seed, dtype=np.float32):
+    """Only the two dense products per beta (float32 unless ``dtype``)."""
     rng = np.random.default_rng(seed)
-    W = rng.standard_normal((D, M)).astype(np.float32)
+    W = rng.standard_normal((D, M)).astype(dtype)
     WT = np.ascontiguousarray(W.T)
-    v = (rng.random((runs, D)) < 0.2).astype(np.float32)
-    h = (rng.random((runs, M)) < 0.3).astype(np.float32)
-    x = np.empty((runs, M), np.float32)
-    y = np.empty((runs, D), np.float32)
+    v = (rng.random((runs, D)) < 0.2).astype(dtype)
+    h = (rng.random((runs, M)) < 0.3).astype(dtype)
+    x = np.empty((runs, M), dtype)
+    y = np.empty((runs, D), dtype)
     for _ in range(steps):
         np.matmul(v, W, out=x)
         np.matmul(h, WT, out=y)

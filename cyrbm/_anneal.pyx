@@ -702,7 +702,7 @@ def use_kernels(name=None):
     the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
     b = (name or "").encode()
     if cyrbm_anneal_kernels_init(b) != 0:
-        built = cyrbm_kernels_built().decode().strip(",")
+        built = cyrbm_anneal_kernels_built().decode().strip(",")
         raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
                          f"run it (this build holds: {built}).")
     return cyrbm_anneal_kernels_isa().decode()

@@ -19,7 +19,8 @@ cdef extern from "kernels.h" nogil:
     int cyrbm_anneal_kernels_init(const char *force)
     const char *cyrbm_gibbs_kernels_isa()
     const char *cyrbm_anneal_kernels_isa()
-    const char *cyrbm_kernels_built()
+    const char *cyrbm_gibbs_kernels_built()
+    const char *cyrbm_anneal_kernels_built()
 
     # ---- block Gibbs and CD/PCD (gibbs.c) ----
     Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)

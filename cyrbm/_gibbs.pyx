@@ -47,7 +47,7 @@ def kernels_in_use():
 
 def kernels_built():
     """The kernel variants this build holds, widest first."""
-    return cyrbm_kernels_built().decode().strip(",")
+    return cyrbm_gibbs_kernels_built().decode().strip(",")
 
 
 use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)

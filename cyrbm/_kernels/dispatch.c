@@ -12,10 +12,12 @@
 #define FAMILY CYRBM_GIBBS_KERNELS
 #define INIT cyrbm_gibbs_kernels_init
 #define ISA cyrbm_gibbs_kernels_isa
+#define BUILT cyrbm_gibbs_kernels_built
 #elif defined(CYRBM_FAMILY_ANNEAL)
 #define FAMILY CYRBM_ANNEAL_KERNELS
 #define INIT cyrbm_anneal_kernels_init
 #define ISA cyrbm_anneal_kernels_isa
+#define BUILT cyrbm_anneal_kernels_built
 #else
 #error "dispatch.c: define CYRBM_FAMILY_GIBBS or CYRBM_FAMILY_ANNEAL"
 #endif
@@ -115,9 +117,8 @@ int INIT(const char *force) {
 
 const char *ISA(void) { return table.name ? table.name : ""; }
 
-#if defined(CYRBM_FAMILY_GIBBS)
 /* the variants this build holds, widest first */
-const char *cyrbm_kernels_built(void) {
+const char *BUILT(void) {
     return ""
 #ifdef CYRBM_HAVE_AVX512
            "avx512,"
@@ -136,4 +137,3 @@ const char *cyrbm_kernels_built(void) {
 #endif
         ;
 }
-#endif

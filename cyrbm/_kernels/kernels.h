@@ -174,7 +174,8 @@ int cyrbm_anneal_kernels_init(const char *force);
 /* The variant in use, and the variants this build holds (comma-separated). */
 const char *cyrbm_gibbs_kernels_isa(void);
 const char *cyrbm_anneal_kernels_isa(void);
-const char *cyrbm_kernels_built(void);
+const char *cyrbm_gibbs_kernels_built(void);
+const char *cyrbm_anneal_kernels_built(void);
 
 /* ---- no vector code, compiled once (common.c) ---- */
 /* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
