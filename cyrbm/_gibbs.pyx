@@ -445,6 +445,17 @@ cdef struct Scratch:
     char **panels         # per thread: a block of W.T (n_hidden x 4 vectors), or gradient rows
 
 
+cdef struct cd_settings:
+    # the scalars of a CD-k / PCD-k step (a dict with these keys at the Python boundary)
+    int k                   # block-Gibbs sweeps of the chains
+    bint persistent         # PCD (chains persist) rather than CD (chains start at the data)
+    double learning_rate
+    double momentum
+    double weight_decay     # L2 on W
+    double scale            # applied to the gradient sums (1 / batch size)
+    int n_threads
+
+
 cdef class Workspace:
     """Scratch memory of ``cd_statistics`` / ``cd_update`` for one problem size, reused
     across mini-batches.
@@ -751,12 +762,16 @@ def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssi
         raise ValueError("bias shapes do not match W")
 
 
-def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
-                  const floating[::1] vbias, const floating[::1] hbias,
-                  const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent,
-                  int k, uint64_t[:, ::1] streams,
-                  floating[:, ::1] dW, floating[::1] dvbias, floating[::1] dhbias,
-                  int n_threads=1, Workspace workspace=None):
+cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_hidden
+                           const floating[::1] vbias,         # IN
+                           const floating[::1] hbias,         # IN
+                           const uint8_t[:, ::1] v_data,      # IN  batch x n_visible
+                           uint8_t[:, ::1] v_chain,           # INOUT chains
+                           uint64_t[:, ::1] streams,          # INOUT one per chain
+                           floating[:, ::1] dW,               # OUT
+                           floating[::1] dvbias,              # OUT
+                           floating[::1] dhbias,              # OUT
+                           const cd_settings *cfg, Workspace workspace):
     """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
 
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
@@ -766,14 +781,14 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
 
-    ``WT`` is not read and may be None (kept for compatibility): the visible-side
-    product transposes W block by block itself.  ``workspace``: a
-    ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
-    for the call when None).  ``cd_update`` does this and ``apply_update`` in one pass.
+    ``workspace``: a ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across
+    calls (one is made for the call when None).  ``cd_update`` does this and
+    ``apply_update`` in one pass.
     """
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i
-    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
-                streams)
+    cdef int n_threads = cfg.n_threads
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
+                cfg.k, streams)
     if dW.shape[0] != D or dW.shape[1] != M or dvbias.shape[0] != D or dhbias.shape[0] != M:
         raise ValueError("gradient shapes do not match W")
     if B == 0:
@@ -789,7 +804,7 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     cdef int nt = cap_threads(n_threads, nv), t
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
         # each thread: all visible units, a contiguous range of column vectors
         for t in prange(nt, num_threads=nt, schedule='static'):
             gradient_rows(s, 0, D, t * nv // nt, (t + 1) * nv // nt, M, &dW[0, 0], M)
@@ -827,12 +842,16 @@ cdef inline int momentum_row(floating *W, floating *vel, const floating *d, Py_s
         return cyrbm_momentum_f64(W, vel, d, M, lr, mom, wd, sc, NULL)
 
 
-def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
-              const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent, int k,
-              uint64_t[:, ::1] streams, floating[:, ::1] vel_W, floating[::1] vel_vbias,
-              floating[::1] vel_hbias, double learning_rate, double momentum,
-              double weight_decay, double scale, int n_threads=1,
-              Workspace workspace=None):
+cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
+                       floating[::1] vbias,                    # INOUT
+                       floating[::1] hbias,                    # INOUT
+                       floating[:, ::1] vel_W,                 # INOUT velocities
+                       floating[::1] vel_vbias,                # INOUT
+                       floating[::1] vel_hbias,                # INOUT
+                       const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
+                       uint8_t[:, ::1] v_chain,                # INOUT chains
+                       uint64_t[:, ::1] streams,               # INOUT one per chain
+                       const cd_settings *cfg, Workspace workspace):
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
     arguments), bit-identical to them, but without storing the weight gradient.
 
@@ -843,8 +862,9 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     non-finite.
     """
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i, b, r1
-    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
-                streams)
+    cdef int n_threads = cfg.n_threads
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
+                cfg.k, streams)
     if (vel_W.shape[0] != D or vel_W.shape[1] != M or vel_vbias.shape[0] != D
             or vel_hbias.shape[0] != M):
         raise ValueError("velocity shapes do not match W")
@@ -853,8 +873,8 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     dt = np.float32 if floating is float else np.float64
     cdef Workspace ws = _checked_workspace(workspace, B, D, M, dt, n_threads)
     cdef Scratch *s = &ws.s
-    cdef floating lr = <floating> learning_rate, mom = <floating> momentum
-    cdef floating wd = <floating> weight_decay, sc = <floating> scale
+    cdef floating lr = <floating> cfg.learning_rate, mom = <floating> cfg.momentum
+    cdef floating wd = <floating> cfg.weight_decay, sc = <floating> cfg.scale
     cdef Py_ssize_t VL = 64 // sizeof(floating), nv = (M + VL - 1) // VL
     cdef Py_ssize_t n_blocks = (D + GRADIENT_ROWS - 1) // GRADIENT_ROWS
     cdef int nt = cap_threads(n_threads, n_blocks // 2), t
@@ -863,7 +883,7 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     cdef floating *dvb = <floating *> ws.s.act_v      # batch x ldv >= n_visible, free now
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
         # each thread: contiguous runs of GRADIENT_ROWS visible units, all columns
         for t in prange(nt, num_threads=nt, schedule='static'):
             buf = <floating *> s.panels[t]
@@ -881,12 +901,17 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     return bad == 0
 
 
-def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
-                 floating[::1] hbias, const floating[:, ::1] dW,
-                 const floating[::1] dvbias, const floating[::1] dhbias,
-                 floating[:, ::1] vel_W, floating[::1] vel_vbias, floating[::1] vel_hbias,
-                 double learning_rate, double momentum, double weight_decay,
-                 double scale, int n_threads=1):
+cdef object _apply_update(floating[:, ::1] W,                # INOUT parameters
+                          floating[::1] vbias,                 # INOUT
+                          floating[::1] hbias,                 # INOUT
+                          const floating[:, ::1] dW,           # IN  gradient sums
+                          const floating[::1] dvbias,          # IN
+                          const floating[::1] dhbias,          # IN
+                          floating[:, ::1] vel_W,              # INOUT velocities
+                          floating[::1] vel_vbias,             # INOUT
+                          floating[::1] vel_hbias,             # INOUT
+                          const cd_settings *cfg,
+                          floating[:, ::1] WT):                # OUT W.T unless None
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
     Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
@@ -901,8 +926,9 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
     cdef bint refresh = WT is not None
     if refresh and (WT.shape[0] != M or WT.shape[1] != D):
         raise ValueError("WT must be n_hidden x n_visible")
-    cdef floating lr = <floating> learning_rate, mom = <floating> momentum
-    cdef floating wd = <floating> weight_decay, sc = <floating> scale
+    cdef floating lr = <floating> cfg.learning_rate, mom = <floating> cfg.momentum
+    cdef floating wd = <floating> cfg.weight_decay, sc = <floating> cfg.scale
+    cdef int n_threads = cfg.n_threads
     cdef int bad = 0
     if D == 0 or M == 0:
         return True
@@ -914,6 +940,80 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
         if refresh:
             transpose(&W[0, 0], D, M, &WT[0, 0], n_threads)
     return bad == 0
+
+
+_SETTINGS = ("k", "persistent", "learning_rate", "momentum", "weight_decay", "scale",
+             "n_threads")
+
+
+cdef cd_settings _settings(dict settings) except *:
+    missing = [key for key in _SETTINGS if key not in settings]
+    if missing:
+        raise ValueError(f"CD settings lack {', '.join(missing)}.")
+    cdef cd_settings cfg
+    cfg.k = settings["k"]
+    cfg.persistent = settings["persistent"]
+    cfg.learning_rate = settings["learning_rate"]
+    cfg.momentum = settings["momentum"]
+    cfg.weight_decay = settings["weight_decay"]
+    cfg.scale = settings["scale"]
+    cfg.n_threads = settings["n_threads"]
+    return cfg
+
+
+def cd_statistics(params, v_data, v_chain, streams, grads, dict settings, Workspace workspace=None):
+    """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
+
+    ``params`` = (W, vbias, hbias) (IN); ``grads`` = (dW, dvbias, dhbias) (OUT, same
+    dtype); ``v_data`` (IN) and ``v_chain`` (INOUT) batch x n_visible uint8; ``streams``
+    (INOUT) one per chain; ``settings``: a dict of k, persistent, learning_rate, momentum,
+    weight_decay, scale, n_threads (only k, persistent and n_threads are used here).
+    See _cd_statistics for the arithmetic."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    dW, dvbias, dhbias = grads
+    if np.asarray(W).dtype == np.float32:
+        return _cd_statistics[float](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
+                                     dhbias, &cfg, workspace)
+    return _cd_statistics[double](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
+                                  dhbias, &cfg, workspace)
+
+
+def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
+              Workspace workspace=None):
+    """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update``,
+    bit-identical to them, without storing the weight gradient.
+
+    ``params`` = (W, vbias, hbias) and ``velocity`` = (vel_W, vel_vbias, vel_hbias) are
+    updated in place (INOUT); ``v_data`` (IN), ``v_chain`` (INOUT), ``streams`` (INOUT) as
+    for cd_statistics; ``settings`` as for cd_statistics, all keys used.  Returns False if
+    any parameter became non-finite."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    vel_W, vel_vbias, vel_hbias = velocity
+    if np.asarray(W).dtype == np.float32:
+        return _cd_update[float](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
+                                 v_chain, streams, &cfg, workspace)
+    return _cd_update[double](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
+                              v_chain, streams, &cfg, workspace)
+
+
+def apply_update(params, grads, velocity, dict settings, WT=None):
+    """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
+
+    ``params`` (INOUT), ``grads`` (IN), ``velocity`` (INOUT) as for cd_update; weight
+    decay (L2) applies to W only; ``WT``, unless None, is refreshed to W.T (OUT).  Returns
+    False if any parameter became non-finite (the caller then restores its last good
+    state)."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    dW, dvbias, dhbias = grads
+    vel_W, vel_vbias, vel_hbias = velocity
+    if np.asarray(W).dtype == np.float32:
+        return _apply_update[float](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
+                                    vel_hbias, &cfg, WT)
+    return _apply_update[double](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
+                                 vel_hbias, &cfg, WT)
 
 
 # ---------------------------------------------------------------------------------------

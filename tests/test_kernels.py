@@ -164,13 +164,22 @@ def test_bernoulli_frequencies_within_five_standard_errors():
 
 
 # ------------------------------------------------------------- CD statistics
+def settings(**given):
+    """The settings dict of _gibbs.cd_statistics / cd_update / apply_update."""
+    out = dict(k=1, persistent=False, learning_rate=0.0, momentum=0.0, weight_decay=0.0,
+               scale=1.0, n_threads=1)
+    out.update(given)
+    return out
+
+
 def run_cd(W, vb, hb, v_data, v_chain, persistent, k, seed, threads=1, workspace=None):
     B = len(v_data)
     streams = _random.make_streams(seed, "chains", B)
     dW, dvb, dhb = np.empty_like(W), np.empty_like(vb), np.empty_like(hb)
     chains = v_chain.copy()
-    _gibbs.cd_statistics(W, None, vb, hb, v_data, chains, persistent, k, streams, dW, dvb, dhb,
-                         threads, workspace=workspace)
+    _gibbs.cd_statistics((W, vb, hb), v_data, chains, streams, (dW, dvb, dhb),
+                         settings(k=k, persistent=persistent, n_threads=threads),
+                         workspace=workspace)
     return dW, dvb, dhb, chains, streams
 
 
@@ -276,15 +285,18 @@ def test_apply_update_matches_numpy_bit_for_bit(dtype):
     WT = np.zeros((M, D), dtype)
     for threads in (1, 2):
         args = [a.copy() for a in (W, vb, hb, vel_W, vel_vb, vel_hb)]
-        ok = _gibbs.apply_update(args[0], WT, args[1], args[2], dW, dvb, dhb, args[3], args[4],
-                                 args[5], lr, mom, wd, sc, threads)
+        ok = _gibbs.apply_update(args[:3], (dW, dvb, dhb), args[3:],
+                                 settings(learning_rate=lr, momentum=mom, weight_decay=wd,
+                                          scale=sc, n_threads=threads), WT)
         assert ok
         for got, want in zip(args, (ref_W, ref_vb, ref_hb, ref_vel, ref_vvb, ref_vhb)):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(WT, ref_W.T)
     # WT may be None (training does not keep one)
-    assert _gibbs.apply_update(W.copy(), None, vb.copy(), hb.copy(), dW, dvb, dhb, vel_W.copy(),
-                               vel_vb.copy(), vel_hb.copy(), lr, mom, wd, sc, 1)
+    assert _gibbs.apply_update((W.copy(), vb.copy(), hb.copy()), (dW, dvb, dhb),
+                               (vel_W.copy(), vel_vb.copy(), vel_hb.copy()),
+                               settings(learning_rate=lr, momentum=mom, weight_decay=wd,
+                                        scale=sc))
 
 
 @pytest.mark.parametrize("where", [(0, 0), (5, 500), (36, 17)])
@@ -294,8 +306,10 @@ def test_apply_update_reports_non_finite_weights(where):
     dW = np.zeros_like(W)
     dW[where] = np.inf
     zD, zM = np.zeros(D, np.float32), np.zeros(M, np.float32)
-    assert not _gibbs.apply_update(W, None, zD.copy(), zM.copy(), dW, zD, zM, np.zeros_like(W),
-                                   zD.copy(), zM.copy(), 0.1, 0.5, 0.0, 1.0, 2)
+    assert not _gibbs.apply_update((W, zD.copy(), zM.copy()), (dW, zD, zM),
+                                   (np.zeros_like(W), zD.copy(), zM.copy()),
+                                   settings(learning_rate=0.1, momentum=0.5, weight_decay=0.0,
+                                            scale=1.0, n_threads=2))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -310,15 +324,16 @@ def test_cd_update_is_cd_statistics_then_apply_update(dtype, persistent, shape):
     v0 = (rng.random((B, D)) < 0.2).astype(np.uint8)
     start = (rng.random((B, D)) < 0.2).astype(np.uint8)
     vel = [(0.01 * rng.standard_normal(x.shape)).astype(dtype) for x in (W, vb, hb)]
-    hyper = (0.05, 0.5, 2e-4, 1.0 / B)
+    hyper = dict(learning_rate=0.05, momentum=0.5, weight_decay=2e-4, scale=1.0 / B)
     dW, dvb, dhb, chains, streams = run_cd(W, vb, hb, v0, start, persistent, 1, seed=4)
     want = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
-    assert _gibbs.apply_update(want[0], None, want[1], want[2], dW, dvb, dhb, *want[3:], *hyper, 1)
+    assert _gibbs.apply_update(want[:3], (dW, dvb, dhb), want[3:], settings(**hyper))
     for threads in (1, 2):
         got = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
         c, st = start.copy(), _random.make_streams(4, "chains", B)
-        assert _gibbs.cd_update(got[0], got[1], got[2], v0, c, persistent, 1, st, *got[3:],
-                                *hyper, threads, workspace=_gibbs.Workspace(B, D, M, dtype))
+        assert _gibbs.cd_update(got[:3], got[3:], v0, c, st,
+                                settings(persistent=persistent, n_threads=threads, **hyper),
+                                workspace=_gibbs.Workspace(B, D, M, dtype))
         for a, b in zip(got + [c, st], want + [chains, streams]):
             np.testing.assert_array_equal(a, b)
 
@@ -328,9 +343,10 @@ def test_cd_update_reports_non_finite_weights():
     W, vb, hb = small_model(D, M, np.float32, seed=1)
     v0 = np.ones((B, D), np.uint8)
     vel = [np.zeros_like(x) for x in (W, vb, hb)]
-    assert not _gibbs.cd_update(W, vb, hb, v0, v0.copy(), False, 1,
-                                _random.make_streams(0, "chains", B), *vel, np.inf, 0.0, 0.0,
-                                1.0, 2)
+    assert not _gibbs.cd_update((W, vb, hb), vel, v0, v0.copy(),
+                                _random.make_streams(0, "chains", B),
+                                settings(learning_rate=np.inf, momentum=0.0, weight_decay=0.0,
+                                         scale=1.0, n_threads=2))
 
 
 # ---------------------------------------------------------------- training

@@ -202,8 +202,9 @@ def test_cd_statistics_with_exact_model_samples_estimate_the_exact_gradient(mode
     W, b, a = model86.W, model86.vbias, model86.hbias
     dW, db, da = np.empty_like(W), np.empty_like(b), np.empty_like(a)
     streams = _random.make_streams(7, "chains", B)
-    _gibbs.cd_statistics(W, _gibbs.transposed(W), b, a, v_data, chains, True, 1, streams,
-                         dW, db, da, 2)
+    _gibbs.cd_statistics((W, b, a), v_data, chains, streams, (dW, db, da),
+                         dict(k=1, persistent=True, learning_rate=0.0, momentum=0.0,
+                              weight_decay=0.0, scale=1.0, n_threads=2))
     # 1) the kernel's arithmetic, on the states it sampled (written back to `chains`)
     pd = expit(v_data @ W + a)
     pk = expit(chains @ W + a)
@@ -234,8 +235,9 @@ def test_cd_k_statistics_use_k_sweeps():
     ends = []
     for k in (1, 3):
         chain = np.empty_like(data)
-        _gibbs.cd_statistics(W, _gibbs.transposed(W), b, a, data, chain, False, k,
-                             _random.make_streams(9, "chains", B), *out, 1)
+        _gibbs.cd_statistics((W, b, a), data, chain, _random.make_streams(9, "chains", B), out,
+                             dict(k=k, persistent=False, learning_rate=0.0, momentum=0.0,
+                                  weight_decay=0.0, scale=1.0, n_threads=1))
         ends.append(chain.copy())
     # same streams: k=3 continues the k=1 chain, so the first sweep's draws are shared,
     # and the final states differ
