@@ -676,21 +676,6 @@ cdef class AISEngine:
             self.buf.pair.nB = saved
 
 
-def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
-    """``n_draws`` 64-bit outputs of each run's 8 lanes (runs x n_draws x 8), advancing
-    the states in place: the raw stream (rng.h's AIS layout), for tests against a
-    reference implementation."""
-    cdef Py_ssize_t R = streams.shape[0], r, k
-    cdef int l
-    out = np.empty((R, n_draws, 8), dtype=np.uint64)
-    cdef uint64_t[:, :, ::1] o = out
-    for r in range(R):
-        for k in range(n_draws):
-            for l in range(8):
-                o[r, k, l] = cyrbm_rng_next_lane(&streams[r, 0], l)
-    return out
-
-
 def kernels_in_use():
     """The kernel variant this module runs."""
     return cyrbm_anneal_kernels_isa().decode()

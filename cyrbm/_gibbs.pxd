@@ -33,6 +33,11 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,
                       int n_threads) noexcept nogil
+# Where padded_product finds the weights S it multiplies by
+cdef enum:
+    SOURCE_PADDED = 0     # S = A: aligned rows, stride lda
+    SOURCE_TRANSPOSE = 1  # S = W.T, transposed block by block into per-thread panels
+
 # out[r, :] = bias + state[r, :] @ S (or sigma of it) on padded buffers (S = A with
 # aligned rows, source 0, or W.T, source 1), by row sums over the active units (sparse
 # states) or subset tables (dense states).
@@ -42,3 +47,18 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
                          const uint8_t *state, const int32_t *idx, const int32_t *cnt,
                          uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
                          int n_threads) noexcept nogil
+
+# Zeroed memory of nbytes on a 64-byte boundary, owned by a NumPy array appended to keep
+cdef char *aligned_buffer(list keep, Py_ssize_t nbytes) except NULL
+
+# padded_product's rule: subset tables when the states are dense
+cdef bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
+                            Py_ssize_t n_src) noexcept nogil
+
+# Row r: Bernoulli(P[r]) states from stream r, as 0/1 rows and lists (eight rows at a time)
+cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
+                        Py_ssize_t n_rows, cyrbm_rng *streams, uint8_t *state,
+                        int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil
+
+# sigma in place on x[0:n], n a whole number of 64-byte vectors
+cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil

@@ -160,6 +160,14 @@ cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
         cnt[r] = c
 
 
+cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil:
+    """sigma in place on x[0:n], n a whole number of 64-byte vectors (cyrbm_expit)."""
+    if floating is float:
+        cyrbm_expit_f32(x, n)
+    else:
+        cyrbm_expit_f64(x, n)
+
+
 cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept nogil:
     cdef Py_ssize_t k
     for k in prange(n, num_threads=cap_threads(n_threads, n // 4096), schedule='static'):
@@ -405,7 +413,7 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
 # One CD-k / PCD-k step on aligned, padded buffers (cyrbm/_kernels/gibbs_t.h)
 # ---------------------------------------------------------------------------------------
 
-cdef char *_aligned(list keep, Py_ssize_t nbytes) except NULL:
+cdef char *aligned_buffer(list keep, Py_ssize_t nbytes) except NULL:
     """Zeroed memory of nbytes starting on a 64-byte boundary, owned by a NumPy array
     appended to ``keep``."""
     buf = np.zeros(nbytes + 64, dtype=np.uint8)
@@ -489,25 +497,25 @@ cdef class Workspace:
         s.ldh = cyrbm_padded_ld(M, f)
         self._keep = []
         k = self._keep
-        s.Wp = _aligned(k, D * s.ldh * f)
-        s.vb = _aligned(k, s.ldv * f)
-        s.hb = _aligned(k, s.ldh * f)
-        s.ph0 = _aligned(k, B * s.ldh * f)
-        s.act_h = _aligned(k, B * s.ldh * f)
-        s.act_v = _aligned(k, B * s.ldv * f)
-        s.hsum = _aligned(k, s.ldh * f)
-        s.vidx = <int32_t *> _aligned(k, B * D * i4)
-        s.vcnt = <int32_t *> _aligned(k, B * i4)
-        s.kidx = <int32_t *> _aligned(k, B * D * i4)
-        s.kcnt = <int32_t *> _aligned(k, B * i4)
-        s.hidx = <int32_t *> _aligned(k, B * M * i4)
-        s.hcnt = <int32_t *> _aligned(k, B * i4)
-        s.hstate = <uint8_t *> _aligned(k, B * M)
-        s.codes = <uint8_t *> _aligned(k, B * ((max(D, M) + 3) // 4))
-        s.colpos = <int32_t *> _aligned(k, D * B * i4)
-        s.npos = <int32_t *> _aligned(k, D * i4)
-        s.colneg = <int32_t *> _aligned(k, D * B * i4)
-        s.nneg = <int32_t *> _aligned(k, D * i4)
+        s.Wp = aligned_buffer(k, D * s.ldh * f)
+        s.vb = aligned_buffer(k, s.ldv * f)
+        s.hb = aligned_buffer(k, s.ldh * f)
+        s.ph0 = aligned_buffer(k, B * s.ldh * f)
+        s.act_h = aligned_buffer(k, B * s.ldh * f)
+        s.act_v = aligned_buffer(k, B * s.ldv * f)
+        s.hsum = aligned_buffer(k, s.ldh * f)
+        s.vidx = <int32_t *> aligned_buffer(k, B * D * i4)
+        s.vcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.kidx = <int32_t *> aligned_buffer(k, B * D * i4)
+        s.kcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.hidx = <int32_t *> aligned_buffer(k, B * M * i4)
+        s.hcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.hstate = <uint8_t *> aligned_buffer(k, B * M)
+        s.codes = <uint8_t *> aligned_buffer(k, B * ((max(D, M) + 3) // 4))
+        s.colpos = <int32_t *> aligned_buffer(k, D * B * i4)
+        s.npos = <int32_t *> aligned_buffer(k, D * i4)
+        s.colneg = <int32_t *> aligned_buffer(k, D * B * i4)
+        s.nneg = <int32_t *> aligned_buffer(k, D * i4)
         # a panel holds a block of W.T (n_hidden x 256 bytes) or GRADIENT_ROWS rows of dW
         self.panel_bytes = max(M * 4 * 64, GRADIENT_ROWS * s.ldh * f)
         self._panels = []
@@ -526,7 +534,7 @@ cdef class Workspace:
             raise MemoryError()
         self.s.panels = p
         while self.n_panels < n:
-            self.s.panels[self.n_panels] = _aligned(self._panels, self.panel_bytes)
+            self.s.panels[self.n_panels] = aligned_buffer(self._panels, self.panel_bytes)
             self.n_panels += 1
         return 0
 
@@ -541,13 +549,9 @@ cdef class Workspace:
                 and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
 
 
-# Where padded_product finds the weights S it multiplies by
-cdef enum:
-    SOURCE_PADDED = 0     # S = A: aligned rows, stride lda
-    SOURCE_TRANSPOSE = 1  # S = W.T, transposed block by block into per-thread panels
 
 
-cdef inline bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
+cdef bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
                                    Py_ssize_t n_src) noexcept nogil:
     """The rule of padded_product: subset tables when the active entries exceed
     0.9 (n_rows + 15) ceil(n_src / 4)."""
@@ -1014,91 +1018,3 @@ def apply_update(params, grads, velocity, dict settings, WT=None):
                                     vel_hbias, &cfg, WT)
     return _apply_update[double](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
                                  vel_hbias, &cfg, WT)
-
-
-# ---------------------------------------------------------------------------------------
-# Test hooks: the step kernels on plain arrays, for tests/test_kernels.py
-# ---------------------------------------------------------------------------------------
-
-def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
-             bint transposed=False, int n_threads=1, bint expit=False):
-    """(bias + states @ S, whether subset tables were used), through padded_product
-    (sigma of it with ``expit``).
-
-    S is n_src x n_cols; with ``transposed`` it is given as W = S.T (n_cols x n_src) and
-    read through the block-by-block transpose.
-    """
-    cdef Py_ssize_t n_rows = states.shape[0], n_src = states.shape[1]
-    cdef Py_ssize_t n_cols = S.shape[0] if transposed else S.shape[1]
-    if (S.shape[1] if transposed else S.shape[0]) != n_src or bias.shape[0] != n_cols:
-        raise ValueError("shapes do not match")
-    if n_rows == 0 or n_src == 0 or n_cols == 0:
-        return np.tile(np.asarray(bias), (n_rows, 1)), False
-    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n_cols, f), i
-    cdef int nt = max(1, n_threads)
-    keep = []
-    cdef floating *A = <floating *> _aligned(keep, n_src * ld * f)
-    cdef floating *b = <floating *> _aligned(keep, ld * f)
-    cdef floating *out = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
-    cdef int32_t *idx = <int32_t *> _aligned(keep, n_rows * n_src * sizeof(int32_t))
-    cdef int32_t *cnt = <int32_t *> _aligned(keep, n_rows * sizeof(int32_t))
-    cdef uint8_t *codes = <uint8_t *> _aligned(keep, n_rows * ((n_src + 3) // 4))
-    cdef char **panels = <char **> _aligned(keep, nt * sizeof(char *))
-    for i in range(nt):
-        panels[i] = _aligned(keep, n_src * 4 * 64)
-    if not transposed:
-        for i in range(n_src):
-            memcpy(A + i * ld, &S[i, 0], n_cols * f)
-    memcpy(b, &bias[0], n_cols * f)
-    with nogil:
-        active_lists(&states[0, 0], n_rows, n_src, idx, cnt, n_threads)
-        padded_product(out, ld, b, A, ld, &S[0, 0], S.shape[1],
-                       SOURCE_TRANSPOSE if transposed else SOURCE_PADDED, n_src, n_cols,
-                       &states[0, 0], idx, cnt, codes, panels, n_rows, expit, n_threads)
-    dense = use_subset_tables(cnt, n_rows, n_src)
-    dt = np.float32 if floating is float else np.float64
-    result = np.empty((n_rows, n_cols), dtype=dt)
-    cdef floating[:, ::1] r = result
-    for i in range(n_rows):
-        memcpy(&r[i, 0], out + i * ld, n_cols * f)
-    return result, dense
-
-
-def _expit(const floating[::1] x):
-    """sigma(x) through the vectorized cyrbm_expit."""
-    cdef Py_ssize_t n = x.shape[0], VL = 64 // sizeof(floating)
-    keep = []
-    cdef floating *buf = <floating *> _aligned(keep, ((n + VL - 1) // VL * VL + VL) * sizeof(floating))
-    if n:
-        memcpy(buf, &x[0], n * sizeof(floating))
-    if floating is float:
-        cyrbm_expit_f32(buf, (n + VL - 1) // VL * VL)
-    else:
-        cyrbm_expit_f64(buf, (n + VL - 1) // VL * VL)
-    out = np.empty(n, dtype=np.float32 if floating is float else np.float64)
-    cdef floating[::1] o = out
-    if n:
-        memcpy(&o[0], buf, n * sizeof(floating))
-    return out
-
-
-def _bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads=1):
-    """(states, lists) for Bernoulli(P) rows through padded_sample; row r uses stream r
-    (advanced in place).  lists[r] are the active units of row r."""
-    cdef Py_ssize_t n_rows = P.shape[0], n = P.shape[1], i
-    _check_streams(streams, n_rows)
-    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n, f)
-    keep = []
-    cdef floating *buf = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
-    cdef int32_t *cnt = <int32_t *> _aligned(keep, max(n_rows, 1) * sizeof(int32_t))
-    states = np.zeros((n_rows, n), dtype=np.uint8)
-    idx = np.zeros((n_rows, n), dtype=np.int32)
-    cdef uint8_t[:, ::1] st = states
-    cdef int32_t[:, ::1] ix = idx
-    for i in range(n_rows):
-        memcpy(buf + i * ld, &P[i, 0], n * f)
-    if n_rows > 0 and n > 0:
-        with nogil:
-            padded_sample(buf, ld, n, n_rows, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
-                          &ix[0, 0], cnt, n_threads)
-    return states, [idx[i, :cnt[i]].copy() for i in range(n_rows)]

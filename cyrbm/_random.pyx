@@ -10,7 +10,6 @@ on the number of threads or on how the work is scheduled.
 import numpy as np
 from libc.stdint cimport uint64_t
 from cyrbm._random cimport cyrbm_rng
-from cyrbm._ckernels cimport cyrbm_rng_uniform
 
 # Purposes: fixed small integers folded into the SeedSequence spawn key.
 PURPOSES = {
@@ -54,17 +53,3 @@ def make_streams(seed, purpose, Py_ssize_t n_chains, *extra):
     zero = ~states.any(axis=1)
     states[zero, 0] = 0x9E3779B97F4A7C15
     return states
-
-
-def uniform(uint64_t[:, ::1] states, Py_ssize_t n):
-    """Draw ``n`` uniforms in [0, 1) from each stream, advancing the states in place.
-
-    For tests and for checking the generator against a reference implementation.
-    """
-    cdef Py_ssize_t c, k, n_chains = states.shape[0]
-    out = np.empty((n_chains, n), dtype=np.float64)
-    cdef double[:, ::1] o = out
-    for c in range(n_chains):
-        for k in range(n):
-            o[c, k] = cyrbm_rng_uniform(<cyrbm_rng *> &states[c, 0])
-    return out

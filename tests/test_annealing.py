@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from cyrbm import RBM, _anneal
+from cyrbm import RBM, _anneal, _kernel_tests
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
                              base_rate_biases, exact_log_partition, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
@@ -118,7 +118,7 @@ def reference_ais(model, bA, betas, seed, runs):
     streams = ais_streams(seed, runs)
 
     def uniforms(n):
-        draws = _anneal.xoshiro_lanes(streams, -(-n // 8))        # (runs, draws, 8)
+        draws = _kernel_tests.xoshiro_lanes(streams, -(-n // 8))        # (runs, draws, 8)
         return ((draws >> np.uint64(12)).astype(np.float64) * 2.0 ** -52).reshape(runs, -1)[:, :n]
 
     def bernoulli(x, u):

@@ -12,7 +12,7 @@ import pytest
 from scipy.special import expit
 
 import cyrbm
-from cyrbm import _gibbs, _random
+from cyrbm import _gibbs, _kernel_tests, _random
 
 DTYPES = [np.float32, np.float64]
 
@@ -61,7 +61,7 @@ def test_product_matches_numpy_bit_for_bit(dtype, shape, density):
     """Sparse states go through row sums, dense ones through subset tables; either way
     the result is the documented order of additions exactly, and close to S's product."""
     S, bias, states = random_problem(*shape, density, dtype, seed=sum(shape))
-    got, dense = _gibbs._product(S, bias, states)
+    got, dense = _kernel_tests.product(S, bias, states)
     n_rows, n_src = states.shape          # the documented rule for choosing the path
     assert dense == (states.sum() * 10 > 9 * (n_rows + 15) * ((n_src + 3) // 4))
     if n_rows >= 37:
@@ -78,10 +78,10 @@ def test_product_matches_numpy_bit_for_bit(dtype, shape, density):
 def test_product_with_sigmoid_applies_the_same_sigmoid(dtype, density):
     """The products can apply sigma before storing: the same values as afterwards."""
     S, bias, states = random_problem(100, 83, 70, density, dtype, seed=2)
-    plain, dense = _gibbs._product(S, bias, states)
+    plain, dense = _kernel_tests.product(S, bias, states)
     assert dense == (density == 0.5)
-    got, _ = _gibbs._product(S, bias, states, expit=True)
-    np.testing.assert_array_equal(got, _gibbs._expit(plain.ravel()).reshape(plain.shape))
+    got, _ = _kernel_tests.product(S, bias, states, expit=True)
+    np.testing.assert_array_equal(got, _kernel_tests.expit(plain.ravel()).reshape(plain.shape))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -89,18 +89,18 @@ def test_product_with_sigmoid_applies_the_same_sigmoid(dtype, density):
 def test_transposed_product_reads_w_through_the_block_transpose(dtype, density):
     S, bias, states = random_problem(41, 77, 101, density, dtype, seed=7)
     W = np.ascontiguousarray(S.T)                 # the product reads S = W.T
-    plain, _ = _gibbs._product(S, bias, states)
+    plain, _ = _kernel_tests.product(S, bias, states)
     for threads in (1, 2, 3):
-        got, _ = _gibbs._product(W, bias, states, transposed=True, n_threads=threads)
+        got, _ = _kernel_tests.product(W, bias, states, transposed=True, n_threads=threads)
         np.testing.assert_array_equal(got, plain)
 
 
 @pytest.mark.parametrize("density", [0.1, 0.5])
 def test_product_does_not_depend_on_threads(density):
     S, bias, states = random_problem(100, 500, 784, density, np.float32, seed=3)
-    one, _ = _gibbs._product(S, bias, states, n_threads=1)
+    one, _ = _kernel_tests.product(S, bias, states, n_threads=1)
     for threads in (2, 3, 7):
-        np.testing.assert_array_equal(_gibbs._product(S, bias, states, n_threads=threads)[0], one)
+        np.testing.assert_array_equal(_kernel_tests.product(S, bias, states, n_threads=threads)[0], one)
 
 
 def test_transposed_matches_numpy():
@@ -118,16 +118,16 @@ def test_expit_within_four_ulp(dtype, cap):
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.uniform(-40, 40, 5000), rng.uniform(-cap, cap, 5000),
                         [0.0, -0.0, 1e-30, -1e-30, 17.0, -17.0, cap, -cap]]).astype(dtype)
-    got = _gibbs._expit(x)
+    got = _kernel_tests.expit(x)
     exact = expit(x.astype(np.longdouble))
     ulp = np.spacing(exact.astype(dtype)).astype(np.longdouble)
     assert np.max(np.abs(got - exact) / ulp) <= 4
     # beyond the cap, e^-|x| is held at e^-cap: sigma is within that of the truth
     far = np.array([-cap - 1, -10 * cap, cap + 1, 10 * cap, np.inf, -np.inf], dtype=dtype)
-    got = _gibbs._expit(far)
+    got = _kernel_tests.expit(far)
     assert np.all(got >= 0) and np.all(got <= 1)
     np.testing.assert_allclose(got, expit(far.astype(np.float64)), rtol=0, atol=2 * np.exp(-cap))
-    assert np.isnan(_gibbs._expit(np.array([np.nan], dtype=dtype))[0])
+    assert np.isnan(_kernel_tests.expit(np.array([np.nan], dtype=dtype))[0])
 
 
 # ------------------------------------------------------------ Bernoulli draws
@@ -141,10 +141,10 @@ def test_bernoulli_uses_each_chains_own_uniforms(dtype, n_rows, n_units):
     P[0, :3] = [0.0, 1.0, 0.5][: min(3, n_units)]
     streams = _random.make_streams(11, "chains", n_rows)
     reference_streams = streams.copy()
-    uniforms = _random.uniform(reference_streams, n_units)
+    uniforms = _kernel_tests.uniform(reference_streams, n_units)
     for threads in (1, 2):
         s = streams.copy()
-        states, lists = _gibbs._bernoulli(P, s, n_threads=threads)
+        states, lists = _kernel_tests.bernoulli(P, s, n_threads=threads)
         np.testing.assert_array_equal(states, (uniforms < P.astype(np.float64)).astype(np.uint8))
         for r in range(n_rows):
             np.testing.assert_array_equal(lists[r], np.flatnonzero(states[r]))
@@ -155,7 +155,7 @@ def test_bernoulli_frequencies_within_five_standard_errors():
     n_chains = 4096
     p = np.array([0.0, 1e-3, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0] * 3)
     P = np.tile(p, (n_chains, 1)).astype(np.float32)
-    states, _ = _gibbs._bernoulli(P, _random.make_streams(2, "chains", n_chains), n_threads=2)
+    states, _ = _kernel_tests.bernoulli(P, _random.make_streams(2, "chains", n_chains), n_threads=2)
     freq = states.mean(axis=0)
     se = np.sqrt(p * (1 - p) / n_chains)
     assert np.all(freq[p == 0] == 0) and np.all(freq[p == 1] == 1)

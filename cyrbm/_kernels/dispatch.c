@@ -117,6 +117,15 @@ int INIT(const char *force) {
 
 const char *ISA(void) { return table.name ? table.name : ""; }
 
+#if defined(__GNUC__) || defined(__clang__)
+/* every extension that links these kernels has its own table: fill it when the extension
+ * is loaded, so no entry point can be called before a variant is chosen (the Python
+ * modules choose again at import, honouring CYRBM_FORCE_ISA) */
+__attribute__((constructor)) static void choose_at_load(void) {
+    if (INIT(getenv("CYRBM_FORCE_ISA")) != 0) INIT(NULL);
+}
+#endif
+
 /* the variants this build holds, widest first */
 const char *BUILT(void) {
     return ""
