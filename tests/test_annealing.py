@@ -19,20 +19,12 @@ from cyrbm import RBM, _anneal
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
                              base_rate_biases, exact_log_partition, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
+from _reference import brute_log_z, chi_square_pvalue, exact_distribution
 
 LN2 = math.log(2.0)
 
 
 # ----------------------------------------------------------------------------- helpers
-def brute_log_z(W, b, a):
-    """ln Z by summing over every joint state (v, h) in NumPy: the obvious reference."""
-    D, M = W.shape
-    V = np.array(list(itertools.product([0, 1], repeat=D)), dtype=np.float64)
-    H = np.array(list(itertools.product([0, 1], repeat=M)), dtype=np.float64)
-    E = V @ W @ H.T + (V @ b)[:, None] + (H @ a)[None, :]   # -energy of every (v, h)
-    return float(logsumexp(E))
-
-
 def random_rbm(D, M, seed, scale=1.0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     return RBM(scale * rng.standard_normal((D, M)), rng.standard_normal(D),
@@ -257,16 +249,14 @@ def test_exact_starting_states_are_draws_from_model_a(D, M):
     the starting states; 40,000 of them against p_A(v) by enumeration (hidden layer
     enumerated for 6 x 4, visible for 4 x 6), and the same test must reject a slightly
     different model."""
-    from test_rbm import _chi_square_pvalue
-    from conftest import exact_distribution
     A = random_rbm(D, M, seed=41, scale=0.8)
     B = random_rbm(D, M + 2, seed=42, scale=0.8)
     res = Annealer(runs=40000, schedule=[0.0, 1.0], seed=6).log_ratio(A, B, start="exact")
     _, probs, log_za = exact_distribution(A)
-    pvalue, tv = _chi_square_pvalue(res.samples, probs)
+    pvalue, tv = chi_square_pvalue(res.samples, probs)
     assert pvalue > 1e-4 and tv < 0.02, (pvalue, tv)
     other = RBM(A.W, A.vbias + 0.3, A.hbias)
-    assert _chi_square_pvalue(res.samples, exact_distribution(other)[1])[0] < 1e-8
+    assert chi_square_pvalue(res.samples, exact_distribution(other)[1])[0] < 1e-8
     assert res.extra["start"] == "exact" and res.extra["burn_in"] is None
     assert abs(res.log_Z_base - log_za) < 1e-10
     # independent exact starts and one importance step: r-hat is unbiased
