@@ -5,6 +5,7 @@ enumerates every state of a tiny model, so each compiled kernel and each estimat
 checked against the truth rather than against a copy of its own formula.
 """
 import itertools
+import math
 
 import numpy as np
 from scipy import stats
@@ -53,6 +54,35 @@ def tiny_model(n_visible=8, n_hidden=6, scale=1.0, seed=0, dtype=np.float64):
     return cyrbm.RBM(scale * rng.standard_normal((n_visible, n_hidden)),
                      0.5 * rng.standard_normal(n_visible),
                      0.5 * rng.standard_normal(n_hidden), dtype=dtype)
+
+
+# ------------------------------------------------------------- conditionals
+def exact_conditionals(model):
+    """The conditionals from the joint p(v, h) by enumeration, without the logistic
+    formula: (V, p(h_j = 1 | v) for every visible state v, H, p(v_i = 1 | h) for every
+    hidden state h), each the share of exp(-E(v, h)) with that unit on."""
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
+    V, H = all_states(model.n_visible), all_states(model.n_hidden)
+    Vf, Hf = V.astype(np.float64), H.astype(np.float64)
+    neg_energy = Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :]   # (2^D, 2^M)
+    given_v = np.exp(neg_energy - logsumexp(neg_energy, axis=1, keepdims=True))
+    given_h = np.exp(neg_energy - logsumexp(neg_energy, axis=0, keepdims=True))
+    return V, given_v @ Hf, H, given_h.T @ Vf
+
+
+def loop_layer_probs(x, W, bias):
+    """sigma(bias_j + sum_i x_i W_ij) for each row x, in explicit float64 loops with
+    math.exp: the reference for mean-field (probability-valued) inputs."""
+    x = np.asarray(x, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64)
+    out = np.empty((x.shape[0], W.shape[1]))
+    for r in range(x.shape[0]):
+        for j in range(W.shape[1]):
+            total = float(bias[j])
+            for i in range(W.shape[0]):
+                total += x[r, i] * W[i, j]
+            out[r, j] = 1.0 / (1.0 + math.exp(-total)) if total > -700 else 0.0
+    return out
 
 
 # ---------------------------------------------------------------- gradients

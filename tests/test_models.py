@@ -6,8 +6,8 @@ from scipy.special import expit
 
 import cyrbm
 from cyrbm import _gibbs
-from _reference import (all_states, chi_square_pvalue, exact_distribution, exact_log_unnormalized,
-                        tiny_model)
+from _reference import (all_states, chi_square_pvalue, exact_conditionals, exact_distribution,
+                        exact_log_unnormalized, loop_layer_probs, tiny_model)
 
 
 # ----------------------------------------------------------- deterministic kernels
@@ -20,17 +20,24 @@ def test_log_unnormalized_matches_enumeration(dtype, tol):
     np.testing.assert_allclose(model.free_energy(V), -model.log_unnormalized(V))
 
 
-def test_conditionals_match_definitions(model86):
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-6)])
+def test_conditionals_match_the_joint_distribution(dtype, tol):
+    """hidden_probs, visible_probs and the binary kernel against the conditionals of
+    p(v, h) by enumeration (every visible and every hidden state of an 8 x 6 model); the
+    mean-field inputs of reconstruct against explicit float64 loops."""
+    model = tiny_model(dtype=dtype)
+    V, ph_exact, H, pv_exact = exact_conditionals(model)
+    np.testing.assert_allclose(model.hidden_probs(V), ph_exact, rtol=0, atol=tol)
+    np.testing.assert_allclose(_gibbs.hidden_probs_binary(model.W, model.hbias, V), ph_exact,
+                               rtol=0, atol=tol)
+    np.testing.assert_allclose(model.visible_probs(H), pv_exact, rtol=0, atol=tol)
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
     rng = np.random.default_rng(1)
-    V = (rng.random((50, 8)) < 0.5).astype(np.uint8)
-    H = (rng.random((50, 6)) < 0.5).astype(np.uint8)
-    ph = expit(V @ model86.W + model86.hbias)
-    np.testing.assert_allclose(model86.hidden_probs(V), ph, atol=1e-12)
-    np.testing.assert_allclose(_gibbs.hidden_probs_binary(model86.W, model86.hbias, V), ph, atol=1e-12)
-    np.testing.assert_allclose(model86.visible_probs(H), expit(H @ model86.W.T + model86.vbias),
-                               atol=1e-12)
-    np.testing.assert_allclose(model86.reconstruct(V), expit(ph @ model86.W.T + model86.vbias),
-                               atol=1e-12)
+    P = rng.random((20, 8))                      # mean-field inputs, not 0/1
+    np.testing.assert_allclose(model.hidden_probs(P), loop_layer_probs(P, W, a), rtol=0, atol=tol)
+    for v in (P, V[::13]):
+        expected = loop_layer_probs(loop_layer_probs(v, W, a), W.T, b)
+        np.testing.assert_allclose(model.reconstruct(v), expected, rtol=0, atol=tol)
 
 
 def test_pseudo_log_likelihood_matches_enumeration(model86):
