@@ -57,17 +57,33 @@ def tiny_model(n_visible=8, n_hidden=6, scale=1.0, seed=0, dtype=np.float64):
 
 
 # ------------------------------------------------------------- conditionals
+def exact_joint_conditionals(model):
+    """(p(h | v) as a 2^D x 2^M matrix, p(v | h) as a 2^M x 2^D matrix): the joint
+    exp(-E(v, h)) over every state pair, normalized by rows and by columns (states in
+    the order of all_states)."""
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
+    Vf = all_states(model.n_visible).astype(np.float64)
+    Hf = all_states(model.n_hidden).astype(np.float64)
+    neg_energy = Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :]   # (2^D, 2^M)
+    given_v = np.exp(neg_energy - logsumexp(neg_energy, axis=1, keepdims=True))
+    given_h = np.exp(neg_energy - logsumexp(neg_energy, axis=0, keepdims=True))
+    return given_v, given_h.T
+
+
 def exact_conditionals(model):
     """The conditionals from the joint p(v, h) by enumeration, without the logistic
     formula: (V, p(h_j = 1 | v) for every visible state v, H, p(v_i = 1 | h) for every
     hidden state h), each the share of exp(-E(v, h)) with that unit on."""
-    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
     V, H = all_states(model.n_visible), all_states(model.n_hidden)
-    Vf, Hf = V.astype(np.float64), H.astype(np.float64)
-    neg_energy = Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :]   # (2^D, 2^M)
-    given_v = np.exp(neg_energy - logsumexp(neg_energy, axis=1, keepdims=True))
-    given_h = np.exp(neg_energy - logsumexp(neg_energy, axis=0, keepdims=True))
-    return V, given_v @ Hf, H, given_h.T @ Vf
+    h_given_v, v_given_h = exact_joint_conditionals(model)
+    return V, h_given_v @ H.astype(np.float64), H, v_given_h @ V.astype(np.float64)
+
+
+def gibbs_transition(model, k=1):
+    """T^k, T(v, v') = sum_h p(h | v) p(v' | h): the distribution of the visible state
+    after k block-Gibbs sweeps (row: start state, column: end state), by enumeration."""
+    h_given_v, v_given_h = exact_joint_conditionals(model)
+    return np.linalg.matrix_power(h_given_v @ v_given_h, k)
 
 
 def loop_layer_probs(x, W, bias):
