@@ -147,18 +147,104 @@ def xoshiro_reference(state, n):
 
 
 # ------------------------------------------------------------- goodness of fit
+def exact_draws(model, n, seed):
+    """n independent exact draws of v from p(v), by NumPy's inverse CDF over the
+    enumeration (independent of every sampler in cyrbm)."""
+    V, p, _ = exact_distribution(model)
+    return V[np.random.default_rng(seed).choice(len(V), size=n, p=p)]
+
+
+def state_codes(states):
+    """Row index of each 0/1 state in all_states (most significant bit first)."""
+    states = np.asarray(states)
+    return states.astype(np.int64) @ (1 << np.arange(states.shape[1])[::-1])
+
+
+def total_variation(p, q):
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
 def chi_square_pvalue(samples, probs):
-    """Pearson's chi-square of sampled visible states against exact probabilities,
-    with states of expected count < 5 pooled into one bin; also the TV distance."""
+    """Pearson's chi-square of sampled states against exact probabilities over
+    all_states; cells of expected count < 5 are pooled into one cell, and that cell, if
+    its own expectation is still below 5, into the smallest other cell.  Returns the
+    p-value and the total variation distance of the empirical distribution."""
     n = samples.shape[0]
-    codes = samples.astype(np.int64) @ (1 << np.arange(samples.shape[1])[::-1])
-    counts = np.bincount(codes, minlength=probs.size)
+    probs = np.asarray(probs, dtype=np.float64)
+    counts = np.bincount(state_codes(samples), minlength=probs.size)
+    if counts.size > probs.size:                 # a state outside the enumeration
+        return 0.0, 1.0
     expected = n * probs
     small = expected < 5
-    obs = np.append(counts[~small], counts[small].sum())
-    exp = np.append(expected[~small], expected[small].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
+    obs, exp = list(counts[~small]), list(expected[~small])
+    pooled_obs, pooled_exp = counts[small].sum(), expected[small].sum()
+    tv = total_variation(counts / n, probs)
+    if pooled_exp == 0 and pooled_obs > 0:       # a state of probability 0 occurred
+        return 0.0, tv
+    if pooled_exp > 0:
+        if pooled_exp < 5 and exp:
+            i = int(np.argmin(exp))
+            obs[i] += pooled_obs
+            exp[i] += pooled_exp
+        else:
+            obs.append(pooled_obs)
+            exp.append(pooled_exp)
+    obs, exp = np.array(obs, dtype=np.float64), np.array(exp)
     chi2 = np.sum((obs - exp) ** 2 / exp)
-    tv = 0.5 * np.abs(counts / n - probs).sum()
-    return stats.chi2.sf(chi2, obs.size - 1), tv
+    return float(stats.chi2.sf(chi2, obs.size - 1)), tv
+
+
+#: Significance level of the stationarity check: the chance that a correct sampler
+#: fails at a seed picked at random.  Seeds are fixed, so a test cannot flake; a seed
+#: must not be re-chosen to make a failing sampler pass.
+SIGNIFICANCE = 1e-4
+#: Draws per check: enough that a distribution at total variation ~0.025 from the target
+#: is rejected at SIGNIFICANCE (the power check below asserts it each time).
+DRAWS = 20000
+
+
+def slightly_different(model, shift=0.08):
+    """The default wrong model of the power check: every visible bias + shift (total
+    variation about 0.03 from p(v) on the 6 x 4 and 4 x 6 test models)."""
+    return cyrbm.RBM(model.W, np.asarray(model.vbias, np.float64) + shift, model.hbias,
+                     dtype=np.float64)
+
+
+def check_sampler(sample, model, *, target=None, wrong=None, n=DRAWS, seed=0,
+                  alpha=SIGNIFICANCE, max_tv=0.05):
+    """The shared stationarity check of every sampler, against enumeration.
+
+    sample : callable (n, seed) -> (n, n_visible) 0/1 states; the draws of the sampler
+        under test with that seed (after however many transitions from whatever start
+        the caller chose).
+    model : the RBM whose distribution the draws must follow.
+    target : callable RBM -> probabilities over all_states(n_visible); default p(v) by
+        enumeration (exact_distribution).  For k Gibbs sweeps from a fixed start, say,
+        the row of gibbs_transition(model, k).
+    wrong : distributions the draws must NOT pass as (RBMs, turned into distributions by
+        ``target``, or probability vectors); default [slightly_different(model)].
+
+    1. Goodness of fit: Pearson's chi-square of the n draws against target(model), small
+       cells pooled; the p-value must be at least ``alpha``.
+    2. Power: each wrong distribution lies within ``max_tv`` total variation of the
+       target (so it is only slightly wrong), and the same test must reject it
+       (p-value below ``alpha``): a check that cannot fail is not a check.
+
+    Returns (p-value, total variation distance of the empirical distribution).
+    """
+    target = target or (lambda m: exact_distribution(m)[1])
+    states = np.asarray(sample(n, seed))
+    assert states.shape == (n, model.n_visible), states.shape
+    assert np.all((states == 0) | (states == 1))
+    p = target(model)
+    pvalue, tv = chi_square_pvalue(states, p)
+    assert pvalue >= alpha, (f"the draws do not follow the exact distribution: chi-square "
+                             f"p = {pvalue:.3g} < {alpha} (total variation {tv:.4f})")
+    for other in (wrong if wrong is not None else [slightly_different(model)]):
+        q = target(other) if isinstance(other, cyrbm.RBM) else np.asarray(other)
+        distance = total_variation(p, q)
+        assert 0 < distance <= max_tv, f"the wrong distribution is {distance:.4f} away"
+        p_wrong, _ = chi_square_pvalue(states, q)
+        assert p_wrong < alpha, (f"no power: a distribution {distance:.4f} away in total "
+                                 f"variation passes too (p = {p_wrong:.3g})")
+    return pvalue, tv

@@ -6,7 +6,7 @@ from scipy.special import expit
 
 import cyrbm
 from cyrbm import _gibbs
-from _reference import (all_states, chi_square_pvalue, exact_conditionals, exact_distribution,
+from _reference import (all_states, check_sampler, exact_conditionals, exact_draws,
                         exact_log_unnormalized, loop_layer_probs, tiny_model)
 
 
@@ -75,19 +75,21 @@ def test_binary_products_on_wide_layers_match_numpy():
 
 # -------------------------------------------------------------- the Gibbs sampler
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_gibbs_long_run_distribution_matches_exact(dtype):
-    model = tiny_model(scale=1.0, seed=3, dtype=dtype)
-    _, probs, _ = exact_distribution(model)
-    samples = model.sample(40000, steps=30, seed=11)
-    pvalue, tv = chi_square_pvalue(samples, probs)
-    # 40,000 independent chains: a correct sampler gives p >= 1e-4 except once in 10,000
-    # seeds; the seed is fixed, so this cannot flake.  TV distance for reference.
-    assert pvalue > 1e-4, (pvalue, tv)
-    assert tv < 0.03
-    # the same test must reject a slightly different model (power)
-    other = cyrbm.RBM(model.W, model.vbias, model.hbias + 0.4, dtype=dtype)
-    _, other_probs, _ = exact_distribution(other)
-    assert chi_square_pvalue(samples, other_probs)[0] < 1e-8
+@pytest.mark.parametrize("start", ["random bits, 30 sweeps", "exact draws, 1 sweep"])
+def test_sample_is_stationary(dtype, start):
+    """RBM.sample (block Gibbs) passes the shared stationarity check on a 6 x 4 model:
+    from uniform random bits after 30 sweeps, and one sweep from exact draws of p(v)
+    (the transition leaves p(v) invariant).  One thread: the draws are the same for any
+    number (test_sample_from_data_start_and_thread_independence)."""
+    model = tiny_model(6, 4, seed=3, dtype=dtype)
+    if start.startswith("random"):
+        def sample(n, seed):
+            return model.sample(n, steps=30, seed=seed, threads=1)
+    else:
+        def sample(n, seed):
+            return model.sample(n, steps=1, seed=seed, init=exact_draws(model, n, seed + 1),
+                                threads=1)
+    check_sampler(sample, model)
 
 
 def test_sample_from_data_start_and_thread_independence(model86):

@@ -11,8 +11,9 @@ import cyrbm
 from cyrbm import RBM, Trainer, TrainingDiverged, _gibbs, _random
 from cyrbm.datasets import load_data
 from cyrbm.errors import ModelMismatchError
-from _reference import (all_states, exact_distribution, exact_gradient, exact_log_unnormalized,
-                        gibbs_transition, mean_log_likelihood, tiny_model)
+from _reference import (all_states, check_sampler, exact_distribution, exact_gradient,
+                        exact_log_unnormalized, gibbs_transition, mean_log_likelihood,
+                        slightly_different, tiny_model, total_variation)
 
 
 @pytest.fixture(scope="module")
@@ -257,18 +258,52 @@ def test_cd_statistics_with_exact_model_samples_estimate_the_exact_gradient(mode
     assert np.max(np.abs((dW / B - oW).ravel() / se)) > 10
 
 
-def test_cd_k_statistics_use_k_sweeps():
-    model = tiny_model(scale=0.5, seed=8)
-    data = np.ascontiguousarray(all_states(8)[::3])
-    B = data.shape[0]
+def test_cd_k_chains_end_after_k_sweeps():
+    """The negative chains of CD-k (cd_statistics, not persistent), all started at one
+    visible state v0 of a 6 x 4 model, end distributed as T^k(. | v0), the k-sweep block
+    Gibbs transition by enumeration (the shared stationarity check with that target).
+    Beyond the default power check, the same test rejects T^(k-1) and T^(k+1): the kernel
+    makes exactly k sweeps."""
+    model = tiny_model(6, 4, seed=3)
     W, b, a = model.W, model.vbias, model.hbias
-    out = [np.empty_like(W), np.empty_like(b), np.empty_like(a)]
-    ends = []
-    for k in (1, 3):
-        chain = np.empty_like(data)
-        _gibbs.cd_statistics(W, _gibbs.transposed(W), b, a, data, chain, False, k,
-                             _random.make_streams(9, "chains", B), *out, 1)
-        ends.append(chain.copy())
-    # same streams: k=3 continues the k=1 chain, so the first sweep's draws are shared,
-    # and the final states differ
-    assert not np.array_equal(ends[0], ends[1])
+    k, v0 = 3, np.zeros(6, np.uint8)
+
+    def sample(n, seed):
+        data = np.ascontiguousarray(np.tile(v0, (n, 1)))
+        chains = np.empty_like(data)
+        out = [np.empty_like(W), np.empty_like(b), np.empty_like(a)]
+        _gibbs.cd_statistics(W, _gibbs.transposed(W), b, a, data, chains, False, k,
+                             _random.make_streams(seed, "chains", n), *out, 1)
+        return chains
+
+    def after(sweeps):
+        return lambda m: gibbs_transition(m, sweeps)[0]       # row of v0 = 000000
+
+    check_sampler(sample, model, target=after(k), max_tv=0.07,
+                  wrong=[slightly_different(model), after(k - 1)(model), after(k + 1)(model)])
+
+
+def test_pcd_persistent_chains_are_stationary(tmp_path):
+    """The persistent chains of PCD training pass the shared stationarity check when the
+    model does not move: the Trainer refuses a learning rate of 0, so it runs at 1e-300,
+    where every update rounds away (asserted: the parameters are unchanged bit for bit).
+    20,000 chains (the batch) all start at the training row 000000 and take 20 updates of
+    one sweep (T^20(. | 000000) is within 1e-6 of p(v) in total variation), so they pass
+    only if they persist from update to update; they are read from the final checkpoint."""
+    model = tiny_model(6, 4, seed=3)
+
+    def sample(n, seed):
+        data = np.zeros((n, 6), np.uint8)
+        ck = tmp_path / f"pcd{seed}.npz"
+        trained = Trainer(4, method="pcd", k=1, epochs=20, batch_size=n, learning_rate=1e-300,
+                          momentum=0.5, weight_decay=0.0, seed=seed, dtype=np.float64,
+                          threads=1, monitor_size=0, progress=False,
+                          checkpoint=ck).fit(data, model=model.copy())
+        for got, want in zip((trained.W, trained.vbias, trained.hbias),
+                             (model.W, model.vbias, model.hbias)):
+            np.testing.assert_array_equal(got, want)
+        with np.load(ck) as arrays:
+            return arrays["trainer_chains"]
+
+    assert total_variation(gibbs_transition(model, 20)[0], exact_distribution(model)[1]) < 1e-6
+    check_sampler(sample, model)
