@@ -474,10 +474,39 @@ def test_base_rate_biases_are_smoothed_maximum_likelihood():
     assert np.all(np.isfinite(base_rate_biases(np.zeros((3, 4), np.uint8))))
 
 
-def test_progress_bar_runs(small, capsys):
-    pytest.importorskip("tqdm")
+def test_progress_bar_counts_every_beta_and_changes_nothing(small, capsys, monkeypatch):
+    """progress=True: a tqdm bar on stderr named for the job, whose updates add up to the
+    work done (29 beta steps in chunks of 7; for a ratio, first the Gibbs sweeps on model
+    A), and the numbers are those of a run without a bar."""
+    tqdm = pytest.importorskip("tqdm")
     model, _, _ = small
-    Annealer(runs=3, schedule="linear:30", seed=0, progress=True, chunk=7).log_partition(model)
+    bars = []
+
+    class Recording(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.steps = []
+            bars.append(self)
+
+        def update(self, n=1):
+            self.steps.append(n)
+            return super().update(n)
+
+    monkeypatch.setattr(tqdm, "tqdm", Recording)
+    ann = Annealer(runs=3, schedule="linear:30", seed=0, progress=True, chunk=7)
+    res = ann.log_partition(model)
+    assert [(b.desc, b.total, b.steps) for b in bars] == [("AIS ln Z", 29, [7, 7, 7, 7, 1])]
+    assert "AIS ln Z" in capsys.readouterr().err
+    quiet = Annealer(runs=3, schedule="linear:30", seed=0, progress=False, chunk=7)
+    np.testing.assert_array_equal(res.log_weights, quiet.log_partition(model).log_weights)
+    bars.clear()
+    other = random_rbm(12, 5, seed=1)
+    kw = dict(start="gibbs", burn_in=10, chains=2, steps_between=4)
+    res = ann.log_ratio(model, other, **kw)
+    assert [(b.desc, b.total, sum(b.steps)) for b in bars] == [("Gibbs on model A", 14, 14),
+                                                               ("AIS ln(ZB/ZA)", 29, 29)]
+    assert "Gibbs on model A" in capsys.readouterr().err
+    np.testing.assert_array_equal(res.log_weights, quiet.log_ratio(model, other, **kw).log_weights)
 
 
 # ----------------------------------------------------------------------- schedules
