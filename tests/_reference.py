@@ -146,6 +146,22 @@ def xoshiro_reference(state, n):
     return out
 
 
+def ais_streams_reference(seed, runs, key=0):
+    """The AIS stream layout derived from NumPy directly, as cyrbm/_random.pyx and
+    cyrbm.annealing.ais_streams document it: lane l of run r is stream 8r + l of
+    SeedSequence(seed, spawn_key=(5, key)) (purpose "ais" is 5), four uint64 words per
+    stream in generate_state order, stored word-major: word w of lane l at column 8w + l.
+    (make_streams replaces an all-zero state, probability 2^-256, which is ignored here.)"""
+    words = np.random.SeedSequence(seed, spawn_key=(5, key)).generate_state(32 * runs,
+                                                                             dtype=np.uint64)
+    out = np.empty((runs, 32), dtype=np.uint64)
+    for r in range(runs):
+        for lane in range(8):
+            for w in range(4):
+                out[r, 8 * w + lane] = words[4 * (8 * r + lane) + w]
+    return out
+
+
 # ------------------------------------------------------------- goodness of fit
 def exact_draws(model, n, seed):
     """n independent exact draws of v from p(v), by NumPy's inverse CDF over the

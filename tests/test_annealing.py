@@ -19,7 +19,7 @@ from cyrbm import RBM, _anneal
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
                              base_rate_biases, exact_log_partition, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
-from _reference import brute_log_z, check_sampler, exact_distribution
+from _reference import ais_streams_reference, brute_log_z, check_sampler, exact_distribution
 
 LN2 = math.log(2.0)
 
@@ -127,6 +127,14 @@ def reference_ais(model, bA, betas, seed, runs):
             h = bernoulli(bc * (v @ W + a), uniforms(M))
             v = bernoulli((1 - bc) * bA + bc * (h @ W.T + b), uniforms(D))
     return logw, v.astype(np.uint8)
+
+
+def test_ais_streams_follow_the_documented_layout():
+    """The streams of the runs (key 0) and of the ratio's starting chains (key 1), against
+    the layout derived from numpy's SeedSequence directly."""
+    for seed, runs, key in [(3, 5, 0), (0, 1, 0), (7, 4, 1)]:
+        np.testing.assert_array_equal(ais_streams(seed, runs, key),
+                                      ais_streams_reference(seed, runs, key))
 
 
 @pytest.mark.parametrize("D,M", [(12, 10), (37, 21), (70, 130)])
