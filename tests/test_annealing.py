@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 from cyrbm import RBM, _anneal
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
-                             base_rate_biases, exact_log_partition, make_schedule)
+                             base_rate_biases, exact_log_partition, logmeanexp, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
 from _reference import ais_streams_reference, brute_log_z, check_sampler, exact_distribution
 
@@ -459,6 +459,43 @@ def test_result_error_bars_and_minus_infinity():
     big = AISResult(kind="partition", log_weights=np.array([1000.0, 1001.0]), log_Z_base=0.0,
                     betas=2, runs=2, seconds=0, threads=1, dtype=np.float32, seed=0, schedule="x")
     assert abs(big.log_Z - (1001.0 + math.log((1 + math.exp(-1)) / 2))) < 1e-9
+
+
+def test_logmeanexp_against_references():
+    """ln mean exp against scipy's logsumexp - ln n on skewed values (where mean and
+    median differ), closed forms where exp would overflow or underflow, -inf, +inf, NaN,
+    every axis of a 2-D array, and AISResult.log_ratio, which is it."""
+    rng = np.random.default_rng(0)
+    x = rng.exponential(3.0, 1000) - 20.0
+    assert abs(logmeanexp(x) - (logsumexp(x) - math.log(x.size))) < 1e-12
+    assert abs(logmeanexp(x[:10]) - math.log(np.mean(np.exp(x[:10])))) < 1e-12
+    assert abs(logmeanexp([0.0, 0.0, 10.0]) - math.log((2 + math.exp(10)) / 3)) < 1e-12
+    assert logmeanexp([2.5]) == 2.5
+    for c in (1000.0, -1000.0, 709.5, -745.5):      # exp(c) overflows or underflows
+        assert abs(logmeanexp([c, c + math.log(3.0)]) - (c + math.log(2.0))) < 1e-12
+    assert abs(logmeanexp([0.0, -800.0]) + LN2) < 1e-15
+    assert abs(logmeanexp([0.0, -np.inf]) + LN2) < 1e-15
+    assert logmeanexp([-np.inf, -np.inf]) == -np.inf
+    assert logmeanexp([np.inf, 0.0]) == np.inf
+    assert math.isnan(logmeanexp([np.nan, 0.0]))
+    with pytest.raises(ValueError):
+        logmeanexp([])
+    X = rng.normal(0.0, 30.0, (7, 5))
+    X[2, :] = -np.inf
+    X[4, 1] = -np.inf
+    X[5, 3] = 900.0
+    for axis in (0, 1, -1):
+        got = logmeanexp(X, axis=axis)
+        rows = np.moveaxis(X, axis, -1)
+        want = np.array([logsumexp(r) - math.log(r.size) for r in rows])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(got, [logmeanexp(r) for r in rows], rtol=1e-15, atol=0)
+    assert logmeanexp(X, axis=1)[2] == -np.inf
+    assert abs(logmeanexp(X) - (logsumexp(X) - math.log(X.size))) < 1e-12
+    res = AISResult(kind="partition", log_weights=x, log_Z_base=1.5, betas=2, runs=x.size,
+                    seconds=0, threads=1, dtype=np.float64, seed=0, schedule="x")
+    assert res.log_ratio == logmeanexp(x) and res.log_Z == 1.5 + logmeanexp(x)
 
 
 def test_result_to_dict_keys(small):
