@@ -4,7 +4,6 @@ Monte Carlo checks use fixed seeds (so they cannot flake) and state their tolera
 standard errors; each is paired with a deliberately broken estimator that the same
 tolerance must reject, so the tests can fail.
 """
-import itertools
 import json
 import math
 import os
@@ -19,7 +18,8 @@ from cyrbm import RBM, _anneal
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
                              base_rate_biases, exact_log_partition, logmeanexp, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
-from _reference import ais_streams_reference, brute_log_z, check_sampler, exact_distribution
+from _reference import (ais_streams_reference, all_states, brute_log_z, check_sampler,
+                        exact_distribution)
 
 LN2 = math.log(2.0)
 
@@ -81,7 +81,7 @@ def test_exact_large_weights_are_stable():
 def test_exact_many_chunks_and_refreshes():
     # 2^16 states: several chunks of 2^12, each with exact recomputations every 1024 steps
     model = random_rbm(40, 16, seed=4, scale=0.3)
-    H = np.array(list(itertools.product([0, 1], repeat=16)), dtype=np.float64)
+    H = all_states(16).astype(np.float64)
     f = H @ model.hbias + softplus(H @ model.W.T + model.vbias).sum(axis=1)
     assert abs(exact_log_partition(model) - logsumexp(f)) < 1e-9
 
