@@ -197,7 +197,7 @@ def test_one_training_update_follows_the_log_likelihood_gradient(model86):
 
     def update(k):
         trained = Trainer(6, method="cd", k=k, epochs=1, batch_size=20000, learning_rate=1.0,
-                          momentum=0.0, weight_decay=0.0, seed=3, dtype=np.float64,
+                          momentum=0.0, weight_decay=0.0, seed=3, dtype=np.float64, threads=1,
                           monitor_size=0, progress=False).fit(data, model=model86.copy())
         return trained.W - W, trained.vbias - b, trained.hbias - a
 
