@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 from scipy import stats
-from scipy.special import logsumexp
+from scipy.special import expit, logsumexp
 
 import cyrbm
 
@@ -105,7 +105,6 @@ def loop_layer_probs(x, W, bias):
 def exact_gradient(model, data):
     """d/dtheta of mean ln p(v) over data, with exact model expectations
     (W, visible biases, hidden biases)."""
-    from scipy.special import expit
     W = model.W.astype(np.float64)
     a = model.hbias.astype(np.float64)
     V, probs, _ = exact_distribution(model)
