@@ -13,7 +13,7 @@ from cyrbm.datasets import load_data
 from cyrbm.errors import ModelMismatchError
 from _reference import (all_states, check_sampler, exact_distribution, exact_gradient,
                         exact_log_unnormalized, gibbs_transition, mean_log_likelihood,
-                        slightly_different, tiny_model, total_variation)
+                        slightly_different, state_codes, tiny_model, total_variation)
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +165,7 @@ def _update_z_scores(model, data, k, update, reference, batch=20000):
     from their data rows follow rows of the enumerated k-sweep transition matrix."""
     W, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.hbias))
     V = all_states(model.n_visible).astype(np.float64)
-    ends = gibbs_transition(model, k)[data.astype(np.int64) @ (1 << np.arange(data.shape[1])[::-1])]
+    ends = gibbs_transition(model, k)[state_codes(data)]
     pm = expit(V @ W + a)
     stats_per_state = np.hstack([(V[:, :, None] * pm[:, None, :]).reshape(len(V), -1), V, pm])
     var = (ends @ stats_per_state ** 2 - (ends @ stats_per_state) ** 2).mean(axis=0)
@@ -216,7 +216,7 @@ def _cd_expectation(model, data, k):
     over the chains' end states), by enumeration."""
     W, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.hbias))
     V = all_states(model.n_visible).astype(np.float64)
-    q = gibbs_transition(model, k)[data.astype(np.int64) @ (1 << np.arange(data.shape[1])[::-1])].mean(0)
+    q = gibbs_transition(model, k)[state_codes(data)].mean(0)
     pd, pm = expit(data @ W + a), expit(V @ W + a)
     return (data.T @ pd / len(data) - (V * q[:, None]).T @ pm,
             data.mean(0) - q @ V, pd.mean(0) - q @ pm)
