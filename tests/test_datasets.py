@@ -218,7 +218,8 @@ def test_stochastic_draws_come_from_the_one_seeding_path(tmp_path):
     grey = np.random.default_rng(4).random((50, 40))
     np.save(tmp_path / "g.npy", grey)
     for seed in (0, 11):
-        uniforms = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(6, 0))).random(grey.shape)
+        data_stream = np.random.SeedSequence(seed, spawn_key=(6, 0))
+        uniforms = np.random.default_rng(data_stream).random(grey.shape)
         check_result(ds.load_data(tmp_path / "g.npy", binarize="stochastic", seed=seed),
                      uniforms < grey)
     check_result(ds.load_data(tmp_path / "g.npy", binarize="stochastic",
@@ -568,7 +569,8 @@ def test_split_comes_from_the_one_seeding_path():
     here from numpy's SeedSequence directly.  A Generator is used as it is given."""
     X = np.arange(50).reshape(50, 1)
     for seed in (0, 7):
-        order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(6, 1))).permutation(50)
+        data_stream = np.random.SeedSequence(seed, spawn_key=(6, 1))
+        order = np.random.default_rng(data_stream).permutation(50)
         train, test = ds.train_test_split(X, 0.2, seed=seed)
         np.testing.assert_array_equal(test[:, 0], order[:10])
         np.testing.assert_array_equal(train[:, 0], order[10:])

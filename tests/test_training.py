@@ -160,9 +160,10 @@ def test_bad_settings_are_refused(kwargs):
 # ------------------------------------------------------------- CD statistics
 def _update_z_scores(model, data, k, update, reference, batch=20000):
     """z-scores of one update (parameter moves at learning rate 1, one batch of ``batch``
-    chains: each data row repeated equally often) against reference values of (W, vbias, hbias), with each
-    parameter's standard error computed exactly: the chains' end states after k sweeps
-    from their data rows follow rows of the enumerated k-sweep transition matrix."""
+    chains: each data row repeated equally often) against reference values of (W, vbias,
+    hbias), with each parameter's standard error computed exactly: the chains' end states
+    after k sweeps from their data rows follow rows of the enumerated k-sweep transition
+    matrix."""
     W, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.hbias))
     V = all_states(model.n_visible).astype(np.float64)
     ends = gibbs_transition(model, k)[state_codes(data)]
