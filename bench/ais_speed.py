@@ -49,7 +49,7 @@ from mnistlike import mnistlike  # noqa: E402
 
 import cyrbm  # noqa: E402
 from cyrbm import RBM, Trainer  # noqa: E402
-from cyrbm.annealing import Annealer, base_rate_biases, make_schedule  # noqa: E402
+from cyrbm.annealing import Annealer, base_rate_biases, logmeanexp, make_schedule  # noqa: E402
 
 
 def trained_model(n_hidden, path, data):
@@ -177,8 +177,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         lw = numpy_ais(model, bA.astype(np.float32).astype(np.float64), sched, args.runs, seed=2)
         t_numpy = time.perf_counter() - t0
-        m = lw.max()
-        log_z_np = res.log_Z_base + m + np.log(np.mean(np.exp(lw - m)))
+        log_z_np = res.log_Z_base + logmeanexp(lw)
         print(f"numpy : {t_numpy:8.2f} s   ln Z = {log_z_np:.3f}", flush=True)
 
     print()

@@ -51,13 +51,27 @@ class ScheduleError(CyrbmError, ValueError):
 
 
 # ----------------------------------------------------------------------------- helpers
-def logmeanexp(x):
-    """ln(mean(exp(x))) computed stably (relative to max(x))."""
+def logmeanexp(x, axis=None):
+    """ln(mean(exp(x))) over all of ``x`` (axis=None: a float) or along ``axis`` (an
+    array), computed relative to the largest element, so that large or very negative x
+    neither overflow nor underflow: ln r-hat of AIS from its log weights (SM08 Eq. 11).
+
+    -inf elements count as exp(-inf) = 0 (all -inf gives -inf); any +inf gives +inf and
+    any NaN gives NaN.  The mean of no numbers is refused (ValueError).
+    """
     x = np.asarray(x, dtype=np.float64)
-    m = float(np.max(x))
-    if not np.isfinite(m):
-        return m
-    return m + math.log(float(np.mean(np.exp(x - m))))
+    if axis is None:
+        if x.size == 0:
+            raise ValueError("logmeanexp of an empty array: the mean of no numbers.")
+        m = float(np.max(x))
+        if not np.isfinite(m):
+            return m
+        return m + math.log(float(np.mean(np.exp(x - m))))
+    m = np.max(x, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.mean(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return np.squeeze(out, axis=axis)
 
 
 def make_schedule(spec):
@@ -301,7 +315,7 @@ class AISResult:
     @property
     def log_ratio(self):
         """ln r-hat = ln mean(w) (Eq. 11)."""
-        return self._shift + math.log(self._mean)
+        return logmeanexp(self.log_weights)
 
     @property
     def log_sigma_ratio(self):

@@ -40,6 +40,7 @@ from importlib.resources import files
 
 import numpy as np
 
+from cyrbm._random import seed_sequence
 from cyrbm.errors import DataError
 
 __all__ = [
@@ -186,8 +187,10 @@ def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scal
     threshold : float
         The threshold for ``binarize="threshold"``, applied to scaled values.
     seed : None, int or numpy.random.Generator
-        Seeds ``numpy.random.default_rng`` for ``binarize="stochastic"``; the same
-        seed gives the same data.  Ignored otherwise.
+        For ``binarize="stochastic"``: the draws come from
+        ``cyrbm._random.seed_sequence(seed, "data", 0)``, like every random choice in
+        cyrbm (a Generator is used as it is); the same seed gives the same data.
+        Ignored otherwise.
     scale : float, optional
         Divide the data by this positive number before binarizing or checking.
         ``None`` means: with ``binarize=None`` do not scale; otherwise, if the
@@ -262,7 +265,8 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
         The share of rows that go to the test part, strictly between 0 and 1;
         the test part has ``round(n_samples * test_fraction)`` rows.
     seed : None, int or numpy.random.Generator
-        Seeds ``numpy.random.default_rng``, which draws the permutation.
+        The permutation comes from ``cyrbm._random.seed_sequence(seed, "data", 1)``, like
+        every random choice in cyrbm (a Generator is used as it is).
 
     Returns
     -------
@@ -287,7 +291,7 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
         side = "test" if n_test == 0 else "training"
         raise DataError(f"a test fraction of {test_fraction} of {n} samples "
                         f"leaves the {side} set empty.")
-    order = np.random.default_rng(seed).permutation(n)
+    order = _data_generator(seed, 1).permutation(n)
     return X[order[n_test:]], X[order[:n_test]]
 
 
@@ -646,8 +650,15 @@ def _binarize(X, what, binarize, threshold, seed, scale):
         raise DataError(f"{what} cannot be binarized stochastically: row {row}, column "
                         f"{column} holds {_value(values, row, column)} after scaling, "
                         f"outside [0, 1].")
-    rng = np.random.default_rng(seed)
+    rng = _data_generator(seed, 0)
     return (rng.random(values.shape) < values).view(np.uint8)
+
+
+def _data_generator(seed, use):
+    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed_sequence(seed, "data", use))
 
 
 def _reason(exc):
