@@ -5,6 +5,7 @@
 # below run them over OpenMP threads.  A published signature here is an ABI.
 from libc.stdint cimport uint8_t, int32_t, uint64_t
 from cython cimport floating
+from cyrbm._random cimport cyrbm_rng
 
 from cyrbm._ckernels cimport *
 
@@ -13,6 +14,16 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
                     const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
                     int weights, Py_ssize_t refresh_every, int force_refresh,
                     int n_threads) noexcept nogil
+
+cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
+                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
+                      Py_ssize_t refresh_every, int force_refresh,
+                      int n_threads) noexcept nogil
+
+cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
+                      Py_ssize_t n, int steps, cyrbm_rng *streams,
+                      int n_threads) noexcept nogil
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, double beta, int n_threads) noexcept nogil
@@ -23,7 +34,7 @@ cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const doubl
 
 
 # The buffers of R AIS runs between RBMs A and B, in one malloc'd block: the single layout
-# of the kernels' inputs, used by AISEngine and by the C/Cython API (cyrbm.capi).
+# of the kernels' inputs, used by GibbsEngine and by the C/Cython API (cyrbm.capi).
 cdef struct ais_buffers:
     cyrbm_ais_pair pair
     cyrbm_ais_state st

@@ -9,6 +9,7 @@ cdef extern from "kernels.h" nogil:
     uint64_t cyrbm_rng_next(cyrbm_rng *r)
     double cyrbm_rng_uniform(cyrbm_rng *r)
     uint64_t cyrbm_rng_next_lane(uint64_t *s, int l)
+    void cyrbm_rng_seed_run(cyrbm_rng *chain, uint64_t *run)
     double cyrbm_softplus(double x)
     float cyrbm_softplusf(float x)
     double cyrbm_sigmoid(double x)
@@ -27,10 +28,6 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_add_rows_f32(float *out, const float *W, Py_ssize_t ldw,
                             const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
     void cyrbm_add_rows_f64(double *out, const double *W, Py_ssize_t ldw,
-                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
-    void cyrbm_sub_rows_f32(float *out, const float *W, Py_ssize_t ldw,
-                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
-    void cyrbm_sub_rows_f64(double *out, const double *W, Py_ssize_t ldw,
                             const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
     void cyrbm_rowsums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
                            Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
@@ -136,6 +133,12 @@ cdef extern from "kernels.h" nogil:
                              Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,
                              Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
                              int force_refresh)
+    void cyrbm_gibbs_tempered_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                                  Py_ssize_t r1, const double *beta, Py_ssize_t s0,
+                                  Py_ssize_t s1, Py_ssize_t refresh_every, int force_refresh)
+    void cyrbm_gibbs_tempered_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                                  Py_ssize_t r1, const double *beta, Py_ssize_t s0,
+                                  Py_ssize_t s1, Py_ssize_t refresh_every, int force_refresh)
     void cyrbm_ais_visible_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
                                Py_ssize_t r1, double beta)
     void cyrbm_ais_visible_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,

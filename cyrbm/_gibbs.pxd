@@ -21,18 +21,10 @@ cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
                          Py_ssize_t n_rows, const floating *bias, floating *out,
                          int n_threads) noexcept nogil
 
-cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
-                           cyrbm_rng *streams, uint8_t *state, int32_t *idx, int32_t *cnt,
-                           int n_threads) noexcept nogil
-
 cdef int log_unnormalized_rows(const floating *W, const floating *vbias, const floating *hbias,
                                Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
                                Py_ssize_t n, double *out, int n_threads) noexcept nogil
 
-cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
-                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                      Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil
 # Where padded_product finds the weights S it multiplies by
 cdef enum:
     SOURCE_PADDED = 0     # S = A: aligned rows, stride lda

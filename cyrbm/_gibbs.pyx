@@ -62,15 +62,6 @@ cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,
         cyrbm_add_rows_f64(out, W, ldw, rows, n_rows, n)
 
 
-cdef void sub_rows(floating *out, const floating *W, Py_ssize_t ldw,
-                   const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n) noexcept nogil:
-    """out[0:n] -= sum_r W[rows[r], 0:n]."""
-    if floating is float:
-        cyrbm_sub_rows_f32(out, W, ldw, rows, n_rows, n)
-    else:
-        cyrbm_sub_rows_f64(out, W, ldw, rows, n_rows, n)
-
-
 cdef inline floating sigmoid(floating x) noexcept nogil:
     if floating is float:
         return cyrbm_sigmoidf(x)
@@ -131,33 +122,6 @@ cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
             for j in range(j1 - j0):
                 o[j] = bias[j0 + j]
             add_rows(o, W + j0, n_out, idx + r * ld_idx, cnt[r], j1 - j0)
-
-
-cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
-                           cyrbm_rng *streams, uint8_t *state, int32_t *idx, int32_t *cnt,
-                           int n_threads) noexcept nogil:
-    """Turn activations into probabilities in place and draw states from them.
-
-    Row r uses stream r; unit u of row r is on when uniform < sigma(act[r, u]).
-    """
-    cdef Py_ssize_t r, u
-    cdef int32_t c
-    cdef floating p
-    cdef floating *a
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
-                    schedule='static'):
-        a = act + r * n_units
-        c = 0
-        for u in range(n_units):
-            p = sigmoid(a[u])
-            a[u] = p
-            if cyrbm_rng_uniform(&streams[r]) < p:
-                state[r * n_units + u] = 1
-                idx[r * n_units + c] = <int32_t> u
-                c = c + 1
-            else:
-                state[r * n_units + u] = 0
-        cnt[r] = c
 
 
 cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil:
@@ -330,83 +294,6 @@ def pseudo_log_likelihood(const floating[:, ::1] W, const floating[::1] vbias,
             free(act)
             free(sp)
     return out
-
-
-cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
-                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                      Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil:
-    """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains.
-
-    v (n x n_visible) is updated in place; h (n x n_hidden) receives the last hidden
-    states; chain r draws from streams[r] only (advanced in place).  Returns 0, or -1
-    when scratch memory cannot be allocated.
-    """
-    cdef Py_ssize_t rows = n if n < CHUNK_ROWS else CHUNK_ROWS
-    cdef Py_ssize_t start, m
-    cdef int t, status = 0
-    cdef floating *WT
-    cdef floating *act_h
-    cdef floating *act_v
-    cdef int32_t *vidx
-    cdef int32_t *vcnt
-    cdef int32_t *hidx
-    cdef int32_t *hcnt
-    if n <= 0 or steps <= 0:
-        return 0
-    WT = <floating *> malloc(n_visible * n_hidden * sizeof(floating))
-    act_h = <floating *> malloc(rows * n_hidden * sizeof(floating))
-    act_v = <floating *> malloc(rows * n_visible * sizeof(floating))
-    vidx = <int32_t *> malloc(rows * n_visible * sizeof(int32_t))
-    vcnt = <int32_t *> malloc(rows * sizeof(int32_t))
-    hidx = <int32_t *> malloc(rows * n_hidden * sizeof(int32_t))
-    hcnt = <int32_t *> malloc(rows * sizeof(int32_t))
-    if (WT == NULL or act_h == NULL or act_v == NULL or vidx == NULL or vcnt == NULL
-            or hidx == NULL or hcnt == NULL):
-        status = -1
-    else:
-        transpose(W, n_visible, n_hidden, WT, n_threads)
-        start = 0
-        while start < n:
-            m = min(rows, n - start)
-            active_lists(v + start * n_visible, m, n_visible, vidx, vcnt, n_threads)
-            for t in range(steps):
-                binary_product(W, n_visible, n_hidden, vidx, n_visible, vcnt, m, hbias, act_h,
-                               n_threads)
-                sample_bernoulli(act_h, m, n_hidden, streams + start, h + start * n_hidden,
-                                 hidx, hcnt, n_threads)
-                binary_product(WT, n_hidden, n_visible, hidx, n_hidden, hcnt, m, vbias, act_v,
-                               n_threads)
-                sample_bernoulli(act_v, m, n_visible, streams + start, v + start * n_visible,
-                                 vidx, vcnt, n_threads)
-            start = start + m
-    free(WT)
-    free(act_h)
-    free(act_v)
-    free(vidx)
-    free(vcnt)
-    free(hidx)
-    free(hcnt)
-    return status
-
-
-def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
-                 const floating[::1] hbias, uint8_t[:, ::1] v, uint8_t[:, ::1] h, int steps,
-                 uint64_t[:, ::1] streams, int n_threads=1):
-    """Run ``steps`` block-Gibbs sweeps on every row of ``v`` (in place); ``h`` gets the
-    last hidden states; row r uses stream r (see gibbs_sweeps)."""
-    cdef Py_ssize_t n = v.shape[0]
-    _check_streams(streams, n)
-    if v.shape[1] != W.shape[0] or h.shape[0] != n or h.shape[1] != W.shape[1]:
-        raise ValueError("v must be n x n_visible and h n x n_hidden")
-    cdef int status = 0
-    if n > 0 and steps > 0:
-        with nogil:
-            status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], W.shape[0], W.shape[1],
-                                  &v[0, 0], &h[0, 0], n, steps, <cyrbm_rng *> &streams[0, 0],
-                                  n_threads)
-    if status != 0:
-        raise MemoryError("out of memory in gibbs_sample")
 
 
 # ---------------------------------------------------------------------------------------

@@ -522,7 +522,7 @@ class Annealer:
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
         streams = self._streams(0)
-        engine = _anneal.AISEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
+        engine = _anneal.GibbsEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
                                    streams, dtype=model.dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         t0 = time.perf_counter()
@@ -640,7 +640,7 @@ class Annealer:
                 log_Z_a = exact_log_partition(A, threads=self.threads)
             chain_info = {"start": "gibbs", "burn_in": burn_in, "chains": chains,
                           "steps_between": steps_between}
-        engine = _anneal.AISEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+        engine = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                                    self._streams(0), dtype=dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         engine.set_visible(starts)
@@ -714,7 +714,7 @@ class Annealer:
         ``burn_in + m * steps_between`` sweeps, and run r takes state r // chains of chain
         r % chains."""
         D = A.n_visible
-        chain = _anneal.AISEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
+        chain = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
                                   np.zeros(0), self._streams(1, chains), dtype=dtype,
                                   n_threads=self.threads, refresh_every=self.refresh)
         if init is not None:
@@ -731,7 +731,7 @@ class Annealer:
             for mark in marks:
                 while done < mark:
                     n = min(self.chunk, mark - done)
-                    chain.gibbs_a(n, force_refresh=done == 0, start=done)
+                    chain.sweep(n, force_refresh=done == 0, start=done)
                     done += n
                     if bar is not None:
                         bar.update(n)

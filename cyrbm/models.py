@@ -14,7 +14,7 @@ loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 import numpy as np
 from scipy.special import expit
 
-from cyrbm import _gibbs, _io
+from cyrbm import _anneal, _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams
 from cyrbm.datasets import check_binary
@@ -183,7 +183,7 @@ class RBM:
                 raise DataError("init has no rows.")
             v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=np.uint8)
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
-        _gibbs.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams,
+        _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams,
                             resolve_threads(threads))
         return v
 

@@ -363,84 +363,110 @@ CYRBM_INLINE int32_t FN(cyrbm_ak_active)(const uint8_t *s, ptrdiff_t n, int32_t 
     return c;
 }
 
-/* Steps k0 <= k < k1 of an annealing schedule betas[0..k_end] for runs [r0, r1)
- * (SM08 Sec. 3.1-3.3).  At step k:
- *   if weights (k >= 1):  logw += ln p*_k(v) - ln p*_{k-1}(v)   (float64);
- *   if k < k_end:         one block-Gibbs transition T_k leaving p_k invariant:
- *                         hA ~ p(hA | v) at 1 - beta_k, hB ~ p(hB | v) at beta_k
- *                         (Eq. 15-16), then v ~ p(v | hA, hB) (Eq. 17).
- * Inputs x = W^T v + a and u = W h follow the flips; they are recomputed exactly at steps
- * with k % refresh_every == 0 and at k0 when force_refresh is set (needed whenever the
- * states were set from outside).  Runs are independent: any split of runs between calls
- * or threads gives the same numbers. */
-void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
-                         ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
-                         ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,
-                         int force_refresh) {
+/* One step of the engine for runs [r0, r1): the log-weight increment and/or one
+ * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
+ * else all runs at (bp[0], bc[0]).
+ *   weights:     logw += ln p*_bc(v) - ln p*_bp(v)   (float64);
+ *   transition:  hA ~ p(hA | v) at 1 - bc, hB ~ p(hB | v) at bc (Eq. 15-16), then
+ *                v ~ p(v | hA, hB) (Eq. 17): T_bc, which leaves p_bc invariant.
+ * Inputs x = W^T v + a and u = W h follow the flips, recomputed exactly when `refresh`. */
+CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                                    ptrdiff_t r1, const double *bp, const double *bc,
+                                    int per_run, int weights, int transition, int refresh) {
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
     const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
     const ptrdiff_t bs = S->cur_stride;
-    ptrdiff_t k, r;
-    if (r1 <= r0) return;
-    for (k = k0; k < k1; k++) {
-        const double bc = betas[k], bp = weights ? betas[k - 1] : bc;
-        const int transition = k < k_end;
-        const int refresh = (force_refresh && k == k0) ||
-                            (refresh_every > 0 && k % refresh_every == 0);
-        /* x += rows of W for the flipped visible units (few), run by run */
-        for (r = r0; r < r1; r++) {
-            if (refresh) {
-                S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
-                S->nv_off[r] = 0;
-            }
-            if (nA > 0)
-                FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
-                                      S->vlist_off + r * ldV, S->nv_off[r],
-                                      (T *)S->xA + r * ldA, refresh, (const T *)P->aA);
-            if (nB > 0)
-                FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
-                                      S->vlist_off + r * ldV, S->nv_off[r],
-                                      (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
+    ptrdiff_t r;
+    /* x += rows of W for the flipped visible units (few), run by run */
+    for (r = r0; r < r1; r++) {
+        if (refresh) {
+            S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
+            S->nv_off[r] = 0;
         }
-        /* log weights and hidden draws */
-        for (r = r0; r < r1; r++)
-            FN(cyrbm_ak_hidden_run)(P, S, r, bp, bc, weights, transition, refresh);
-        if (!transition) continue;
-        /* where each tile of rows starts in the lists of hidden flips */
-        for (r = r0; r < r1; r++) {
-            int32_t *bd = S->cur + r * bs;
-            if (nA > 0) {
-                if (refresh) {
-                    S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
-                    S->nhA_off[r] = 0;
-                }
-                cyrbm_ak_tile_bounds(S->hlistA + r * ldA, S->nhA[r], S->hlistA_off + r * ldA,
-                                     S->nhA_off[r], nA, tile, bd);
-            }
-            if (nB > 0) {
-                if (refresh) {
-                    S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
-                    S->nhB_off[r] = 0;
-                }
-                cyrbm_ak_tile_bounds(S->hlistB + r * ldB, S->nhB[r], S->hlistB_off + r * ldB,
-                                     S->nhB_off[r], nB, tile, bd + offB);
-            }
-        }
-        /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by
-         * tile, all runs of the block */
         if (nA > 0)
-            FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, tile, S->hlistA + r0 * ldA,
-                                S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
-                                (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh);
+            FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
+                                  S->vlist_off + r * ldV, S->nv_off[r],
+                                  (T *)S->xA + r * ldA, refresh, (const T *)P->aA);
         if (nB > 0)
-            FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, tile, S->hlistB + r0 * ldB,
-                                S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
-                                (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh);
-        /* visible draws */
-        for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc);
+            FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
+                                  S->vlist_off + r * ldV, S->nv_off[r],
+                                  (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
     }
+    /* log weights and hidden draws */
+    for (r = r0; r < r1; r++)
+        FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
+                                transition, refresh);
+    if (!transition) return;
+    /* where each tile of rows starts in the lists of hidden flips */
+    for (r = r0; r < r1; r++) {
+        int32_t *bd = S->cur + r * bs;
+        if (nA > 0) {
+            if (refresh) {
+                S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
+                S->nhA_off[r] = 0;
+            }
+            cyrbm_ak_tile_bounds(S->hlistA + r * ldA, S->nhA[r], S->hlistA_off + r * ldA,
+                                 S->nhA_off[r], nA, tile, bd);
+        }
+        if (nB > 0) {
+            if (refresh) {
+                S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
+                S->nhB_off[r] = 0;
+            }
+            cyrbm_ak_tile_bounds(S->hlistB + r * ldB, S->nhB[r], S->hlistB_off + r * ldB,
+                                 S->nhB_off[r], nB, tile, bd + offB);
+        }
+    }
+    /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by tile,
+     * all runs of the block */
+    if (nA > 0)
+        FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, tile, S->hlistA + r0 * ldA,
+                            S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
+                            (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh);
+    if (nB > 0)
+        FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, tile, S->hlistB + r0 * ldB,
+                            S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
+                            (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh);
+    /* visible draws */
+    for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc[per_run ? r : 0]);
+}
+
+/* Steps k0 <= k < k1 of an annealing schedule betas[0..k_end] for runs [r0, r1)
+ * (SM08 Sec. 3.1-3.3).  At step k: if weights (k >= 1) the log-weight increment from
+ * beta_{k-1} to beta_k; if k < k_end one transition T_{beta_k} (cyrbm_ak_step).  Inputs
+ * are recomputed exactly at steps with k % refresh_every == 0 and at k0 when
+ * force_refresh is set (needed whenever the states were set from outside).  Runs are
+ * independent: any split of runs between calls or threads gives the same numbers. */
+void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                         ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
+                         ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,
+                         int force_refresh) {
+    ptrdiff_t k;
+    if (r1 <= r0) return;
+    for (k = k0; k < k1; k++)
+        FN(cyrbm_ak_step)(P, S, r0, r1, weights ? betas + k - 1 : betas + k, betas + k, 0,
+                          weights, k < k_end,
+                          (force_refresh && k == k0) ||
+                          (refresh_every > 0 && k % refresh_every == 0));
+}
+
+/* Sweeps s0 <= s < s1 of tempered block Gibbs for runs [r0, r1): run r moves by T_beta[r]
+ * (cyrbm_ak_step at its own inverse temperature, no weights), leaving its own p_beta[r]
+ * invariant; with B empty and beta = 0, plain block Gibbs on A (SM08 Eq. 5-6).  Inputs
+ * are recomputed exactly at sweeps with s % refresh_every == 0 and at s0 when
+ * force_refresh is set; the sweep numbers make a chain taken in pieces equal one call.
+ * Parallel tempering and RBM.sample are schedules of this transition. */
+void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                              ptrdiff_t r1, const double *beta, ptrdiff_t s0, ptrdiff_t s1,
+                              ptrdiff_t refresh_every, int force_refresh) {
+    ptrdiff_t s;
+    if (r1 <= r0) return;
+    for (s = s0; s < s1; s++)
+        FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1, 0, 1,
+                          (force_refresh && s == s0) ||
+                          (refresh_every > 0 && s % refresh_every == 0));
 }
 
 #undef CHUNK

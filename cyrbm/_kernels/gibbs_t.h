@@ -6,7 +6,7 @@
  * on the vector width, nor on how columns are split between threads, nor on padding. */
 
 /* ------------------------------------------------------------------------------------
- * out[0:n] += (OP +) or -= (OP -) sum_r W[rows[r], 0:n] (rows of stride ldw), four
+ * out[0:n] += sum_r W[rows[r], 0:n] (rows of stride ldw, OP +), four
  * vectors of columns at a time in registers across all the rows; the last 1 to 4
  * vectors' worth of columns in one pass at offsets that may overlap (an element covered
  * twice is computed twice from the same start with the same additions: the same bits).
@@ -61,7 +61,6 @@
         }                                                                                 \
     }
 CYRBM_DEFINE_ROWSUM(cyrbm_add_rows, +)
-CYRBM_DEFINE_ROWSUM(cyrbm_sub_rows, -)
 #undef CYRBM_DEFINE_ROWSUM
 
 /* sigma in place on x[0:n], n a multiple of 64 bytes' worth (a padded row) */

@@ -79,14 +79,10 @@ typedef struct {
 
 /* ---- the dispatched kernels: X(return type, name, parameters, arguments) ---- */
 #define CYRBM_GIBBS_KERNELS(X)                                                            \
-    /* out[0:n] +=/-= sum_r W[rows[r], 0:n], rows in order (INOUT out) */                 \
+    /* out[0:n] += sum_r W[rows[r], 0:n], rows in order (INOUT out) */                 \
     X(void, add_rows_f32, (float *out, const float *W, ptrdiff_t ldw, const int32_t *rows, \
                            ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
     X(void, add_rows_f64, (double *out, const double *W, ptrdiff_t ldw, const int32_t *rows, \
-                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
-    X(void, sub_rows_f32, (float *out, const float *W, ptrdiff_t ldw, const int32_t *rows, \
-                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
-    X(void, sub_rows_f64, (double *out, const double *W, ptrdiff_t ldw, const int32_t *rows, \
                            ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
     /* padded products, see gibbs.c */                                                    \
     X(void, rowsums_f32, (float *out, ptrdiff_t ldo, const float *bias, const float *A,   \
@@ -151,6 +147,15 @@ typedef struct {
                             ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,        \
                             int force_refresh),                                           \
       (P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every, force_refresh))        \
+    /* tempered block-Gibbs sweeps s0 <= s < s1, run r at beta[r] (INOUT S) */            \
+    X(void, gibbs_tempered_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
+                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
+                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
+      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
+    X(void, gibbs_tempered_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
+                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
+                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
+      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
     X(void, ais_visible_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
                               ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
     X(void, ais_visible_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \

@@ -60,4 +60,17 @@ static inline uint64_t cyrbm_rng_next_lane(uint64_t *s, int l) {
     return x;
 }
 
+/* Seed a run's 8 interleaved lanes from one chain stream: lane l takes the chain's next
+ * four outputs as its state (a lane that came out all zero, probability 2^-256, is
+ * nudged), so a run's numbers depend only on its chain's stream (the C API's Gibbs
+ * sweeps and RBM.sample take chain streams, the engine runs on 8 lanes). */
+static inline void cyrbm_rng_seed_run(cyrbm_rng *chain, uint64_t *run) {
+    int l, w;
+    for (l = 0; l < CYRBM_RNG_LANES; l++) {
+        uint64_t any = 0;
+        for (w = 0; w < 4; w++) any |= run[w * CYRBM_RNG_LANES + l] = cyrbm_rng_next(chain);
+        if (!any) run[l] = 0x9E3779B97F4A7C15ULL;
+    }
+}
+
 #endif
