@@ -53,3 +53,15 @@ def make_streams(seed, purpose, Py_ssize_t n_chains, *extra):
     zero = ~states.any(axis=1)
     states[zero, 0] = 0x9E3779B97F4A7C15
     return states
+
+
+def make_run_streams(seed, purpose, Py_ssize_t runs, *extra):
+    """States of ``runs`` engine chains (AIS runs): a (runs, 32) uint64 array.
+
+    A run owns 8 xoshiro256++ lanes (the kernels draw 8 or 16 numbers at a time); lane l
+    of run r is stream 8r + l of ``make_streams(seed, purpose, 8 * runs, *extra)``, stored
+    word-major (word w of lane l at w*8 + l) as the kernels read them (rng.h's AIS
+    layout).  So a run's numbers depend only on the seed and its index.
+    """
+    s = make_streams(seed, purpose, 8 * runs, *extra)           # (8 runs, 4)
+    return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))

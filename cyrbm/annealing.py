@@ -28,7 +28,7 @@ import numpy as np
 from cyrbm import _anneal
 from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams
+from cyrbm._random import make_run_streams, make_streams
 from cyrbm.datasets import check_binary
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 from cyrbm.models import RBM
@@ -761,12 +761,6 @@ class Annealer:
 
 
 def ais_streams(seed, runs, key=0):
-    """The random streams of ``runs`` AIS runs: (runs, 32) uint64.
-
-    Run r owns 8 xoshiro256++ lanes (the kernels draw 8 or 16 numbers at a time), lane l
-    being stream 8r + l of (seed, "ais", key) from :func:`cyrbm._random.make_streams`,
-    stored word-major (word w of lane l at w*8 + l) as the kernels read them.  So a run's
-    numbers depend only on the seed and its index, never on the number of threads.
-    """
-    s = make_streams(seed, "ais", 8 * runs, key)           # (8 runs, 4)
-    return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))
+    """The random streams of ``runs`` AIS runs: (runs, 32) uint64, purpose "ais" (the
+    layout of :func:`cyrbm._random.make_run_streams`)."""
+    return make_run_streams(seed, "ais", runs, key)
