@@ -547,6 +547,58 @@ def exact_log_partition(W, vbias, hbias, int n_threads=1, int chunk_bits=12):
     return float(result)
 
 
+def exact_chunk_range(W, vbias, hbias, double[::1] chunks, Py_ssize_t c0, Py_ssize_t c1,
+                      int n_threads=1, int chunk_bits=12):
+    """Chunks c0 <= c < c1 of ``exact_log_partition``'s enumeration, into ``chunks``
+    (2 doubles per chunk: max and sum, as ``exact_log_partition_raw`` fills them), so a
+    caller can take a long enumeration in pieces (and answer Ctrl-C between them);
+    ``exact_combine_chunks`` then gives the same ln Z bit for bit."""
+    cdef double[:, ::1] Wv = np.ascontiguousarray(W, dtype=np.float64)
+    cdef double[::1] b = np.ascontiguousarray(vbias, dtype=np.float64)
+    cdef double[::1] a = np.ascontiguousarray(hbias, dtype=np.float64)
+    cdef Py_ssize_t D = Wv.shape[0], M = Wv.shape[1]
+    cdef Py_ssize_t m = M if M <= D else D, n = D if M <= D else M
+    if m < 1 or m > 62 or b.shape[0] != D or a.shape[0] != M:
+        raise ValueError("W must be n_visible x n_hidden with matching biases, "
+                         "at most 62 units in the smaller layer.")
+    cdef int cb = chunk_bits if chunk_bits < m else <int> m
+    cdef Py_ssize_t n_chunks = (<Py_ssize_t> 1) << (m - cb)
+    if chunks.shape[0] != 2 * n_chunks or c0 < 0 or c1 > n_chunks:
+        raise ValueError("chunks must hold 2 doubles for each of the enumeration's chunks.")
+    cdef Py_ssize_t n_pad = _pad(n), c
+    cdef double[:, ::1] Ws = np.empty((m, n_pad))
+    cdef double[::1] cs = np.empty(m), co = np.empty(n_pad)
+    cdef uint64_t size = (<uint64_t> 1) << cb
+    cdef double *act = NULL
+    cdef int nt = cap_threads(n_threads, c1 - c0)
+    if c1 <= c0:
+        return
+    with nogil:
+        _exact_operands(&Wv[0, 0], &b[0], &a[0], D, M, &Ws[0, 0], &cs[0], &co[0])
+        with parallel(num_threads=nt):
+            act = <double *> malloc(n_pad * sizeof(double) + 64)
+            try:
+                for c in prange(c0, c1, schedule='dynamic', chunksize=1):
+                    cyrbm_exact_chunk(&Ws[0, 0], n_pad, &cs[0], &co[0], m, n_pad,
+                                      <uint64_t> c * size, <uint64_t> (c + 1) * size, act,
+                                      &chunks[2 * c], NULL)
+            finally:
+                free(act)
+
+
+def exact_combine_chunks(const double[::1] chunks):
+    """ln Z from the chunks of ``exact_chunk_range``, combined in order exactly as
+    ``exact_log_partition_raw`` does."""
+    cdef Py_ssize_t n_chunks = chunks.shape[0] // 2, c
+    cdef double mx = -INFINITY, total = 0.0
+    for c in range(n_chunks):
+        if chunks[2 * c] > mx:
+            mx = chunks[2 * c]
+    for c in range(n_chunks):
+        total = total + chunks[2 * c + 1] * exp(chunks[2 * c] - mx)
+    return float(mx + log(total))
+
+
 def exact_sample_smaller_layer(W, vbias, hbias, uniforms, int n_threads=1, int chunk_bits=12):
     """Exact draws from the marginal of the smaller layer of an RBM, and its exact ln Z.
 

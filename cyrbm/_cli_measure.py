@@ -40,10 +40,8 @@ def _whole(args, key, minimum, what):
 
 
 def _threads(args):
-    raw = args.get("--threads")
-    if raw is None:
-        return None
-    return _whole(args, "--threads", 1, "threads")
+    from cyrbm.cli import parse_threads
+    return parse_threads(args.get("--threads"))
 
 
 def _data(args, key):
@@ -91,11 +89,16 @@ def run_ratio(args):
     burn_in = _whole(args, "--burn-in", 0, "sweeps")
     steps_between = _whole(args, "--steps-between", 1, "sweeps")
     chains = None if args.get("--chains") is None else _whole(args, "--chains", 1, "chains")
+    if chains is not None and chains > runs:
+        raise AnnealingError(f"--chains must be at most --runs ({runs}), not {chains}.")
+    start = _opt(args, "--start")
+    if start not in ("auto", "exact", "gibbs"):
+        raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
     threads = _threads(args)
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)
     data = _data(args, "--data")
-    result = annealer.log_ratio(model_a, model_b, data=data, start=_opt(args, "--start"),
+    result = annealer.log_ratio(model_a, model_b, data=data, start=start,
                                 burn_in=burn_in,
                                 chains=chains, steps_between=steps_between)
     out = {"command": "ratio", "model_a": str(args["MODEL_A"]), "model_b": str(args["MODEL_B"]),

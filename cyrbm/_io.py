@@ -1,13 +1,46 @@
-"""Atomic .npz writing and careful .npz reading for model and checkpoint files."""
+"""Atomic .npz writing and careful .npz reading for model and checkpoint files.
+
+Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` in the directory of the file
+being written, so one left behind by a process that was killed (SIGKILL, power loss) is
+recognisably stale: its process no longer runs.  Every write removes the stale ones it
+finds there.
+"""
 import json
 import os
+import re
+import stat
 import tempfile
+import tokenize
 import zipfile
 import zlib
 
 import numpy as np
 
 from cyrbm.errors import ModelFileError, OutputError
+
+_TEMP_PREFIX = ".cyrbm-"
+_TEMP_RE = re.compile(r"^\.cyrbm-(\d+)-[^/]*\.tmp$")
+
+
+def is_read_only(path):
+    """True if ``path`` exists and its owner may not write it (no write permission bit
+    for anyone, or no write access for this user).  Checked by mode bits as well as
+    ``os.access``: root may write anything, but a 0444 file still says "keep me"."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    return (st.st_mode & 0o222) == 0 or not os.access(path, os.W_OK)
+
+
+def same_file(a, b):
+    """True if paths ``a`` and ``b`` name the same existing file (links included)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def check_writable(path):
@@ -18,12 +51,48 @@ def check_writable(path):
         raise OutputError(f"cannot write '{path}': it is a directory.")
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write '{path}': the directory '{directory}' does not exist.")
+    if is_read_only(path):
+        raise OutputError(f"cannot write '{path}': the file is read-only (make it writable, "
+                          f"or write elsewhere).")
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".cyrbm-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
+                                   suffix=".tmp")
     except OSError as exc:
         raise OutputError(f"cannot write '{path}': {exc.strerror or exc} in '{directory}'.") from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def remove_stale_temporaries(directory):
+    """Delete the temporary files of cyrbm processes that no longer run from
+    ``directory``; returns their names."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMP_RE.match(name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def _process_alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True         # exists (another user's), or cannot tell: keep the file
+    return True
 
 
 def atomic_savez(path, arrays, *, compress=False):
@@ -31,11 +100,21 @@ def atomic_savez(path, arrays, *, compress=False):
 
     The data go to a temporary file in the same directory, are flushed to disk, and the
     file is renamed over ``path``: a reader (or a crash) never sees a half-written file.
+    A read-only ``path`` is refused; a replaced file keeps its permission bits.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if is_read_only(path):
+        raise OutputError(f"cannot write '{path}': the file is read-only (make it writable, "
+                          f"or write elsewhere).")
+    remove_stale_temporaries(directory)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".cyrbm-", suffix=".npz.tmp")
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
+                                   suffix=".npz.tmp")
     except OSError as exc:
         raise OutputError(f"cannot write '{path}': {exc.strerror or exc}.") from None
     try:
@@ -43,7 +122,7 @@ def atomic_savez(path, arrays, *, compress=False):
             (np.savez_compressed if compress else np.savez)(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())      # mkstemp makes 0600; give the usual mode
+        os.chmod(tmp, mode)            # mkstemp makes 0600; give the usual (or kept) mode
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -53,6 +132,21 @@ def atomic_savez(path, arrays, *, compress=False):
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write '{path}': {exc.strerror or exc}.") from None
         raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory):
+    """Make the rename itself durable (where the platform allows it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _umask():
@@ -69,17 +163,42 @@ def read_npz(path, what="model file"):
     if os.path.isdir(path):
         raise ModelFileError(f"{what} '{path}' is a directory.")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise ValueError("not an npz archive")
+        loaded = np.load(path, allow_pickle=False)
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error,
+            NotImplementedError, RuntimeError, OverflowError, MemoryError, SyntaxError,
+            tokenize.TokenError, TypeError) as exc:
+        raise _unreadable(path, what, exc) from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        kind = (f"a single array of shape {loaded.shape} (an .npy file)"
+                if isinstance(loaded, np.ndarray) else "not an .npz archive")
+        raise ModelFileError(f"{what} '{path}' holds {kind}, not a model (.npz with W, "
+                             f"vbias and hbias).")
+    try:
+        with loaded as z:
             return {name: z[name] for name in z.files}
-    except ModelFileError:
-        raise
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error) as exc:
-        raise ModelFileError(
-            f"{what} '{path}' is not a readable .npz file (it is truncated, corrupt or "
-            f"of another format: {type(exc).__name__})."
-        ) from None
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error,
+            NotImplementedError, RuntimeError, OverflowError, MemoryError, TypeError,
+            SyntaxError, tokenize.TokenError) as exc:
+        raise _unreadable(path, what, exc) from None
+
+
+def _unreadable(path, what, exc):
+    return ModelFileError(
+        f"{what} '{path}' is not a readable .npz file (it is truncated, corrupt or "
+        f"of another format: {type(exc).__name__}).")
+
+
+def read_meta(path):
+    """The parsed 'meta' entry of an .npz file without reading its other arrays, or None
+    (no such file, not an .npz, no meta or not a JSON object)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile) or "meta" not in z.files:
+                return None
+            meta = json.loads(z["meta"].item())
+    except Exception:       # anything unreadable is simply "not ours"
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def meta_to_array(meta):
@@ -94,7 +213,7 @@ def meta_from_array(value, path, what="model file"):
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         meta = json.loads(text)
-    except (ValueError, TypeError, UnicodeDecodeError):
+    except (ValueError, TypeError, UnicodeDecodeError, RecursionError):
         raise ModelFileError(f"{what} '{path}' has a 'meta' entry that is not valid JSON.") from None
     if not isinstance(meta, dict):
         raise ModelFileError(f"{what} '{path}' has a 'meta' entry that is not a JSON object.")

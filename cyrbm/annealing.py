@@ -22,6 +22,7 @@ Here T_k is one block-Gibbs sweep of the tempered conditionals (Eq. 15-17).
 import math
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from cyrbm import _anneal
 from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams
-from cyrbm.datasets import check_binary
+from cyrbm._validation import check_binary, check_memory, hint
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 from cyrbm.models import RBM
 
@@ -105,14 +106,23 @@ def make_schedule(spec):
                 raise ScheduleError(f"schedule 'linear:K' needs a whole number K, not {count!r}.") from None
             if k < 2:
                 raise ScheduleError(f"schedule 'linear:K' needs K >= 2 betas, not {k}.")
+            check_memory(16 * k, f"schedule 'linear:{k}'", "use fewer betas")
             betas = np.linspace(0.0, 1.0, k)
         elif os.path.isfile(text):
             try:
-                betas = np.loadtxt(text, dtype=np.float64, ndmin=1, comments="#")
-            except ValueError as exc:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")      # "input contained no data"
+                    betas = np.loadtxt(text, dtype=np.float64, ndmin=1, comments="#")
+            except (ValueError, UnicodeDecodeError) as exc:
+                reason = (str(exc).splitlines() or [type(exc).__name__])[0]
                 raise ScheduleError(f"schedule file '{text}' is not a list of numbers "
-                                    f"({str(exc).splitlines()[0]}).") from None
+                                    f"({reason}).") from None
+            except OSError as exc:
+                raise ScheduleError(f"cannot read schedule file '{text}': "
+                                    f"{exc.strerror or exc}.") from None
             betas = betas.ravel()
+            if betas.size == 0:
+                raise ScheduleError(f"schedule file '{text}' holds no betas.")
         else:
             raise ScheduleError(f"schedule must be 'paper', 'linear:K', a file of betas or an "
                                 f"array, not {text!r} (no such file).")
@@ -134,16 +144,17 @@ def _check_schedule(betas):
         raise ScheduleError(f"a schedule needs at least two betas (0 and 1), not {betas.size}.")
     if not np.all(np.isfinite(betas)):
         k = int(np.flatnonzero(~np.isfinite(betas))[0])
-        raise ScheduleError(f"schedule entry {k} is not a finite number ({betas[k]}).")
+        raise ScheduleError(f"schedule entry {k} is not a finite number ({float(betas[k])}).")
     if betas[0] != 0.0:
-        raise ScheduleError(f"a schedule must start at beta = 0, not {betas[0]!r}.")
+        raise ScheduleError(f"a schedule must start at beta = 0, not {float(betas[0])!r}.")
     if betas[-1] != 1.0:
-        raise ScheduleError(f"a schedule must end at beta = 1, not {betas[-1]!r}.")
+        raise ScheduleError(f"a schedule must end at beta = 1, not {float(betas[-1])!r}.")
     steps = np.diff(betas)
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0]) + 1
-        raise ScheduleError(f"a schedule must be strictly increasing, but entry {k} ({betas[k]!r}) "
-                            f"is not above entry {k - 1} ({betas[k - 1]!r}).")
+        raise ScheduleError(f"a schedule must be strictly increasing, but entry {k} "
+                            f"({float(betas[k])!r}) is not above entry {k - 1} "
+                            f"({float(betas[k - 1])!r}).")
     return betas
 
 
@@ -185,7 +196,14 @@ def _check_runs(runs):
         raise AnnealingError(f"runs must be a whole number, not {runs!r}.")
     if runs < 2:
         raise AnnealingError(f"AIS needs at least 2 runs to estimate its error, not {runs}.")
+    check_memory(512 * int(runs), f"{int(runs)} AIS runs", "use fewer runs")
     return int(runs)
+
+
+def _check_run_memory(runs, D, n_hidden):
+    """Refuse runs whose states cannot fit in memory (about 32 bytes a unit a run)."""
+    check_memory(runs * (512 + 32 * (D + n_hidden)), f"{runs} AIS runs of a model with "
+                 f"{D} visible and {n_hidden} hidden units", "use fewer runs")
 
 
 # ------------------------------------------------------------------------ exact ln Z
@@ -214,9 +232,28 @@ def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     """
     model = _as_rbm(model)
     n_threads = resolve_threads(threads)
-    _check_enumerable(model, n_threads, max_units, "an exact ln Z",
-                      "use Annealer().log_partition (AIS) instead")
-    return _anneal.exact_log_partition(model.W, model.vbias, model.hbias, n_threads)
+    _check_enumerable(model, n_threads, max_units, "an exact ln Z", hint("exact_too_big"))
+    # The enumeration is taken in pieces of about 0.1 s, so Ctrl-C (KeyboardInterrupt)
+    # is answered between them; the pieces give the one-call result bit for bit.
+    m = min(model.n_visible, model.n_hidden)
+    n_chunks = 1 << (m - min(_EXACT_CHUNK_BITS, m))
+    chunks = np.empty(2 * n_chunks)
+    c, step = 0, n_threads
+    while c < n_chunks:
+        c1 = min(n_chunks, c + step)
+        t0 = time.perf_counter()
+        _anneal.exact_chunk_range(model.W, model.vbias, model.hbias, chunks, c, c1,
+                                  n_threads, _EXACT_CHUNK_BITS)
+        seconds = time.perf_counter() - t0
+        c = c1
+        if seconds < 0.05:
+            step *= 2
+        elif seconds > 0.2 and step > n_threads:
+            step //= 2
+    return _anneal.exact_combine_chunks(chunks)
+
+
+_EXACT_CHUNK_BITS = 12
 
 
 def _check_enumerable(model, n_threads, max_units, what, instead):
@@ -516,6 +553,7 @@ class Annealer:
         """
         model = _as_rbm(model)
         D, M = model.n_visible, model.n_hidden
+        _check_run_memory(self.runs, D, M)
         v_data = None if data is None else model._visible_data(data, "data")
         bA = self._base_biases(base_rate, base_data if base_data is not None else v_data, D,
                                pseudocount)
@@ -599,12 +637,13 @@ class Annealer:
             raise ModelMismatchError(f"the two models have {A.n_visible} and {B.n_visible} "
                                      f"visible units; a ratio needs the same visible layer.")
         D = A.n_visible
+        _check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
         if start not in ("auto", "exact", "gibbs"):
             raise AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not {start!r}.")
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             _check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
-                              "use start='gibbs'")
+                              hint("start_gibbs"))
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
         burn_in = int(burn_in)
         steps_between = int(steps_between)

@@ -12,7 +12,7 @@ Usage:
   cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED]
               [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S]
               [--threads T] [--json]
-  cyrbm logz MODEL --exact [--threads T] [--json]
+  cyrbm logz MODEL [--exact] [--threads T] [--json]
   cyrbm -h | --help
   cyrbm --version
 
@@ -40,18 +40,22 @@ Options:
   --momentum MOM             Momentum [default: 0.5].
   --weight-decay L2          L2 weight decay on W [default: 0.0002].
   --seed S                   The one seed behind every random choice [default: 0].
-  --threads T                OpenMP threads (default: all cores; results do not
+  --threads T                OpenMP threads; 0 or absent: chosen by the size of
+                             the work, at most one per core (results do not
                              depend on it).
   --dtype DTYPE              float32 or float64 [default: float32].
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-every N       Epochs between checkpoints [default: 1].
-  --resume                   Continue from the checkpoint, up to --epochs in all.
+  --resume                   Continue from the checkpoint, up to --epochs in all;
+                             settings left out are the checkpoint's.
   --binarize MODE            Turn grey data into 0/1: threshold or stochastic.
   --threshold X              Threshold for --binarize threshold, after scaling to
                              [0, 1] [default: 0.5].
   --monitor N                Training rows on which the reconstruction error and
-                             pseudo-log-likelihood are recorded each epoch [default: 200].
-  --no-progress              No progress bar.
+                             pseudo-log-likelihood are recorded each epoch; auto:
+                             200, fewer for large models (8 for 784 x 500) so that
+                             monitoring stays a small part of an epoch [default: auto].
+  --no-progress              No progress bar and no line per epoch.
   --data DATA                Data whose average log-probability to estimate.
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: 100].
@@ -74,41 +78,351 @@ Options:
 
 Errors are printed as one sentence on stderr, with a non-zero exit status.
 """
+import difflib
 import json
 import math
 import os
+import re
 import sys
 import time
 
-from docopt import docopt
-
 import cyrbm
 from cyrbm.errors import CyrbmError
+
+# NumPy, SciPy, the kernels and docopt are imported when a command needs them, inside
+# main(): the command starts fast, and Ctrl-C while they load is answered like any other.
 
 
 class UsageError(CyrbmError):
     """A command-line value that does not parse."""
 
 
-def _number(args, key, kind, *, optional=False):
+# --------------------------------------------------------------------- usage errors
+_VALUE_OPTIONS = {
+    "--output", "--hidden", "--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay",
+    "--momentum", "--weight-decay", "--seed", "--threads", "--dtype", "--checkpoint",
+    "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
+    "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
+}
+_FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version"}
+_POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
+                "logz": ["MODEL"]}
+_OPTIONAL_POSITIONALS = {"info": ["MODEL"]}
+_WHAT = {"DATA": "DATA (the training data)", "MODEL": "MODEL (a model file)",
+         "MODEL_A": "MODEL_A and MODEL_B (two model files)",
+         "MODEL_B": "MODEL_B (the second model file)"}
+
+
+def _usage_lines():
+    """{command: its usage line as one line} from the docstring."""
+    block = __doc__.split("Usage:", 1)[1].split("\n\n", 1)[0]
+    lines, current = {}, None
+    for raw in block.splitlines():
+        text = raw.strip()
+        if text.startswith("cyrbm "):
+            current = text.split()[1]
+            lines[current] = text
+        elif text and current:
+            lines[current] += " " + text
+    return lines
+
+
+def _short_usage(command):
+    line = _usage_lines().get(command)
+    if line is None:
+        return "usage: cyrbm (train|info|ais|ratio|logz) ...; 'cyrbm --help' lists the options."
+    required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
+    return f"usage: {required} [options]; 'cyrbm --help' lists them."
+
+
+def _usage_problem(argv):
+    """(command or None, one sentence) saying why ``argv`` does not fit the usage."""
+    if not argv:
+        return None, "no command given (commands: train, info, ais, ratio, logz)."
+    command = argv[0]
+    if command not in _POSITIONALS:
+        if command.startswith("-"):
+            return None, f"unknown option {command!r} before the command."
+        close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
+        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz)"
+        return None, f"unknown command {command!r}{also}."
+    usage = _usage_lines()[command]
+    allowed = set(re.findall(r"--[\w-]+", usage)) | {"--help", "--version"}
+    if "-o MODEL" in usage:
+        allowed.add("--output")
+    known = _VALUE_OPTIONS | _FLAG_OPTIONS
+    positionals, given = [], set()
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positionals.extend(argv[i:])
+            break
+        if arg.startswith("--"):
+            name, eq, _ = arg.partition("=")
+            if name not in known:
+                matches = [o for o in known if o.startswith(name)]
+                if len(matches) == 1:
+                    name = matches[0]
+                elif matches:
+                    return command, f"option {name} is ambiguous ({', '.join(sorted(matches))})."
+                else:
+                    close = difflib.get_close_matches(name, sorted(allowed), n=1)
+                    also = f" (did you mean {close[0]}?)" if close else ""
+                    return command, f"unknown option {name}{also}."
+            if name not in allowed:
+                return command, f"option {name} does not apply to 'cyrbm {command}'."
+            if name in _VALUE_OPTIONS and not eq:
+                if i >= len(argv):
+                    return command, f"option {name} needs a value."
+                i += 1
+            if name in _FLAG_OPTIONS and eq:
+                return command, f"option {name} takes no value."
+            given.add(name)
+        elif arg.startswith("-") and arg != "-":
+            if arg.startswith("-o"):
+                if "--output" not in allowed:
+                    return command, f"option -o does not apply to 'cyrbm {command}'."
+                if arg == "-o":
+                    if i >= len(argv):
+                        return command, "option -o needs a value (the model file to write)."
+                    i += 1
+                given.add("--output")
+            elif arg == "-h":
+                given.add("--help")
+            else:
+                return command, f"unknown option {arg}."
+        else:
+            positionals.append(arg)
+    needed = _POSITIONALS[command]
+    optional = _OPTIONAL_POSITIONALS.get(command, [])
+    if len(positionals) < len(needed):
+        missing = needed[len(positionals)]
+        return command, f"'cyrbm {command}' needs {_WHAT[missing]}."
+    if len(positionals) > len(needed) + len(optional):
+        extra = positionals[len(needed) + len(optional)]
+        return command, f"unexpected argument {extra!r}."
+    if command == "train" and "--output" not in given:
+        return command, "'cyrbm train' needs -o MODEL, the model file to write."
+    return command, "the arguments do not fit its usage."
+
+
+def _parse(argv):
+    """docopt's arguments, or a UsageError-free (code, message) for a usage error."""
+    from docopt import DocoptExit, docopt
+    try:
+        return docopt(__doc__, argv=argv, version=f"cyrbm {cyrbm.__version__}"), None
+    except DocoptExit:
+        command, sentence = _usage_problem(argv)
+        prefix = f"cyrbm {command}" if command else "cyrbm"
+        return None, f"{prefix}: error: {sentence}\n{_short_usage(command)}"
+
+
+def _explicit_options(argv):
+    """The options given on the command line (not filled in from defaults)."""
+    from docopt import docopt
+    bare = re.sub(r"\s*\[default: [^\]]*\]", "", __doc__)
+    args = docopt(bare, argv=argv, version=f"cyrbm {cyrbm.__version__}")
+    return {key for key, value in args.items()
+            if key.startswith("-") and value not in (None, False)}
+
+
+# ------------------------------------------------------------------------ values
+def _whole(args, key, minimum=None, *, optional=False, what=""):
+    """An option's value as a whole number (``1e6`` spelled so is accepted)."""
+    value = args[key]
+    if value is None:
+        if optional:
+            return None
+        raise UsageError(f"{key} needs a value.")
+    text = str(value).strip()
+    try:
+        result = int(text, 10)
+    except ValueError:
+        try:
+            as_float = float(text)
+        except ValueError:
+            as_float = math.nan
+        if not (math.isfinite(as_float) and as_float.is_integer()):
+            raise UsageError(f"{key} must be a whole number, not {value!r}.") from None
+        result = int(as_float)
+    if minimum is not None and result < minimum:
+        raise UsageError(f"{key} must be at least {minimum}{what}, not {result}.")
+    return result
+
+
+def _real(args, key, *, low=None, high=None, low_open=False, high_open=False, optional=False):
+    """An option's value as a finite number within the given bounds."""
     value = args[key]
     if value is None:
         if optional:
             return None
         raise UsageError(f"{key} needs a value.")
     try:
-        result = kind(value)
+        result = float(value)
     except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise UsageError(f"{key} must be {what}, not {value!r}.") from None
-    if kind is float and not math.isfinite(result):
+        raise UsageError(f"{key} must be a number, not {value!r}.") from None
+    if not math.isfinite(result):
         raise UsageError(f"{key} must be a finite number, not {value!r}.")
+    bad_low = low is not None and (result <= low if low_open else result < low)
+    bad_high = high is not None and (result >= high if high_open else result > high)
+    if bad_low or bad_high:
+        parts = []
+        if low is not None:
+            parts.append(f"{'above' if low_open else 'at least'} {low:g}")
+        if high is not None:
+            parts.append(f"{'below' if high_open else 'at most'} {high:g}")
+        raise UsageError(f"{key} must be {' and '.join(parts)}, not {value}.")
     return result
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parse_threads(raw):
+    """--threads: None or 0 for automatic (by the size of the work), else a number of
+    threads, capped at the cores this process may use (with a note on stderr)."""
+    if raw is None:
+        return None
+    value = _whole({"--threads": raw}, "--threads", 0, what=" (0: chosen by the size of the work)")
+    if value == 0:
+        return None
+    cores = _cores()
+    if value > cores:
+        print(f"cyrbm: note: --threads {value} is more than the {cores} cores here; "
+              f"using {cores}.", file=sys.stderr)
+        return cores
+    return value
 
 
 def default_checkpoint(model_path):
     root, ext = os.path.splitext(os.fspath(model_path))
     return root + ".ckpt" + (ext or ".npz")
+
+
+def _data_file(source):
+    """The file behind a DATA argument, or None for a bundled data set."""
+    from cyrbm.datasets import bundled_datasets
+    if source in bundled_datasets():
+        return None
+    if os.path.exists(source):
+        return source
+    prefix, colon, _ = source.rpartition(":")
+    if colon and os.path.isfile(prefix):
+        return prefix
+    return None
+
+
+# -------------------------------------------------------------------------- train
+# option -> (Trainer setting, how to read it from the command line)
+_TRAIN_SETTINGS = {
+    "--hidden": "n_hidden", "--method": "method", "--k": "k", "--epochs": "epochs",
+    "--batch": "batch_size", "--lr": "learning_rate", "--lr-decay": "lr_decay",
+    "--momentum": "momentum", "--weight-decay": "weight_decay", "--seed": "seed",
+    "--dtype": "dtype", "--monitor": "monitor_size",
+}
+
+
+def _train_settings(args):
+    """The Trainer settings from the options, each checked and named by its option."""
+    from cyrbm.training import METHODS, parse_k
+    method = args["--method"]
+    if method not in METHODS:
+        raise UsageError(f"--method must be one of cd, pcd, not {method!r}.")
+    try:
+        k_first, k_last = parse_k(args["--k"])
+    except ValueError:
+        raise UsageError(f"--k must be a whole number of at least 1, or FIRST:LAST such as "
+                         f"1:25, not {args['--k']!r}.") from None
+    dtype = args["--dtype"]
+    if dtype not in ("float32", "float64"):
+        raise UsageError(f"--dtype must be float32 or float64, not {dtype!r}.")
+    return {
+        "n_hidden": _whole(args, "--hidden", 1),
+        "method": method,
+        "k": k_first if k_first == k_last else f"{k_first}:{k_last}",
+        "epochs": _whole(args, "--epochs", 1),
+        "batch_size": _whole(args, "--batch", 1),
+        "learning_rate": _real(args, "--lr", low=0, low_open=True),
+        "lr_decay": _real(args, "--lr-decay", low=0, low_open=True, optional=True),
+        "momentum": _real(args, "--momentum", low=0, high=1, high_open=True),
+        "weight_decay": _real(args, "--weight-decay", low=0),
+        "seed": _whole(args, "--seed", 0),
+        "dtype": dtype,
+        "monitor_size": ("auto" if args["--monitor"] == "auto"
+                         else _whole(args, "--monitor", 0, what=" (or auto)")),
+    }
+
+
+def _show(option, value):
+    return "none" if value is None else str(value)
+
+
+def _merge_resume(settings, explicit, checkpoint):
+    """With --resume: settings left out come from the checkpoint; one given that differs
+    from it is refused (it would continue silently as the checkpoint's)."""
+    from cyrbm import _io
+    from cyrbm.training import parse_k
+    meta = _io.read_meta(checkpoint)
+    training = meta.get("training") if meta else None
+    saved = training.get("settings") if isinstance(training, dict) else None
+    if not isinstance(saved, dict) or not isinstance(meta.get("checkpoint"), dict):
+        return settings, None         # Trainer.fit gives the precise error
+    done = meta["checkpoint"].get("epoch")
+    merged = dict(settings)
+    for option, key in _TRAIN_SETTINGS.items():
+        if key not in saved or key == "epochs":
+            continue
+        was = saved[key]
+        if option in explicit:
+            now = settings[key]
+            same = now == was
+            if key == "k":
+                try:
+                    same = parse_k(now) == parse_k(was)
+                except (ValueError, TypeError):
+                    same = False
+            if not same and key != "monitor_size":
+                raise UsageError(
+                    f"{option} {_show(option, now)} conflicts with the checkpoint "
+                    f"'{checkpoint}', made with {option} {_show(option, was)}; leave {option} "
+                    f"out to continue as it was, or train afresh without --resume.")
+        else:
+            merged[key] = was
+    if "--epochs" not in explicit and isinstance(saved.get("epochs"), int):
+        merged["epochs"] = saved["epochs"]
+    if isinstance(done, int) and not isinstance(done, bool) and merged["epochs"] < done:
+        raise UsageError(f"--epochs {merged['epochs']} is fewer than the {done} epochs the "
+                         f"checkpoint '{checkpoint}' has done.")
+    return merged, done
+
+
+def _check_outputs(args, model_path, checkpoint, resume):
+    """No user file is replaced unless it is the output named for that purpose."""
+    from cyrbm import _io
+    data_file = _data_file(args["DATA"])
+    if data_file is not None:
+        if _io.same_file(model_path, data_file):
+            raise UsageError(f"-o '{model_path}' names the training data; choose another "
+                             f"model file.")
+        if _io.same_file(checkpoint, data_file):
+            how = "--checkpoint" if args["--checkpoint"] else "the checkpoint named after -o"
+            raise UsageError(f"{how} '{checkpoint}' is the training data; name another "
+                             f"file with --checkpoint.")
+    if os.path.abspath(checkpoint) == os.path.abspath(model_path) or _io.same_file(checkpoint, model_path):
+        raise UsageError("the checkpoint file must differ from the model file.")
+    if not resume and os.path.isfile(checkpoint):
+        meta = _io.read_meta(checkpoint)
+        if meta is None or "checkpoint" not in meta:
+            raise UsageError(f"'{checkpoint}' exists and is not a cyrbm checkpoint; name "
+                             f"another file with --checkpoint, or move it away.")
+    _io.check_writable(model_path)
+    _io.check_writable(checkpoint)
 
 
 def cmd_train(args, out):
@@ -118,19 +432,21 @@ def cmd_train(args, out):
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise UsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
-    seed = _number(args, "--seed", int)
-    data = load_data(args["DATA"], binarize=binarize, threshold=_number(args, "--threshold", float),
-                     seed=seed)
+    threshold = _real(args, "--threshold")
+    settings = _train_settings(args)
+    checkpoint_every = _whole(args, "--checkpoint-every", 1)
+    threads = parse_threads(args["--threads"])
     model_path = args["--output"]
     checkpoint = args["--checkpoint"] or default_checkpoint(model_path)
-    if os.path.abspath(checkpoint) == os.path.abspath(model_path):
-        raise UsageError("the checkpoint file must differ from the model file.")
-    lr_decay = _number(args, "--lr-decay", float, optional=True)
-    threads = _number(args, "--threads", int, optional=True)
+    resume = args["--resume"]
+    _check_outputs(args, model_path, checkpoint, resume)
+    if resume:
+        settings, _ = _merge_resume(settings, args["__explicit__"], checkpoint)
     quiet = args["--json"]
+    lines = not (quiet or args["--no-progress"])
 
     def report(record):
-        if quiet:
+        if not lines:
             return
         parts = [f"epoch {record['epoch']}", f"k={record['k']}", f"{record['seconds']:.2f} s"]
         if "reconstruction_error" in record:
@@ -138,33 +454,37 @@ def cmd_train(args, out):
             parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
         print("  ".join(parts), file=sys.stderr, flush=True)
 
+    data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
+                     seed=settings["seed"])
     trainer = Trainer(
-        _number(args, "--hidden", int), method=args["--method"], k=args["--k"],
-        epochs=_number(args, "--epochs", int), batch_size=_number(args, "--batch", int),
-        learning_rate=_number(args, "--lr", float), lr_decay=lr_decay,
-        momentum=_number(args, "--momentum", float),
-        weight_decay=_number(args, "--weight-decay", float), seed=seed, threads=threads,
-        dtype=args["--dtype"], checkpoint=checkpoint,
-        checkpoint_every=_number(args, "--checkpoint-every", int),
-        monitor_size=_number(args, "--monitor", int),
+        settings["n_hidden"], method=settings["method"], k=settings["k"],
+        epochs=settings["epochs"], batch_size=settings["batch_size"],
+        learning_rate=settings["learning_rate"], lr_decay=settings["lr_decay"],
+        momentum=settings["momentum"], weight_decay=settings["weight_decay"],
+        seed=settings["seed"], threads=threads, dtype=settings["dtype"],
+        checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+        monitor_size=settings["monitor_size"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report)
-    from cyrbm._io import check_writable
-    check_writable(model_path)
     t0 = time.perf_counter()
     try:
-        model = trainer.fit(data, resume=args["--resume"])
+        model = trainer.fit(data, resume=resume)
     except KeyboardInterrupt:
-        print(f"interrupted: the state was saved to '{checkpoint}'; continue with --resume.",
-              file=sys.stderr)
+        if trainer.saved_on_interrupt:
+            print(f"cyrbm train: interrupted: the state was saved to '{checkpoint}'; continue "
+                  f"with --resume.", file=sys.stderr)
+        else:
+            print("cyrbm train: interrupted.", file=sys.stderr)
         return 130
     model.meta["training"]["data"] = args["DATA"]
     model.save(model_path)
     last = trainer.history[-1] if trainer.history else {}
+    written = checkpoint if os.path.isfile(checkpoint) else None
     result = {
-        "model": model_path, "checkpoint": checkpoint, "data": args["DATA"],
+        "model": model_path, "checkpoint": written, "data": args["DATA"],
         "n_samples": int(data.shape[0]), "n_visible": model.n_visible,
         "n_hidden": model.n_hidden, "method": trainer.method, "k": trainer.k,
         "epochs": trainer.epochs, "seconds": time.perf_counter() - t0,
+        "threads": trainer.threads,
         "reconstruction_error": last.get("reconstruction_error"),
         "pseudo_log_likelihood": last.get("pseudo_log_likelihood"),
         "history": trainer.history,
@@ -178,8 +498,16 @@ def cmd_train(args, out):
         if last.get("pseudo_log_likelihood") is not None:
             print(f"pseudo-log-likelihood per sample {last['pseudo_log_likelihood']:.4f} nats, "
                   f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
-        print(f"wrote {model_path} (checkpoint {checkpoint})", file=out)
+        print(f"wrote {model_path}" + (f" (checkpoint {written})" if written else ""), file=out)
     return 0
+
+
+# --------------------------------------------------------------------------- info
+def _num(x, fmt=".4f"):
+    """A number formatted, or shown as it is when it is not one (a crafted file)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format(x, fmt)
+    return str(x)
 
 
 def cmd_info(args, out):
@@ -225,21 +553,29 @@ def cmd_info(args, out):
     settings = training.get("settings")
     if settings:
         k = settings.get("k")
-        print(f"  trained by {settings.get('method', '?').upper()}-{k}, {training.get('epochs_done')} "
-              f"epochs, batch {settings.get('batch_size')}, lr {settings.get('learning_rate')}, "
-              f"seed {settings.get('seed')}" + (f", data '{training['data']}'" if training.get("data") else ""),
-              file=out)
+        print(f"  trained by {str(settings.get('method', '?')).upper()}-{k}, "
+              f"{training.get('epochs_done')} epochs, batch {settings.get('batch_size')}, "
+              f"lr {settings.get('learning_rate')}, seed {settings.get('seed')}"
+              + (f", data '{training['data']}'" if training.get("data") else ""), file=out)
     if history:
         last = history[-1]
         if "pseudo_log_likelihood" in last:
-            print(f"  last epoch: pseudo-log-likelihood {last['pseudo_log_likelihood']:.4f} nats, "
-                  f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
+            print(f"  last epoch: pseudo-log-likelihood {_num(last['pseudo_log_likelihood'])} "
+                  f"nats, reconstruction error {_num(last.get('reconstruction_error'))}", file=out)
     return 0
 
 
+# ----------------------------------------------------------------- ais, ratio, logz
+def _end(x, sign):
+    """An interval end: a number, or +-inf (JSON null) when the interval is unbounded."""
+    return f"{sign}inf" if x is None or not math.isfinite(x) else f"{x:.4f}"
+
+
 def _interval(pair):
+    if pair is None:
+        return "[n/a]"
     lo, hi = pair
-    return f"[{lo:.4f}, {hi:.4f}]"
+    return f"[{_end(lo, '-')}, {_end(hi, '+')}]"
 
 
 def print_measure(name, r, out):
@@ -284,20 +620,59 @@ COMMANDS = {"train": cmd_train, "info": cmd_info, "ais": _measure("ais"),
             "ratio": _measure("ratio"), "logz": _measure("logz")}
 
 
-def main(argv=None):
-    args = docopt(__doc__, argv=argv, version=f"cyrbm {cyrbm.__version__}")
+def _one_sentence(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _run(argv):
+    args, problem = _parse(argv)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     command = next(name for name in COMMANDS if args.get(name))
+    from cyrbm import _validation
+    _validation.set_interface("cli" if command in ("train", "info") else "cli-measure")
     try:
+        if command == "train" and args["--resume"]:
+            args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like
         sys.stderr.close()
         return 0
     except (CyrbmError, ValueError, OSError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"cyrbm {command}: error: {message}", file=sys.stderr)
+        print(f"cyrbm {command}: error: {_one_sentence(exc)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"cyrbm {command}: error: this machine has not enough memory for the sizes "
+              f"asked for; use smaller ones.", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"cyrbm {command}: interrupted.", file=sys.stderr)
+        return 130
+    finally:
+        _validation.set_interface("python")
+
+
+def _single_threaded_blas(environ=os.environ):
+    """The command's heavy work runs in cyrbm's OpenMP kernels; NumPy's BLAS only does
+    small products (the training monitor, starting states), for which its own threads
+    cost far more than they give when other programs share the cores (a 16 x 784 x 500
+    product: 50 ms on 2 BLAS threads against 0.4 ms on one).  So the command's BLAS is
+    single-threaded unless the user set its threads.  Must run before NumPy loads."""
+    if "OMP_NUM_THREADS" in environ:
+        return
+    for key in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        environ.setdefault(key, "1")
+
+
+def main(argv=None):
+    if "numpy" not in sys.modules:
+        _single_threaded_blas()
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv))
+    except KeyboardInterrupt:        # e.g. while NumPy and the kernels are loading
+        print("cyrbm: interrupted.", file=sys.stderr)
         return 130
 
 

@@ -34,6 +34,7 @@ import io
 import math
 import numbers
 import os
+import tokenize
 import zipfile
 import zlib
 from importlib.resources import files
@@ -42,6 +43,10 @@ import numpy as np
 
 from cyrbm._random import seed_sequence
 from cyrbm.errors import DataError
+from cyrbm._validation import check_binary  # noqa: F401  (re-exported)
+from cyrbm._validation import as_matrix as _as_matrix, binarize as _binarize
+from cyrbm._validation import check_options as _check_options
+from cyrbm._validation import data_generator
 
 __all__ = [
     "load_data",
@@ -86,10 +91,12 @@ _IDX_DTYPES = {
 }
 
 # Exceptions that a reader of a bad file may raise; they are turned into DataError.
-_READ_ERRORS = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
+# NumPy parses an .npy header with Python's own parser, so a damaged header can raise
+# SyntaxError or tokenize.TokenError too, and a header promising a huge shape MemoryError.
+_READ_ERRORS = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, SyntaxError,
+                tokenize.TokenError, MemoryError, OverflowError, TypeError, KeyError,
+                NotImplementedError, RuntimeError)
 
-_FILE_HINT = "use binarize='threshold' or 'stochastic'"
-_ARRAY_HINT = "binarize it first, e.g. with load_data(..., binarize='threshold')"
 
 
 # ============================================================================
@@ -219,41 +226,6 @@ def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scal
     return _binarize(X, what, binarize, threshold, seed, scale)
 
 
-def check_binary(X, *, name="data", allow_1d=False):
-    """Check that an in-memory array is binary and return it as ``uint8``.
-
-    This is the one check used across cyrbm to validate user arrays.  It is
-    vectorised; the first bad element is only searched for when the check fails.
-
-    Parameters
-    ----------
-    X : array_like
-        Numbers or booleans: a nested list or an ndarray of any integer, float or
-        bool dtype.
-    name : str
-        What the array is, used as the subject of error messages
-        (e.g. ``"training data"``).
-    allow_1d : bool
-        Accept a 1-D array as a single sample and return shape ``(1, d)``.
-
-    Returns
-    -------
-    numpy.ndarray of uint8, shape (n_samples, n_features)
-        C-contiguous.  ``X`` itself is returned when it already is a
-        C-contiguous ``uint8`` array; otherwise a copy (a view for ``bool``).
-
-    Raises
-    ------
-    DataError
-        If ``X`` is not numeric, not 2-D (or 1-D with ``allow_1d``), has no
-        samples or features, or holds NaN, infinity or any value other than 0
-        and 1.  The message names the first bad row and column, numbered from 1.
-    """
-    X = _as_numeric_array(X, name)
-    X = _as_matrix(X, name, allow_1d=allow_1d, flatten=False)
-    return _require_binary(X, name, _ARRAY_HINT)
-
-
 def train_test_split(X, test_fraction=0.2, *, seed=0):
     """Split the rows of ``X`` at random into a training and a test part.
 
@@ -291,7 +263,7 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
         side = "test" if n_test == 0 else "training"
         raise DataError(f"a test fraction of {test_fraction} of {n} samples "
                         f"leaves the {side} set empty.")
-    order = _data_generator(seed, 1).permutation(n)
+    order = data_generator(seed, 1).permutation(n)
     return X[order[n_test:]], X[order[:n_test]]
 
 
@@ -538,127 +510,6 @@ def _read_digits():
         raise DataError(f"the bundled digits file {_DIGITS_FILE} is damaged "
                         f"(unexpected shape {images.shape}); reinstall cyrbm.")
     return images, labels
-
-
-# ============================================================================
-# Checking and binarizing arrays
-# ============================================================================
-
-def _check_options(binarize, threshold, scale):
-    if binarize not in (None, "threshold", "stochastic"):
-        raise DataError(f"binarize must be None, 'threshold' or 'stochastic', not {binarize!r}.")
-    if not _is_finite_real(threshold):
-        raise DataError(f"threshold must be a finite number, not {threshold!r}.")
-    if scale is not None and not (_is_finite_real(scale) and scale > 0):
-        raise DataError(f"scale must be a positive finite number, not {scale!r}.")
-
-
-def _is_finite_real(value):
-    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
-            and math.isfinite(value))
-
-
-def _as_numeric_array(X, what):
-    """``np.asarray`` with a DataError for ragged nested lists."""
-    try:
-        return np.asarray(X)
-    except (ValueError, TypeError):
-        raise DataError(f"{what} is not a rectangular array of numbers "
-                        f"(its rows differ in length or hold something else).") from None
-
-
-def _as_matrix(X, what, *, allow_1d, flatten):
-    """Check the shape of ``X`` and return it as (n_samples, n_features)."""
-    if X.dtype.kind not in "biuf":
-        raise DataError(f"{what} must hold real numbers or booleans, "
-                        f"not values of dtype {X.dtype}.")
-    if X.ndim == 1 and allow_1d:
-        X = X.reshape(1, -1)
-    elif X.ndim >= 3 and flatten:
-        X = X.reshape(X.shape[0], math.prod(X.shape[1:]))
-    if X.ndim != 2:
-        shape = "a scalar" if X.ndim == 0 else f"an array of shape {X.shape}"
-        raise DataError(f"{what} holds {shape}; expected a 2-D array of samples × features.")
-    if X.shape[0] == 0:
-        raise DataError(f"{what} holds no samples.")
-    if X.shape[1] == 0:
-        raise DataError(f"{what} holds no features.")
-    return X
-
-
-def _first(mask):
-    """1-based (row, column) of the first true element of a 2-D mask, row-major."""
-    flat = int(np.argmax(mask.reshape(-1)))
-    row, column = np.unravel_index(flat, mask.shape)
-    return int(row) + 1, int(column) + 1
-
-
-def _value(X, row, column):
-    return str(X[row - 1, column - 1])
-
-
-def _require_finite(X, what):
-    if X.dtype.kind == "f" and not np.isfinite(X).all():
-        row, column = _first(~np.isfinite(X))
-        raise DataError(f"{what} holds {_value(X, row, column)} at row {row}, column {column}; "
-                        f"NaN and infinite values are not allowed.")
-
-
-def _require_binary(X, what, hint, after=""):
-    """Return ``X`` as C-contiguous uint8 if it holds only 0 and 1, else raise.
-
-    ``after`` (e.g. " after dividing by 255") qualifies "is not binary" in the message.
-    """
-    kind = X.dtype.kind
-    if kind == "b":
-        return np.ascontiguousarray(X).view(np.uint8)
-    if kind == "u":
-        ok = X.max() <= 1
-    elif kind == "i":
-        ok = X.min() >= 0 and X.max() <= 1
-    else:
-        ok = not np.any((X != 0) & (X != 1))
-    if not ok:
-        _require_finite(X, what)
-        row, column = _first((X != 0) & (X != 1))
-        raise DataError(f"{what} is not binary{after}: row {row}, column {column} holds "
-                        f"{_value(X, row, column)} ({hint}).")
-    return np.ascontiguousarray(X, dtype=np.uint8)
-
-
-def _binarize(X, what, binarize, threshold, seed, scale):
-    """Scale and binarize (or just check) a 2-D numeric array, as in load_data."""
-    if binarize is None and scale is None:
-        return _require_binary(X, what, _FILE_HINT)
-
-    values = X.astype(np.float64)
-    _require_finite(values, what)
-    if scale is None:
-        largest = values.max()
-        scale = (255.0 if X.dtype == np.uint8 else largest) if largest > 1 else 1.0
-    if scale != 1:
-        values /= scale
-
-    if binarize is None:
-        return _require_binary(values, what, _FILE_HINT, f" after dividing by {scale:g}")
-    if binarize == "threshold":
-        return (values >= threshold).view(np.uint8)
-
-    outside = (values < 0) | (values > 1)
-    if outside.any():
-        row, column = _first(outside)
-        raise DataError(f"{what} cannot be binarized stochastically: row {row}, column "
-                        f"{column} holds {_value(values, row, column)} after scaling, "
-                        f"outside [0, 1].")
-    rng = _data_generator(seed, 0)
-    return (rng.random(values.shape) < values).view(np.uint8)
-
-
-def _data_generator(seed, use):
-    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed_sequence(seed, "data", use))
 
 
 def _reason(exc):

@@ -28,3 +28,7 @@ class TrainingDiverged(CyrbmError, FloatingPointError):
 
 class OutputError(CyrbmError, OSError):
     """An output file that cannot be written."""
+
+
+class SizeError(CyrbmError, ValueError):
+    """A size (units, rows, runs, betas) whose arrays cannot fit in this machine's memory."""

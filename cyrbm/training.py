@@ -29,11 +29,16 @@ import numpy as np
 from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, seed_sequence
-from cyrbm.datasets import check_binary
+from cyrbm._threads import auto_threads
+from cyrbm._validation import check_binary, check_memory
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
 from cyrbm.models import RBM
 
 METHODS = ("cd", "pcd")
+#: Settings a resumed run must share with its checkpoint (the run's random streams and
+#: arrays depend on them).  The step size may change on resume in the Python API (the
+#: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
+RESUME_SETTINGS = ("method", "batch_size", "seed", "dtype")
 _TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
                  "trainer_streams", "trainer_chains")
 
@@ -87,15 +92,18 @@ class Trainer:
         L2 coefficient on W.
     seed : int
     threads : int or None
-        OpenMP threads (None: all; results do not depend on it).
+        OpenMP threads (None or 0: chosen by the size of the work, see
+        cyrbm._threads; results do not depend on it).
     dtype : float32 or float64
     checkpoint : path or None
         Where checkpoints go (an .npz model file with the trainer's state).
     checkpoint_every : int
         Epochs between checkpoints (one is also written at the end and on Ctrl-C).
-    monitor_size : int
+    monitor_size : int or "auto"
         Training rows (a fixed random subset) on which the reconstruction error and the
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
+        "auto": 200 rows, fewer for large models so that monitoring stays a small part
+        of an epoch (see ``auto_monitor_rows``: 8 rows for 784 x 500).
     progress : bool or None
         A progress bar (needs tqdm); None: only when stderr is a terminal.
     callback : callable, optional
@@ -121,7 +129,8 @@ class Trainer:
             (math.isfinite(weight_decay) and weight_decay >= 0,
              f"weight decay must be non-negative, not {weight_decay}."),
             (int(checkpoint_every) >= 1, f"checkpoint interval must be at least 1 epoch, not {checkpoint_every}."),
-            (int(monitor_size) >= 0, f"monitor size must be non-negative, not {monitor_size}."),
+            (monitor_size == "auto" or int(monitor_size) >= 0,
+             f"monitor size must be non-negative or 'auto', not {monitor_size}."),
             (seed is not None and int(seed) >= 0, f"seed must be a non-negative integer, not {seed}."),
         ]
         for ok, message in checks:
@@ -137,18 +146,23 @@ class Trainer:
         self.momentum = float(momentum)
         self.weight_decay = float(weight_decay)
         self.seed = int(seed)
-        self.threads = resolve_threads(threads)
-        self.dtype = np.dtype(dtype)
+        self._threads_requested = None if threads in (None, 0) else resolve_threads(threads)
+        self.threads = self._threads_requested
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError:
+            self.dtype = None
         if self.dtype not in (np.float32, np.float64):
-            raise ValueError(f"dtype must be float32 or float64, not {self.dtype}.")
+            raise ValueError(f"dtype must be float32 or float64, not {dtype!r}.")
         self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
         self.checkpoint_every = int(checkpoint_every)
-        self.monitor_size = int(monitor_size)
+        self.monitor_size = "auto" if monitor_size == "auto" else int(monitor_size)
         self.progress = progress
         self.callback = callback
         self.history = []
         self.model = None
         self._last_checkpoint_epoch = None
+        self.saved_on_interrupt = False
 
     # ------------------------------------------------------------- settings
     def settings(self):
@@ -201,8 +215,10 @@ class Trainer:
             raise ModelMismatchError("training data has no rows.")
         if self.checkpoint is not None:
             _io.check_writable(self.checkpoint)
-        fingerprint = _fingerprint(data)
         B = self.batch_size
+        if not resume:
+            self._check_sizes(n, D, self.n_hidden if model is None else model.n_hidden)
+        fingerprint = _fingerprint(data)
         if resume:
             state = self._load_checkpoint(D, fingerprint)
             model = state["model"]
@@ -231,17 +247,32 @@ class Trainer:
         self._run(data, state, fingerprint)
         return model
 
+    def _check_sizes(self, n, D, M):
+        """Refuse, before allocating, sizes whose arrays cannot fit in memory."""
+        item = self.dtype.itemsize
+        B = self.batch_size
+        model_bytes = D * M * (16 + 5 * item)          # initial draw, W, velocity, scratch
+        batch_bytes = B * (D + M) * 40 + -(-n // B) * B * 16
+        check_memory(model_bytes, f"a {D} x {M} RBM", "use fewer hidden units")
+        check_memory(model_bytes + batch_bytes, f"training a {D} x {M} RBM in mini-batches "
+                     f"of {B} rows", "use smaller mini-batches")
+
     def _run(self, data, state, fingerprint):
-        model, B, T = state["model"], self.batch_size, self.threads
+        model, B = state["model"], self.batch_size
+        # the work of one parallel region: a mini-batch times the weights
+        work = B * model.n_visible * model.n_hidden
+        T = self.threads = auto_threads(self._threads_requested, work)
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
         workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         persistent = self.method == "pcd"
         chains = state["chains"] if persistent else np.empty((B, model.n_visible), np.uint8)
         monitor = None
-        if self.monitor_size > 0:
+        monitor_rows = (auto_monitor_rows(model.n_visible, model.n_hidden)
+                        if self.monitor_size == "auto" else self.monitor_size)
+        if monitor_rows > 0:
             rng = np.random.default_rng(seed_sequence(self.seed, "monitor"))
-            rows = np.sort(rng.permutation(n)[: self.monitor_size])
+            rows = np.sort(rng.permutation(n)[:monitor_rows])
             monitor = np.ascontiguousarray(data[rows])
 
         interrupted = _InterruptFlag()
@@ -251,6 +282,8 @@ class Trainer:
             while state["epoch"] < self.epochs:
                 epoch = state["epoch"]
                 k = self.k_at(epoch)
+                if self._threads_requested is None:     # other programs come and go
+                    T = self.threads = auto_threads(None, work)
                 order = _epoch_order(self.seed, epoch, n, n_batches * B)
                 t0 = time.perf_counter()
                 seconds_before = state.get("epoch_seconds", 0.0)
@@ -277,6 +310,7 @@ class Trainer:
                     if interrupted.flag:
                         state["epoch_seconds"] = seconds_before + time.perf_counter() - t0
                         self._save_checkpoint(state, fingerprint)
+                        self.saved_on_interrupt = self.checkpoint is not None
                         raise KeyboardInterrupt
                 if bar is not None:
                     bar.close()
@@ -343,17 +377,22 @@ class Trainer:
         training = model.meta.get("training", {})
         if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
             raise ModelFileError(f"'{path}' is a model file without trainer state, not a checkpoint.")
+        info = checkpoint_info(info, path)
         saved = training.get("settings", {})
         if model.n_visible != n_visible:
             raise ModelMismatchError(
                 f"checkpoint '{path}' has {model.n_visible} visible units but the data have {n_visible} columns.")
         if info.get("data_fingerprint") != fingerprint:
             raise ModelMismatchError(f"checkpoint '{path}' was made on different training data.")
-        for key in ("method", "batch_size", "seed", "dtype"):
+        for key in RESUME_SETTINGS:
             if key in saved and saved[key] != self.settings()[key]:
                 raise ModelMismatchError(
                     f"checkpoint '{path}' was made with {key}={saved[key]!r}, not {self.settings()[key]!r}; "
                     f"resume with the same settings.")
+        if info["epoch"] > self.epochs:
+            raise ModelMismatchError(
+                f"checkpoint '{path}' has already done {info['epoch']} epochs, more than "
+                f"epochs={self.epochs}; resume with at least {info['epoch']} epochs.")
         self.n_hidden = model.n_hidden
         model = model.astype(self.dtype)
         state = {
@@ -367,6 +406,9 @@ class Trainer:
                        if self.method == "pcd" else None),
             "history": list(training.get("history", [])),
         }
+        if state["batch"] > 0 and state["epoch"] >= self.epochs:
+            raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
+                                 f"(epoch {state['epoch']}, batch {state['batch']}).")
         if state["vel_W"].shape != model.W.shape or state["streams"].shape != (self.batch_size, 4) or (
                 self.method == "pcd" and (state["chains"] is None
                                           or state["chains"].shape != (self.batch_size, n_visible))):
@@ -386,6 +428,34 @@ class Trainer:
 
 
 # ---------------------------------------------------------------- helpers
+def auto_monitor_rows(n_visible, n_hidden):
+    """Monitor rows for monitor_size="auto": 200, or fewer for large models, since the
+    exact pseudo-log-likelihood costs n_visible x n_hidden softplus terms a row (about
+    4 ms a row for 784 x 500, so 200 rows would add most of a second to each 0.4 s epoch
+    of 60,000 rows): at most 2 million terms an epoch, at least 8 rows (784 x 500: 8;
+    784 x 25: 102; the 8 x 8 digits: 200)."""
+    return int(min(200, max(8, 2_000_000 // (n_visible * n_hidden))))
+
+
+def checkpoint_info(info, path):
+    """The 'checkpoint' record of a checkpoint's meta, checked: whole numbers epoch,
+    batch and n_updates (>= 0), a number epoch_seconds; a ModelFileError otherwise."""
+    if not isinstance(info, dict):
+        raise ModelFileError(f"checkpoint '{path}' has a 'checkpoint' record that is not a JSON object.")
+    out = dict(info)
+    for key in ("epoch", "batch", "n_updates"):
+        value = info.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            what = "no" if key not in info else "an invalid"
+            raise ModelFileError(f"checkpoint '{path}' has {what} '{key}' in its trainer state, "
+                                 f"so it cannot be resumed.")
+    seconds = info.get("epoch_seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ModelFileError(f"checkpoint '{path}' has an invalid 'epoch_seconds' in its trainer state.")
+    out["epoch_seconds"] = float(seconds)
+    return out
+
+
 def _epoch_order(seed, epoch, n, length):
     """Row order of one epoch: a permutation, wrapped around to fill the last batch."""
     rng = np.random.default_rng(seed_sequence(seed, "shuffle", epoch))
@@ -428,11 +498,14 @@ class _InterruptFlag:
         self.flag = True
 
     def install(self):
-        if threading.current_thread() is threading.main_thread():
-            try:
-                self._previous = signal.signal(signal.SIGINT, self._handler)
-            except (ValueError, OSError):
-                self._previous = None
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            return          # e.g. a background job (`cyrbm train ... &`): leave it ignored
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        except (ValueError, OSError):
+            self._previous = None
 
     def uninstall(self):
         if self._previous is not None:

@@ -25,13 +25,27 @@ cd "$work"
 run-env/bin/python - <<'PY'
 import os, cyrbm
 inc = cyrbm.get_include()
-assert os.path.isfile(os.path.join(inc, "cyrbm", "rng.h")), inc
+assert os.path.isfile(os.path.join(inc, "cyrbm", "cyrbm.h")), inc
 assert "site-packages" in inc, inc
 print("headers at", inc)
 PY
 run-env/bin/cyrbm info
-run-env/bin/cyrbm train digits:train -o m.npz --hidden 25 --epochs 3 --no-progress
-run-env/bin/cyrbm ais m.npz --data digits:test --base-data digits:train --runs 16 \
-    --schedule linear:2000
-run-env/bin/cyrbm logz m.npz --exact
+# the README's main job, from the installed wheel; the exact ln Z must fall inside the
+# AIS estimate's 3-sigma interval
+run-env/bin/cyrbm train digits:train -o digits.npz --hidden 25 --epochs 50 --lr 0.1 --no-progress
+run-env/bin/cyrbm ais digits.npz --data digits:test --base-data digits:train --json > ais.json
+run-env/bin/cyrbm logz digits.npz --exact --json > logz.json
+run-env/bin/python - <<'PY'
+import json
+ais, exact = json.load(open("ais.json")), json.load(open("logz.json"))
+lo, hi = ais["log_Z_3sigma_interval"]
+lo = float("-inf") if lo is None else lo
+print(f"AIS ln Z {ais['log_Z']:.4f}, 3 sigma [{lo:.4f}, {hi:.4f}]; exact {exact['log_Z']:.4f}")
+assert lo <= exact["log_Z"] <= hi, "exact ln Z outside the AIS 3-sigma interval"
+PY
+# bad input from the wheel too: one sentence, non-zero exit
+if run-env/bin/cyrbm ais digits.npz --runs 1 2> err.txt; then
+    echo "cyrbm ais --runs 1 should fail" >&2; exit 1
+fi
+test "$(wc -l < err.txt)" -eq 1 || { cat err.txt >&2; exit 1; }
 echo "wheel smoke test passed"

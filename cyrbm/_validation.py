@@ -1,0 +1,243 @@
+"""Checking user data: shapes, NaN, binary values, binarizing grey data.
+
+The one place where cyrbm validates arrays, shared by every entry point: the file
+loaders (:func:`cyrbm.datasets.load_data`), the model methods, the trainer, the annealer
+and the command line.  Errors are :class:`~cyrbm.errors.DataError` with one sentence
+naming the first bad row and column (numbered from 1).
+
+Hints in messages name the way to fix a problem in the words of the interface in use:
+Python calls by default, command-line options once :func:`set_interface` ("cli") was
+called (the ``cyrbm`` command does).
+"""
+import math
+import numbers
+
+import numpy as np
+
+from cyrbm.errors import DataError
+
+__all__ = ["check_binary", "check_options", "as_matrix", "binarize", "hint", "set_interface"]
+
+# The hints in error messages, in the words of each interface: the Python API, the
+# command line, and the measuring commands (ais, ratio, logz), which take 0/1 data only.
+_HINTS = {
+    "binarize_file": {
+        "python": "use binarize='threshold' or 'stochastic'",
+        "cli": "use --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "binarize_array": {
+        "python": "binarize it first, e.g. with load_data(..., binarize='threshold')",
+        "cli": "binarize it first with --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "exact_too_big": {
+        "python": "use Annealer().log_partition (AIS) instead",
+        "cli": "use 'cyrbm ais' (an AIS estimate) instead"},
+    "start_gibbs": {"python": "use start='gibbs'", "cli": "use --start gibbs"},
+}
+_interface = ["python"]
+
+
+def set_interface(name):
+    """Word hints for ``name``: "python" (the default), "cli" or "cli-measure"."""
+    if name not in ("python", "cli", "cli-measure"):
+        raise ValueError(f"interface must be 'python', 'cli' or 'cli-measure', not {name!r}.")
+    previous = _interface[0]
+    _interface[0] = name
+    return previous
+
+
+def hint(key):
+    """The hint ``key`` in the words of the interface in use."""
+    words = _HINTS[key]
+    name = _interface[0]
+    if name not in words:
+        name = "cli" if name.startswith("cli") else "python"
+    return words[name]
+
+
+def check_binary(X, *, name="data", allow_1d=False):
+    """Check that an in-memory array is binary and return it as ``uint8``.
+
+    This is the one check used across cyrbm to validate user arrays.  It is
+    vectorised; the first bad element is only searched for when the check fails.
+
+    Parameters
+    ----------
+    X : array_like
+        Numbers or booleans: a nested list or an ndarray of any integer, float or
+        bool dtype.
+    name : str
+        What the array is, used as the subject of error messages
+        (e.g. ``"training data"``).
+    allow_1d : bool
+        Accept a 1-D array as a single sample and return shape ``(1, d)``.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape (n_samples, n_features)
+        C-contiguous.  ``X`` itself is returned when it already is a
+        C-contiguous ``uint8`` array; otherwise a copy (a view for ``bool``).
+
+    Raises
+    ------
+    DataError
+        If ``X`` is not numeric, not 2-D (or 1-D with ``allow_1d``), has no
+        samples or features, or holds NaN, infinity or any value other than 0
+        and 1.  The message names the first bad row and column, numbered from 1.
+    """
+    X = _as_numeric_array(X, name)
+    X = as_matrix(X, name, allow_1d=allow_1d, flatten=False)
+    return _require_binary(X, name, hint("binarize_array"))
+
+
+
+def check_options(binarize, threshold, scale):
+    if binarize not in (None, "threshold", "stochastic"):
+        raise DataError(f"binarize must be None, 'threshold' or 'stochastic', not {binarize!r}.")
+    if not _is_finite_real(threshold):
+        raise DataError(f"threshold must be a finite number, not {threshold!r}.")
+    if scale is not None and not (_is_finite_real(scale) and scale > 0):
+        raise DataError(f"scale must be a positive finite number, not {scale!r}.")
+
+
+def _is_finite_real(value):
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _as_numeric_array(X, what):
+    """``np.asarray`` with a DataError for ragged nested lists."""
+    try:
+        return np.asarray(X)
+    except (ValueError, TypeError):
+        raise DataError(f"{what} is not a rectangular array of numbers "
+                        f"(its rows differ in length or hold something else).") from None
+
+
+def as_matrix(X, what, *, allow_1d, flatten):
+    """Check the shape of ``X`` and return it as (n_samples, n_features)."""
+    if X.dtype.kind not in "biuf":
+        raise DataError(f"{what} must hold real numbers or booleans, "
+                        f"not values of dtype {X.dtype}.")
+    if X.ndim == 1 and allow_1d:
+        X = X.reshape(1, -1)
+    elif X.ndim >= 3 and flatten:
+        X = X.reshape(X.shape[0], math.prod(X.shape[1:]))
+    if X.ndim != 2:
+        shape = "a scalar" if X.ndim == 0 else f"an array of shape {X.shape}"
+        raise DataError(f"{what} holds {shape}; expected a 2-D array of samples × features.")
+    if X.shape[0] == 0:
+        raise DataError(f"{what} holds no samples.")
+    if X.shape[1] == 0:
+        raise DataError(f"{what} holds no features.")
+    return X
+
+
+def _first(mask):
+    """1-based (row, column) of the first true element of a 2-D mask, row-major."""
+    flat = int(np.argmax(mask.reshape(-1)))
+    row, column = np.unravel_index(flat, mask.shape)
+    return int(row) + 1, int(column) + 1
+
+
+def _value(X, row, column):
+    return str(X[row - 1, column - 1])
+
+
+def _require_finite(X, what):
+    if X.dtype.kind == "f" and not np.isfinite(X).all():
+        row, column = _first(~np.isfinite(X))
+        raise DataError(f"{what} holds {_value(X, row, column)} at row {row}, column {column}; "
+                        f"NaN and infinite values are not allowed.")
+
+
+def _require_binary(X, what, hint, after=""):
+    """Return ``X`` as C-contiguous uint8 if it holds only 0 and 1, else raise.
+
+    ``after`` (e.g. " after dividing by 255") qualifies "is not binary" in the message.
+    """
+    kind = X.dtype.kind
+    if kind == "b":
+        return np.ascontiguousarray(X).view(np.uint8)
+    if kind == "u":
+        ok = X.max() <= 1
+    elif kind == "i":
+        ok = X.min() >= 0 and X.max() <= 1
+    else:
+        ok = not np.any((X != 0) & (X != 1))
+    if not ok:
+        _require_finite(X, what)
+        row, column = _first((X != 0) & (X != 1))
+        raise DataError(f"{what} is not binary{after}: row {row}, column {column} holds "
+                        f"{_value(X, row, column)} ({hint}).")
+    return np.ascontiguousarray(X, dtype=np.uint8)
+
+
+def binarize(X, what, binarize, threshold, seed, scale):
+    """Scale and binarize (or just check) a 2-D numeric array, as in load_data."""
+    if binarize is None and scale is None:
+        return _require_binary(X, what, hint("binarize_file"))
+
+    values = X.astype(np.float64)
+    _require_finite(values, what)
+    if scale is None:
+        largest = values.max()
+        scale = (255.0 if X.dtype == np.uint8 else largest) if largest > 1 else 1.0
+    if scale != 1:
+        values /= scale
+
+    if binarize is None:
+        return _require_binary(values, what, hint("binarize_file"), f" after dividing by {scale:g}")
+    if binarize == "threshold":
+        return (values >= threshold).view(np.uint8)
+
+    outside = (values < 0) | (values > 1)
+    if outside.any():
+        row, column = _first(outside)
+        raise DataError(f"{what} cannot be binarized stochastically: row {row}, column "
+                        f"{column} holds {_value(values, row, column)} after scaling, "
+                        f"outside [0, 1].")
+    rng = data_generator(seed, 0)
+    return (rng.random(values.shape) < values).view(np.uint8)
+
+
+def data_generator(seed, use):
+    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split
+    (one seeding path: cyrbm._random.seed_sequence); a Generator is used as given."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    from cyrbm._random import seed_sequence
+    return np.random.default_rng(seed_sequence(seed, "data", use))
+
+
+# ============================================================================
+# Sizes that cannot fit in memory
+# ============================================================================
+
+def memory_bytes():
+    """This machine's physical memory in bytes, or None when it cannot be told."""
+    import os
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return total if total > 0 else None
+
+
+def human_bytes(n):
+    """A byte count in words: '3.1 GB'."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check_memory(nbytes, what, advice=""):
+    """Refuse (SizeError, one sentence) when ``what`` needs more bytes than this machine
+    has memory; ``advice`` ends the sentence (e.g. "use fewer runs")."""
+    from cyrbm.errors import SizeError
+    total = memory_bytes()
+    if total is not None and nbytes > total:
+        tail = f"; {advice}" if advice else ""
+        raise SizeError(f"{what} would need about {human_bytes(nbytes)} of memory, more than "
+                        f"this machine has ({human_bytes(total)}){tail}.")

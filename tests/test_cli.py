@@ -1,0 +1,526 @@
+"""The command line under bad input and faults (issue 10, "Hardening").
+
+Each test reproduces one row of the issue through the command line (``cyrbm.cli.main``
+with captured output, or the installed ``cyrbm`` command in a subprocess): one
+sentence on stderr and a non-zero exit for every user error, no user file replaced
+unless it is the output named for that purpose, Ctrl-C answered promptly.
+"""
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import cyrbm
+from cyrbm import RBM, _io
+from cyrbm.cli import main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err, needle=None):
+    """stderr is one sentence starting 'cyrbm', with ``needle`` in it, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("cyrbm") and "Traceback" not in err, err
+    if needle is not None:
+        assert needle in lines[0], err
+    return lines[0]
+
+
+def cyrbm_command():
+    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
+
+
+def default_sigint():
+    """Child processes start with Python's usual Ctrl-C even under `pytest &`."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A 64 x 25 model trained as in the issue's repro (row 1)."""
+    d = tmp_path_factory.mktemp("trained")
+    code = main(["train", "digits:train", "-o", str(d / "m.npz"), "--hidden", "25",
+                 "--epochs", "30", "--lr", "0.1", "--json"])
+    assert code == 0
+    return d / "m.npz"
+
+
+def small_model(path, n_visible=64, n_hidden=6, seed=0):
+    rng = np.random.default_rng(seed)
+    RBM(rng.normal(0, 0.1, (n_visible, n_hidden)), np.zeros(n_visible), np.zeros(n_hidden)).save(path)
+    return path
+
+
+# ------------------------------------------------------------------------ row 1
+def test_ais_text_output_with_an_unbounded_interval(trained, capsys):
+    code, out, err = run(["ais", trained, "--runs", "2", "--schedule", "linear:2",
+                          "--data", "digits:test"], capsys)
+    assert code == 0, err
+    assert "ln(Z +- 3 sigma) [-inf," in out          # ln(Z - 3 sigma) = -inf, said so
+    assert "+inf]" in out                            # the log-probability's upper end
+    code, out, err = run(["ratio", trained, trained, "--runs", "2", "--schedule", "linear:2"],
+                         capsys)
+    assert code == 0 and "ln(Z_B / Z_A)" in out, err
+
+
+# --------------------------------------------------------------------- rows 2-4
+def test_output_naming_the_training_data_is_refused(tmp_path, capsys):
+    data = tmp_path / "d.npz"
+    np.savez(data, x=cyrbm.load_data("digits")[:200])
+    before = data.read_bytes()
+    code, _, err = run(["train", data, "-o", data, "--epochs", "1"], capsys)
+    assert code == 1
+    one_error_line(err, "names the training data")
+    assert data.read_bytes() == before
+
+
+def test_checkpoint_naming_the_training_data_is_refused(tmp_path, capsys):
+    data = tmp_path / "d.npy"
+    np.save(data, cyrbm.load_data("digits")[:200])
+    before = data.read_bytes()
+    code, _, err = run(["train", data, "-o", tmp_path / "m.npz", "--checkpoint", data,
+                        "--epochs", "1"], capsys)
+    assert code == 1
+    one_error_line(err, "--checkpoint")
+    assert data.read_bytes() == before and not (tmp_path / "m.npz").exists()
+    # the checkpoint named after -o is the data file
+    data2 = tmp_path / "m.ckpt.npz"
+    np.savez(data2, x=cyrbm.load_data("digits")[:200])
+    before = data2.read_bytes()
+    code, _, err = run(["train", data2, "-o", tmp_path / "m.npz", "--epochs", "1"], capsys)
+    assert code == 1 and "is the training data" in one_error_line(err)
+    assert data2.read_bytes() == before
+
+
+def test_a_foreign_file_where_the_checkpoint_goes_is_kept(tmp_path, capsys):
+    (tmp_path / "m.ckpt.npz").write_text("my notes")
+    code, _, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--epochs", "1"], capsys)
+    assert code == 1 and "not a cyrbm checkpoint" in one_error_line(err)
+    assert (tmp_path / "m.ckpt.npz").read_text() == "my notes"
+
+
+@pytest.mark.parametrize("which", ["model", "checkpoint"])
+def test_read_only_files_are_not_replaced(tmp_path, capsys, which):
+    model, ckpt = tmp_path / "m.npz", tmp_path / "m.ckpt.npz"
+    code, _, err = run(["train", "digits", "-o", model, "--hidden", "5", "--epochs", "1",
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    target = model if which == "model" else ckpt
+    os.chmod(target, 0o444)
+    # The check itself: tests may run as root, for whom os.access says "writable";
+    # the mode bits still say "keep me".
+    assert _io.is_read_only(target)
+    before = target.read_bytes()
+    code, _, err = run(["train", "digits", "-o", model, "--hidden", "5", "--epochs", "2"], capsys)
+    assert code == 1
+    one_error_line(err, "read-only")
+    assert target.read_bytes() == before
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o444
+    os.chmod(target, 0o644)
+
+
+def test_a_replaced_model_keeps_its_mode(tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    assert run(["train", "digits", "-o", model, "--hidden", "5", "--epochs", "1"], capsys)[0] == 0
+    os.chmod(model, 0o640)
+    assert run(["train", "digits", "-o", model, "--hidden", "5", "--epochs", "1"], capsys)[0] == 0
+    assert stat.S_IMODE(os.stat(model).st_mode) == 0o640
+
+
+# ------------------------------------------------------------------------ row 5
+@pytest.mark.parametrize("command", [["ais"], ["logz", "--exact"], ["info"], ["ratio", "OTHER"]])
+def test_an_npy_where_a_model_belongs(tmp_path, capsys, command):
+    npy = tmp_path / "train.npy"
+    np.save(npy, cyrbm.load_data("digits")[:20])
+    args = [command[0], npy] + [str(npy) if a == "OTHER" else a for a in command[1:]]
+    code, _, err = run(args, capsys)
+    assert code == 1
+    one_error_line(err, "an .npy file")
+
+
+# ------------------------------------------------------------------------ row 6
+def test_ctrl_c_during_an_exact_sum_is_answered_within_a_second(tmp_path):
+    small_model(tmp_path / "big.npz", 64, 30)        # 2^30 terms: far longer than 2 s
+    proc = subprocess.Popen(cyrbm_command() + ["logz", "big.npz", "--exact"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+    try:
+        time.sleep(2.0)
+        assert proc.poll() is None, proc.communicate()
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        waited = time.perf_counter() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert waited < 1.0, f"answered Ctrl-C after {waited:.2f} s"
+    one_error_line(err, "interrupted")
+
+
+def test_exact_sum_in_pieces_equals_one_call():
+    from cyrbm import _anneal
+    from cyrbm.annealing import exact_log_partition
+    rng = np.random.default_rng(3)
+    for D, M in ((30, 17), (14, 40), (64, 12)):
+        m = RBM(rng.normal(0, 0.5, (D, M)), rng.normal(0, 0.5, D), rng.normal(0, 0.5, M))
+        one = _anneal.exact_log_partition(m.W, m.vbias, m.hbias, 1)
+        assert exact_log_partition(m, threads=1) == one
+        assert exact_log_partition(m, threads=2) == one
+
+
+# ------------------------------------------------------------------------ row 7
+def test_default_threads_follow_the_size_of_the_work(tmp_path, capsys, monkeypatch):
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--hidden", "25",
+                          "--epochs", "1", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["threads"] == 1             # 100 x 64 x 25: one thread
+    from cyrbm import _threads
+    cores = cyrbm.config()["threads"]
+    monkeypatch.setattr(_threads, "free_cores", lambda n: n)          # an idle machine
+    assert _threads.auto_threads(None, 100 * 784 * 500) == min(2, cores)
+    monkeypatch.setattr(_threads, "free_cores", lambda n: 1)          # a busy one
+    assert _threads.auto_threads(None, 100 * 784 * 500) == 1
+    assert _threads.auto_threads(3, 10) == (3 if cyrbm.config()["openmp"] else 1)
+
+
+def test_free_cores_counts_other_runnable_tasks():
+    from cyrbm._threads import free_cores
+    assert 1 <= free_cores(2) <= 2 and free_cores(1) == 1
+
+
+def test_openmp_waits_do_not_spin_unless_the_user_says_so():
+    code = ("import os, cyrbm; print(os.environ.get('GOMP_SPINCOUNT'), "
+            "os.environ.get('OMP_WAIT_POLICY'))")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "KMP_BLOCKTIME")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, cwd=HERE).stdout.split()
+    assert out == ["10000", "None"]
+    env["OMP_WAIT_POLICY"] = "active"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, cwd=HERE).stdout.split()
+    assert out == ["None", "active"]
+
+
+# ------------------------------------------------------------------------ row 8
+@pytest.mark.parametrize("option,value", [("--hidden", "20"), ("--lr", "0.2"), ("--k", "2"),
+                                          ("--momentum", "0.9")])
+def test_resume_with_conflicting_settings_is_refused(tmp_path, capsys, option, value):
+    model = tmp_path / "m.npz"
+    assert run(["train", "digits", "-o", model, "--hidden", "10", "--epochs", "1"], capsys)[0] == 0
+    code, _, err = run(["train", "digits", "-o", model, option, value, "--epochs", "2",
+                        "--resume"], capsys)
+    assert code == 1
+    one_error_line(err, f"{option} {value} conflicts with the checkpoint")
+
+
+def test_resume_takes_left_out_settings_from_the_checkpoint(tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    base = ["train", "digits", "-o", model, "--hidden", "10", "--lr", "0.1", "--k", "2",
+            "--epochs", "2"]
+    assert run(base, capsys)[0] == 0
+    straight = RBM.load(model)
+    assert run(base[:-1] + ["1"] + ["--checkpoint", tmp_path / "c.npz"], capsys)[0] == 0
+    code, out, err = run(["train", "digits", "-o", model, "--checkpoint", tmp_path / "c.npz",
+                          "--epochs", "2", "--resume", "--json"], capsys)
+    assert code == 0, err
+    resumed = RBM.load(model)
+    assert resumed.meta["training"]["settings"]["n_hidden"] == 10
+    assert resumed.meta["training"]["settings"]["learning_rate"] == 0.1
+    np.testing.assert_array_equal(resumed.W, straight.W)
+    code, _, err = run(["train", "digits", "-o", model, "--checkpoint", tmp_path / "c.npz",
+                        "--epochs", "1", "--resume"], capsys)
+    assert code == 1 and "fewer than the 2 epochs" in one_error_line(err)
+
+
+# ------------------------------------------------------------------- rows 9, 10
+@pytest.mark.parametrize("args,needle", [
+    (["--dtype", "foo"], "--dtype must be float32 or float64"),
+    (["--hidden", "1000000000"], "use fewer hidden units"),
+    (["--batch", "1e9"], "use smaller mini-batches"),
+    (["--batch", "1000000000"], "use smaller mini-batches"),
+    (["--hidden", "0"], "--hidden must be at least 1"),
+    (["--momentum", "1"], "--momentum must be"),
+    (["--lr", "-1"], "--lr must be above 0"),
+    (["--k", "0"], "--k must be"),
+])
+def test_bad_train_values_are_one_sentence(tmp_path, capsys, args, needle):
+    code, _, err = run(["train", "digits", "-o", tmp_path / "m.npz"] + args, capsys)
+    assert code == 1
+    one_error_line(err, needle)
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--runs", "1000000000"], "use fewer runs"),
+    (["--schedule", "linear:100000000000"], "use fewer betas"),
+])
+def test_ais_sizes_that_cannot_fit_in_memory(tmp_path, capsys, args, needle):
+    small_model(tmp_path / "m.npz")
+    code, _, err = run(["ais", tmp_path / "m.npz"] + args, capsys)
+    assert code == 1
+    one_error_line(err, needle)
+
+
+# ----------------------------------------------------------------------- row 11
+@pytest.mark.parametrize("args,needle", [
+    (["train", "digits", "-o", "m.npz", "--frobnicate"], "unknown option --frobnicate"),
+    (["train", "digits", "-o", "m.npz", "--hiden", "3"], "did you mean --hidden?"),
+    (["train", "digits"], "needs -o MODEL"),
+    (["train"], "needs DATA"),
+    (["trian", "digits"], "did you mean 'train'?"),
+    (["info", "m.npz", "--exact"], "--exact does not apply to 'cyrbm info'"),
+    (["ais", "m.npz", "--runs"], "--runs needs a value"),
+    (["ratio", "a.npz"], "needs MODEL_B"),
+    ([], "no command given"),
+])
+def test_usage_errors_are_one_sentence_and_a_usage_line(tmp_path, capsys, args, needle):
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, err
+    assert needle in lines[0] and lines[0].startswith("cyrbm") and lines[0].endswith(".")
+    assert lines[1].startswith("usage: cyrbm") and "--help" in lines[1]
+    assert "Option(" not in err and "Argument(" not in err
+
+
+def test_logz_without_exact_gets_its_own_hint(tmp_path, capsys):
+    small_model(tmp_path / "m.npz")
+    code, _, err = run(["logz", tmp_path / "m.npz"], capsys)
+    assert code == 1
+    one_error_line(err, "add --exact")
+
+
+# ----------------------------------------------------------------------- row 12
+def test_zero_epochs_is_refused_and_no_phantom_checkpoint(tmp_path, capsys):
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--epochs", "0"], capsys)
+    assert code == 1 and out == ""
+    one_error_line(err, "--epochs must be at least 1")
+    assert list(tmp_path.iterdir()) == []
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--epochs", "1",
+                          "--hidden", "5"], capsys)
+    assert code == 0 and "(checkpoint " in out and (tmp_path / "m.ckpt.npz").exists()
+
+
+# ----------------------------------------------------------------------- row 13
+def crafted(path, meta, trainer=False):
+    rng = np.random.default_rng(0)
+    arrays = dict(W=rng.normal(0, 0.1, (64, 5)).astype(np.float32),
+                  vbias=np.zeros(64, np.float32), hbias=np.zeros(5, np.float32),
+                  meta=np.array(json.dumps(meta)))
+    if trainer:
+        arrays.update(trainer_vel_W=np.zeros((64, 5), np.float32),
+                      trainer_vel_vbias=np.zeros(64, np.float32),
+                      trainer_vel_hbias=np.zeros(5, np.float32),
+                      trainer_streams=np.zeros((100, 4), np.uint64))
+    np.savez(path, **arrays)
+
+
+@pytest.mark.parametrize("meta", [
+    {"training": []},
+    {"training": {"settings": "cd"}},
+    {"training": {"history": [1, 2]}},
+    {"training": {"epochs_done": "many"}},
+    {"checkpoint": 3},
+])
+@pytest.mark.parametrize("command", [["info"], ["ais", "--runs", "2", "--schedule", "linear:3"]])
+def test_crafted_model_meta_is_one_sentence(tmp_path, capsys, meta, command):
+    crafted(tmp_path / "m.npz", meta)
+    code, _, err = run([command[0], tmp_path / "m.npz"] + command[1:], capsys)
+    assert code == 1
+    one_error_line(err, "meta entry")
+
+
+@pytest.mark.parametrize("info", [{}, {"epoch": "1", "batch": 0, "n_updates": 0},
+                                  {"epoch": 1, "batch": 0}, {"epoch": -1, "batch": 0, "n_updates": 0}])
+def test_crafted_checkpoint_state_is_one_sentence(tmp_path, capsys, info):
+    X = cyrbm.load_data("digits")
+    from cyrbm.training import _fingerprint
+    info = dict(info, data_fingerprint=_fingerprint(X))
+    crafted(tmp_path / "m.ckpt.npz", {"training": {"settings": {"n_hidden": 5}},
+                                      "checkpoint": info}, trainer=True)
+    code, _, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--resume", "--epochs", "2"],
+                       capsys)
+    assert code == 1
+    one_error_line(err, "trainer state")
+
+
+# ----------------------------------------------------------------------- row 14
+def test_ctrl_c_while_importing_is_one_line(tmp_path):
+    """The console script as installed, with Ctrl-C arriving while NumPy loads."""
+    script = os.path.join(os.path.dirname(sys.executable), "cyrbm")
+    if not os.path.exists(script):
+        pytest.skip("the cyrbm console script is not installed in this environment")
+    code = (
+        "import builtins, runpy, sys\n"
+        "real = builtins.__import__\n"
+        "def hook(name, *a, **k):\n"
+        "    if name == 'numpy' or name.startswith('numpy.'):\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = hook\n"
+        f"sys.argv = ['cyrbm', 'train', 'digits', '-o', 'm.npz']\n"
+        f"runpy.run_path({script!r}, run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 130, result.stderr
+    one_error_line(result.stderr, "interrupted")
+
+
+@pytest.mark.parametrize("command", [["ais", "--runs", "4", "--schedule", "linear:10"],
+                                     ["logz", "--exact"]])
+def test_threads_zero_means_automatic_everywhere(tmp_path, capsys, command):
+    small_model(tmp_path / "m.npz")
+    code, out, err = run([command[0], tmp_path / "m.npz"] + command[1:] + ["--threads", "0",
+                                                                         "--json"], capsys)
+    assert code == 0 and err == "", err
+    code, out, err = run(["train", "digits", "-o", tmp_path / "t.npz", "--hidden", "5",
+                          "--epochs", "1", "--threads", "0", "--json"], capsys)
+    assert code == 0, err
+    code, out, err = run([command[0], tmp_path / "m.npz"] + command[1:] + ["--threads", "-1"],
+                         capsys)
+    assert code == 1 and "--threads must be at least 0" in one_error_line(err)
+
+
+def test_too_many_threads_are_capped_with_a_note(tmp_path, capsys):
+    small_model(tmp_path / "m.npz")
+    code, out, err = run(["logz", tmp_path / "m.npz", "--exact", "--threads", "1000", "--json"],
+                         capsys)
+    assert code == 0
+    note = one_error_line(err, "--threads 1000 is more than the")
+    assert "note" in note and json.loads(out)["threads"] <= os.cpu_count()
+
+
+def test_schedule_errors_show_plain_numbers_and_no_warnings(tmp_path, capsys):
+    small_model(tmp_path / "m.npz")
+    sched = tmp_path / "betas.txt"
+    sched.write_text("0\n0.5\n0.4\n1\n")
+    code, _, err = run(["ais", tmp_path / "m.npz", "--schedule", sched], capsys)
+    line = one_error_line(err, "strictly increasing")
+    assert code == 1 and "(0.4)" in line and "np." not in line
+    sched.write_text("0\n0.5\n0.9\n")
+    code, _, err = run(["ais", tmp_path / "m.npz", "--schedule", sched], capsys)
+    assert code == 1 and "not 0.9." in one_error_line(err) and "np." not in err
+    sched.write_text("# nothing here\n")
+    with _no_warnings():
+        code, _, err = run(["ais", tmp_path / "m.npz", "--schedule", sched], capsys)
+    assert code == 1
+    one_error_line(err, "holds no betas")
+
+
+class _no_warnings:
+    def __enter__(self):
+        import warnings
+        self._cm = warnings.catch_warnings(record=True)
+        self.caught = self._cm.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc):
+        self._cm.__exit__(*exc)
+        assert not self.caught, [str(w.message) for w in self.caught]
+
+
+def test_cli_hints_name_options_not_python_calls(tmp_path, capsys):
+    grey = tmp_path / "grey.npy"
+    np.save(grey, np.array([[0.0, 0.3], [1.0, 0.2]]))
+    code, _, err = run(["train", grey, "-o", tmp_path / "m.npz"], capsys)
+    line = one_error_line(err, "--binarize threshold")
+    assert code == 1 and "binarize=" not in line
+    small_model(tmp_path / "big.npz", 64, 40)
+    code, _, err = run(["logz", tmp_path / "big.npz", "--exact"], capsys)
+    line = one_error_line(err, "'cyrbm ais'")
+    assert code == 1 and "Annealer" not in line
+    code, _, err = run(["ratio", tmp_path / "big.npz", tmp_path / "big.npz", "--start", "exact"],
+                       capsys)
+    line = one_error_line(err, "--start gibbs")
+    assert code == 1 and "start='gibbs'" not in line
+    code, _, err = run(["ais", tmp_path / "big.npz", "--data", grey, "--runs", "2",
+                        "--schedule", "linear:3"], capsys)
+    line = one_error_line(err, "take 0/1 data only")
+    assert code == 1 and "binarize=" not in line and "--binarize" not in line
+    # ... while the Python API keeps its own words
+    with pytest.raises(cyrbm.DataError, match="binarize='threshold'"):
+        cyrbm.load_data(str(grey))
+
+
+def test_no_progress_prints_no_epoch_lines(tmp_path, capsys):
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--hidden", "5",
+                          "--epochs", "3", "--no-progress"], capsys)
+    assert code == 0 and err == "" and "wrote" in out
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--hidden", "5",
+                          "--epochs", "3"], capsys)
+    assert code == 0 and err.count("epoch ") == 3
+
+
+def test_stale_temporaries_of_killed_runs_are_removed(tmp_path, capsys):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".cyrbm-{dead.pid}-abc123.npz.tmp"
+    live = tmp_path / f".cyrbm-{os.getpid()}-def456.npz.tmp"
+    stale.write_bytes(b"PK half a file")
+    live.write_bytes(b"PK being written")
+    code, _, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--hidden", "5",
+                        "--epochs", "1"], capsys)
+    assert code == 0, err
+    assert not stale.exists() and live.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "m.ckpt.npz", "m.npz"]
+
+
+def test_readme_python_snippet_runs(tmp_path, monkeypatch):
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "README has no Python snippet"
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+
+
+def test_trainer_leaves_an_ignored_sigint_ignored():
+    X = cyrbm.load_data("digits")
+    seen = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cyrbm.Trainer(5, epochs=2, monitor_size=0,
+                      callback=lambda r: seen.append(signal.getsignal(signal.SIGINT))).fit(X)
+        assert seen == [signal.SIG_IGN, signal.SIG_IGN]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_test_passes_when_sigint_starts_ignored():
+    """`pytest &` starts with SIGINT ignored; the Ctrl-C test must not depend on it."""
+    target = os.path.join(HERE, "test_training.py") + "::test_ctrl_c_saves_a_checkpoint_and_resume_matches"
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", target],
+                            cwd=HERE, capture_output=True, text=True, timeout=300,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert result.returncode == 0, result.stdout[-2000:]
+
+
+def test_ratio_option_errors_name_the_option(tmp_path, capsys):
+    small_model(tmp_path / "m.npz")
+    m = tmp_path / "m.npz"
+    code, _, err = run(["ratio", m, m, "--runs", "4", "--chains", "7"], capsys)
+    assert code == 1 and "--chains must be at most --runs (4)" in one_error_line(err)
+    code, _, err = run(["ratio", m, m, "--start", "perfect"], capsys)
+    assert code == 1 and "--start must be auto, exact or gibbs" in one_error_line(err)
