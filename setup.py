@@ -1,11 +1,18 @@
 """Build cyrbm's compiled kernels.
 
+The C kernels (cyrbm/_kernels/gibbs.c, anneal.c) are compiled once per instruction set
+into static libraries (cyrbm_gibbs_<isa>, cyrbm_anneal_<isa>) that the Cython extensions
+link; dispatch.c picks one at import time (the widest the CPU runs).
+
 Environment switches (all optional):
+  CYRBM_ISA=LIST      build only these variants (comma-separated: avx512, avx2, sse2,
+                      neon, generic); default: every variant of the target architecture
   CYRBM_OPENMP=0      build without OpenMP even if the compiler supports it
   CYRBM_NATIVE=1      add -march=native (faster on the build machine, not portable)
   CYRBM_DEBUG=1       keep Cython's bounds and initialisation checks
 """
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -16,6 +23,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_clib import build_clib
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
@@ -65,6 +73,75 @@ def openmp_flags():
     return None
 
 
+KERNELS = HERE / "cyrbm" / "_kernels"
+# per instruction set: (compiler flags, CPUs that run it)
+ISA_FLAGS = {
+    "avx512": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma"],
+    "avx2": ["-mavx2", "-mfma"],
+    "sse2": [],
+    "neon": [],
+    "generic": [],
+}
+
+
+def isa_variants():
+    """The instruction-set variants to build: CYRBM_ISA, or all of the target's."""
+    machine = platform.machine().lower()
+    if sys.platform == "win32":
+        native = ["generic"]           # MSVC has no vector extensions
+    elif machine in ("x86_64", "amd64"):
+        native = ["avx512", "avx2", "sse2", "generic"]
+    elif machine in ("aarch64", "arm64"):
+        native = ["neon", "generic"]
+    else:
+        native = ["generic"]
+    want = os.environ.get("CYRBM_ISA", "").strip()
+    if not want:
+        return native
+    chosen = [w.strip().lower() for w in want.split(",") if w.strip()]
+    bad = [w for w in chosen if w not in native]
+    if bad:
+        sys.exit(f"cyrbm: CYRBM_ISA names {', '.join(bad)}, which this target "
+                 f"({machine}) cannot build; choose from {', '.join(native)}.")
+    return chosen
+
+
+def common_cflags():
+    if sys.platform == "win32":
+        return []
+    flags = ["-O3", "-std=c99", "-ffp-contract=off"]
+    if os.environ.get("CYRBM_NATIVE", "0") == "1":
+        flags += ["-march=native", "-DCYRBM_NATIVE"]
+    return flags
+
+
+def kernel_libraries():
+    """Static libraries: the dispatch tables, each kernel family once per variant, and
+    the loops with no vector code.  Listed in link order (dispatch before variants)."""
+    variants = isa_variants()
+    print("cyrbm: kernel variants: " + ", ".join(variants), flush=True)
+    # kernels stay private to the extension that links them
+    warn = [] if sys.platform == "win32" else ["-Wall", "-Wextra", "-fvisibility=hidden"]
+    base = common_cflags() + warn
+    incl = [str(HERE / "include"), str(KERNELS)]
+    have = [(f"CYRBM_HAVE_{v.upper()}", "1") for v in variants]
+    rel = lambda p: str(p.relative_to(HERE))  # noqa: E731
+    libs = []
+    for family in ("gibbs", "anneal"):
+        libs.append((f"cyrbm_{family}_dispatch", {
+            "sources": [rel(KERNELS / "dispatch.c")], "include_dirs": incl,
+            "macros": have + [(f"CYRBM_FAMILY_{family.upper()}", "1")], "cflags": base}))
+    for family in ("gibbs", "anneal"):
+        for v in variants:
+            libs.append((f"cyrbm_{family}_{v}", {
+                "sources": [rel(KERNELS / f"{family}.c")], "include_dirs": incl,
+                "macros": [(f"CYRBM_ISA_{v.upper()}", "1")],
+                "cflags": base + ISA_FLAGS[v]}))
+    libs.append(("cyrbm_common", {"sources": [rel(KERNELS / "common.c")],
+                                  "include_dirs": incl, "cflags": base}))
+    return libs
+
+
 def extensions():
     omp = openmp_flags()
     if omp is None:
@@ -73,13 +150,11 @@ def extensions():
     else:
         print("cyrbm: building with OpenMP (" + " ".join(omp[0]) + ")", flush=True)
         cflags, lflags = omp
-    if sys.platform != "win32":
-        cflags = cflags + ["-O3", "-std=c99", "-Wno-unused-function"]
-        if os.environ.get("CYRBM_NATIVE", "0") == "1":
-            print("cyrbm: CYRBM_NATIVE=1, adding -march=native (not portable)", flush=True)
-            cflags = cflags + ["-march=native", "-DCYRBM_NATIVE"]
+    cflags = cflags + common_cflags()
+    if os.environ.get("CYRBM_NATIVE", "0") == "1":
+        print("cyrbm: CYRBM_NATIVE=1, adding -march=native (not portable)", flush=True)
     # cyrbm/include is a build-time copy of include/ (so wheels ship the headers)
-    include_dirs = [str(HERE / "include"), numpy.get_include()]
+    include_dirs = [str(HERE / "include"), str(KERNELS), numpy.get_include()]
     exts = []
     for pyx in sorted((HERE / "cyrbm").glob("*.pyx")):
         name = "cyrbm." + pyx.stem
@@ -115,6 +190,20 @@ class BuildPyWithHeaders(build_py):
             shutil.copy2(h, dst / h.name)
 
 
+class BuildKernelLibraries(build_clib):
+    """build_clib with one object directory per library (the same kernel source is
+    compiled once per instruction set, with different flags) and per-library cflags."""
+
+    def build_libraries(self, libraries):
+        for name, info in libraries:
+            objects = self.compiler.compile(
+                list(info["sources"]), output_dir=os.path.join(self.build_temp, name),
+                macros=info.get("macros"), include_dirs=info.get("include_dirs"),
+                extra_postargs=info.get("cflags"), debug=self.debug)
+            self.compiler.create_static_lib(objects, name, output_dir=self.build_clib,
+                                            debug=self.debug)
+
+
 class BuildExtAlways(build_ext):
     """Always recompile: the OpenMP and native switches change the flags, not the sources,
     so an old object in build/ must not be reused."""
@@ -124,5 +213,6 @@ class BuildExtAlways(build_ext):
         self.force = True
 
 
-setup(ext_modules=extensions(),
-      cmdclass={"build_py": BuildPyWithHeaders, "build_ext": BuildExtAlways})
+setup(libraries=kernel_libraries(), ext_modules=extensions(),
+      cmdclass={"build_py": BuildPyWithHeaders, "build_clib": BuildKernelLibraries,
+                "build_ext": BuildExtAlways})

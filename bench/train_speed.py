@@ -107,7 +107,7 @@ def main(argv=None):
           f"one epoch ({-(-n // B)} mini-batches), best of {repeat}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"cyrbm {cfg['version']}, OpenMP {'on' if cfg['openmp'] else 'off'}, "
-          f"{threads or cfg['threads']} threads")
+          f"{threads or cfg['threads']} threads, kernels {cfg['kernels']}")
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         print(f"  {var}={os.environ.get(var, '(unset)')}")
     for line in blas_description():

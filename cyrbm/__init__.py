@@ -83,13 +83,17 @@ def _blas_info():
 
 
 def config():
-    """Build and runtime facts as a dict: version, OpenMP, threads, BLAS."""
-    from cyrbm import _omp
+    """Build and runtime facts as a dict: version, OpenMP, threads, BLAS, the kernel
+    variant in use (the widest instruction set the CPU runs, or CYRBM_FORCE_ISA) and the
+    variants the build holds."""
+    from cyrbm import _omp, _gibbs
     return {
         "version": __version__,
         "openmp": _omp.openmp_enabled(),
         "threads": _omp.max_threads(),
         "blas": _blas_info(),
+        "kernels": _gibbs.kernels_in_use(),
+        "kernels_built": _gibbs.kernels_built(),
         "include": get_include(),
     }
 
@@ -101,3 +105,4 @@ def show_config():
     print(f"  OpenMP:  {'on' if c['openmp'] else 'off (kernels run single-threaded)'}")
     print(f"  threads: {c['threads']}")
     print(f"  BLAS:    {c['blas']}")
+    print(f"  kernels: {c['kernels']} (built: {c['kernels_built']})")

@@ -8,15 +8,15 @@ sum_i W_ij v_i)) (Eq. 2) and Z = sum_v p*(v) (Eq. 3).
 * ``exact_log_partition`` sums over every state of the smaller layer (Gray-code order,
   float64, a stable log-sum-exp; chunks of fixed size combined in a fixed order, so the
   result does not depend on the number of threads).
-* ``AISEngine`` holds the runs of AIS between two RBMs A and B that share their visible
+* ``GibbsEngine`` holds the runs of AIS between two RBMs A and B that share their visible
   units (Eq. 13-17); A without hidden units is the base-rate model of Eq. 18.  Each run
   draws only from its own random streams, so results do not depend on the number of
   threads.
 * ``ais_alloc`` / ``ais_set_rbm`` / ``ais_free`` (cdef, nogil, malloc-based) are the one
-  layout of the kernels' buffers, used by ``AISEngine`` and by ``ais_log_partition`` and
+  layout of the kernels' buffers, used by ``GibbsEngine`` and by ``ais_log_partition`` and
   ``exact_log_partition_rbm``, the entries behind the C/Cython API (cyrbm.capi).
 
-The loops themselves are in include/cyrbm/anneal_kernels.h.
+The loops themselves are in cyrbm/_kernels/anneal.c.
 """
 import numpy as np
 
@@ -31,6 +31,8 @@ cdef double _LN2 = 0.6931471805599453
 # limits that keep every size computation far from overflow (int32 unit indices)
 cdef Py_ssize_t _MAX_UNITS = 1 << 24
 cdef Py_ssize_t _MAX_RUNS = 1 << 28
+# block-Gibbs chains recompute their inputs exactly every so many sweeps (float32 drift)
+cdef Py_ssize_t GIBBS_REFRESH = 200
 
 
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
@@ -38,7 +40,7 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
                     int weights, Py_ssize_t refresh_every, int force_refresh,
                     int n_threads) noexcept nogil:
     """Steps k0 <= k < k1 of the schedule ``betas`` for all runs (see cyrbm_ais_block in
-    include/cyrbm/anneal_template.h): log weights if ``weights``, and a block-Gibbs
+    cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a block-Gibbs
     transition at beta_k while k < k_end.
 
     The runs are split into one contiguous block per thread, each taken through all the
@@ -74,6 +76,92 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
             cyrbm_ais_visible_f32(P, S, r0, r1, beta)
         else:
             cyrbm_ais_visible_f64(P, S, r0, r1, beta)
+
+
+cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
+                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
+                      Py_ssize_t refresh_every, int force_refresh,
+                      int n_threads) noexcept nogil:
+    """Tempered block-Gibbs sweeps s0 <= s < s1 for all runs, run r at beta[r] (see
+    cyrbm_gibbs_tempered): one contiguous block of runs per thread, as ais_steps."""
+    cdef int nt = cap_threads(n_threads, runs)
+    cdef Py_ssize_t t, r0, r1
+    if runs <= 0 or s1 <= s0:
+        return
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        r0 = t * runs // nt
+        r1 = (t + 1) * runs // nt
+        if float32:
+            cyrbm_gibbs_tempered_f32(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
+        else:
+            cyrbm_gibbs_tempered_f64(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
+
+
+cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
+                      Py_ssize_t n, int steps, cyrbm_rng *streams,
+                      int n_threads) noexcept nogil:
+    """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains, on
+    the Gibbs engine (the RBM as model A, inputs updated by the flipped units' weight
+    rows and recomputed every GIBBS_REFRESH sweeps).
+
+    v (n x n_visible, INOUT) is updated in place; h (n x n_hidden, OUT) receives the last
+    hidden states; chain r's 8 engine lanes are seeded from streams[r] (INOUT, advanced
+    by 32 draws, cyrbm_rng_seed_run).  Returns 0, -1 when memory runs out, -2 for
+    invalid sizes."""
+    cdef ais_buffers B
+    cdef double *beta = NULL
+    cdef Py_ssize_t r, ldV, ldA
+    cdef int status
+    if n <= 0 or steps <= 0:
+        return 0 if n >= 0 and steps >= 0 else -2
+    B.block = NULL
+    status = ais_alloc(&B, floating is float, n, n_visible, n_hidden, 0)
+    if status != 0:
+        return status
+    beta = <double *> calloc(n, sizeof(double))          # every chain at beta = 0: A alone
+    if beta == NULL:
+        ais_free(&B)
+        return -1
+    ais_set_rbm(&B, 0, W, vbias, hbias)
+    ais_set_rbm(&B, 1, <const floating *> NULL, vbias, <const floating *> NULL)
+    ldV, ldA = B.pair.ldV, B.pair.ldA
+    for r in range(n):
+        cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
+        memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
+    gibbs_steps(&B.pair, &B.st, floating is float, n, beta, 0, steps, GIBBS_REFRESH, 1,
+                n_threads)
+    for r in range(n):
+        memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
+        if h != NULL and n_hidden > 0:
+            memcpy(h + r * n_hidden, B.st.hA + r * ldA, n_hidden)
+    free(beta)
+    ais_free(&B)
+    return 0
+
+
+def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
+                 const floating[::1] hbias, uint8_t[:, ::1] v, uint8_t[:, ::1] h, int steps,
+                 uint64_t[:, ::1] streams, int n_threads=1):
+    """``steps`` block-Gibbs sweeps of the chains ``v`` (INOUT), the last hidden states
+    in ``h`` (OUT), chain r seeded from streams[r] (INOUT, (n, 4) uint64): gibbs_sweeps."""
+    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    cdef int status
+    if v.shape[1] != D or h.shape[0] != n or h.shape[1] != M or vbias.shape[0] != D \
+            or hbias.shape[0] != M:
+        raise ValueError("chain, bias and weight shapes do not match.")
+    if streams.shape[0] != n or streams.shape[1] != 4:
+        raise ValueError(f"streams must have shape ({n}, 4).")
+    if n == 0 or steps <= 0:
+        return
+    with nogil:
+        status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0],
+                              &h[0, 0] if M > 0 else NULL, n, steps,
+                              <cyrbm_rng *> &streams[0, 0], n_threads)
+    if status == -1:
+        raise MemoryError("no memory for the Gibbs chains.")
+    if status != 0:
+        raise ValueError(f"invalid Gibbs sizes: {n} chains, {D} visible, {M} hidden.")
 
 
 cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const double *cs,
@@ -191,7 +279,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """Lay out, zeroed, the parameters and states of ``runs`` AIS runs between an RBM A
     (nA hidden units) and an RBM B (nB) on ``n_visible`` shared visible units.
 
-    The one layout of the kernels' buffers (see include/cyrbm/anneal_kernels.h): rows
+    The one layout of the kernels' buffers (see cyrbm/_kernels/anneal.c): rows
     padded to ``_pad_rows`` elements, W^T in column chunks of CYRBM_AK_CHUNK_BYTES,
     scratch sized from CYRBM_AK_TILE_BYTES.  Everything lives in one calloc'd block,
     each buffer 64-byte aligned and followed by 64 zero bytes; ``ais_free`` releases it.
@@ -588,8 +676,16 @@ def base_rate_log_z(base_rate, Py_ssize_t n_hidden):
     return float(base_rate_log_partition(&b[0], b.shape[0], n_hidden))
 
 
-cdef class AISEngine:
-    """The state of ``runs`` AIS runs between RBMs A and B (SM08 Eq. 13-17).
+cdef class GibbsEngine:
+    """cyrbm's Gibbs engine: the state of ``runs`` chains between RBMs A and B, and its
+    transitions (SM08 Eq. 13-17).
+
+    Each chain (an AIS run, a Gibbs chain) keeps its binary layers, its inputs (updated
+    by the weight rows of the units that flip) and its own 8 random stream lanes.
+    Transitions: ``steps`` (annealing with log importance weights, all chains at the
+    schedule's beta), ``sweep`` (block Gibbs with each chain at its own beta: tempering),
+    ``sample_visible`` (a visible half-step).  AIS, ratio AIS's starting chains and
+    RBM.sample are schedules of these transitions.
 
     A is given by its visible biases ``bA`` and, optionally, weights ``WA`` (n_visible x
     nA) and hidden biases ``aA``; with no hidden units it is the base-rate model (Eq. 18).
@@ -704,9 +800,12 @@ cdef class AISEngine:
                       k1, k_end, 1 if weights else 0, self.refresh_every,
                       1 if force_refresh else 0, self.n_threads)
 
-    def gibbs_a(self, Py_ssize_t n_steps, bint force_refresh=True, Py_ssize_t start=0):
-        """``n_steps`` block-Gibbs sweeps of every run under model A alone (beta = 0):
-        hA ~ p(hA | v), v ~ p(v | hA).  Used to draw AIS starting states from A.
+    def sweep(self, Py_ssize_t n_steps, beta=None, bint force_refresh=True,
+              Py_ssize_t start=0, bint a_only=False):
+        """``n_steps`` tempered block-Gibbs sweeps, chain r at inverse temperature beta[r]
+        (a number for all, or one per chain; default 0): each sweep leaves chain r's
+        p_beta[r] invariant, p_beta(v) ~ sum exp(-(1 - beta) E_A - beta E_B).  With
+        ``a_only`` model B is left out (beta must be 0): plain block Gibbs on A.
 
         The sweeps are numbered from ``start`` (inputs are recomputed exactly at sweeps
         that are multiples of ``refresh_every``), so a long chain taken in pieces, with
@@ -715,64 +814,40 @@ cdef class AISEngine:
             return
         if start < 0:
             raise ValueError("start must be >= 0.")
-        betas = np.zeros(start + n_steps, dtype=np.float64)
-        cdef double[::1] bv = betas
+        b = np.zeros(self.runs) if beta is None else np.broadcast_to(
+            np.asarray(beta, dtype=np.float64), (self.runs,))
+        if not np.all((b >= 0) & (b <= 1)):
+            raise ValueError("inverse temperatures must lie in [0, 1].")
+        if a_only and np.any(b != 0):
+            raise ValueError("a_only sweeps run at beta = 0.")
+        cdef double[::1] bv = np.array(b, dtype=np.float64)   # a writable copy
         cdef Py_ssize_t saved = self.buf.pair.nB
-        self.buf.pair.nB = 0
+        if a_only:
+            self.buf.pair.nB = 0
         try:
             with nogil:
-                ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0], start,
-                          start + n_steps, start + n_steps + 1, 0, self.refresh_every,
-                          1 if force_refresh else 0, self.n_threads)
+                gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0],
+                            start, start + n_steps, self.refresh_every,
+                            1 if force_refresh else 0, self.n_threads)
         finally:
             self.buf.pair.nB = saved
 
 
-def xoshiro_lanes(uint64_t[:, ::1] streams, Py_ssize_t n_draws):
-    """``n_draws`` 64-bit outputs of each run's 8 lanes (runs x n_draws x 8), advancing
-    the states in place: the raw stream, for tests against a reference implementation."""
-    cdef Py_ssize_t R = streams.shape[0], r, k, l
-    out = np.empty((R, n_draws, 8), dtype=np.uint64)
-    cdef uint64_t[:, :, ::1] o = out
-    cdef uint64_t *s
-    cdef uint64_t result, t
-    for r in range(R):
-        s = &streams[r, 0]
-        for k in range(n_draws):
-            for l in range(8):
-                result = _rotl(s[l] + s[24 + l], 23) + s[l]
-                t = s[8 + l] << 17
-                s[16 + l] ^= s[l]
-                s[24 + l] ^= s[8 + l]
-                s[8 + l] ^= s[16 + l]
-                s[l] ^= s[24 + l]
-                s[16 + l] ^= t
-                s[24 + l] = _rotl(s[24 + l], 45)
-                o[r, k, l] = result
-    return out
+def kernels_in_use():
+    """The kernel variant this module runs."""
+    return cyrbm_anneal_kernels_isa().decode()
 
 
-cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
-    return (x << k) | (x >> (64 - k))
+def use_kernels(name=None):
+    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
+    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
+    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
+    b = (name or "").encode()
+    if cyrbm_anneal_kernels_init(b) != 0:
+        built = cyrbm_anneal_kernels_built().decode().strip(",")
+        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
+                         f"run it (this build holds: {built}).")
+    return cyrbm_anneal_kernels_isa().decode()
 
 
-cdef extern from *:
-    """
-    #if defined(CYRBM_AK_PROFILE) && defined(__x86_64__)
-    static void cyrbm_ak_prof_get(uint64_t *out) { int i; for (i = 0; i < 8; i++) { out[i] = cyrbm_ak_prof[i]; cyrbm_ak_prof[i] = 0; } }
-    #else
-    static void cyrbm_ak_prof_get(uint64_t *out) { int i; for (i = 0; i < 8; i++) out[i] = 0; }
-    #endif
-    """
-    void cyrbm_ak_prof_get(uint64_t *out)
-
-
-def _profile():
-    """Counters since the last call, summed over threads (builds with -DCYRBM_AK_PROFILE
-    only; zeros otherwise): TSC cycles of [0] the update of x, [1] the hidden half-steps
-    with the log weights, [2] the update of u, [3] the visible half-steps; [4] hidden
-    units of B that flipped, [5] visible units that flipped (or were listed on refresh);
-    [6], [7] unused."""
-    cdef uint64_t out[8]
-    cyrbm_ak_prof_get(out)
-    return [int(out[i]) for i in range(8)]
+use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)

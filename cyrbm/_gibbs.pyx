@@ -6,7 +6,7 @@ Notation follows Salakhutdinov & Murray (2008), Eq. 1-7: ``W`` is n_visible x n_
 p(v_i = 1 | h) = sigma(sum_j W_ij h_j + b_i) (Eq. 6).
 
 Because states are 0/1, ``v @ W`` is the sum of the rows of ``W`` picked by the active
-units; the products below use that (include/cyrbm/kernels.h), column block by column
+units; the products below use that (cyrbm/_kernels/gibbs_t.h), column block by column
 block, so a block of weights stays in cache while the whole batch is processed.
 
 Determinism: every output element is computed by one thread in a fixed order, and each
@@ -23,10 +23,34 @@ from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng, cyrbm_rng_uniform
+from cyrbm._random cimport cyrbm_rng
 
 # Rows processed per call of the chunked kernels (bounds scratch memory).
 cdef Py_ssize_t CHUNK_ROWS = 2048
+
+
+def use_kernels(name=None):
+    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
+    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
+    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
+    b = (name or "").encode()
+    if cyrbm_gibbs_kernels_init(b) != 0:
+        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
+                         f"run it (this build holds: {kernels_built()}).")
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
+def kernels_in_use():
+    """The kernel variant this module runs."""
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
+def kernels_built():
+    """The kernel variants this build holds, widest first."""
+    return cyrbm_gibbs_kernels_built().decode().strip(",")
+
+
+use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
 
 
 cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,
@@ -36,15 +60,6 @@ cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,
         cyrbm_add_rows_f32(out, W, ldw, rows, n_rows, n)
     else:
         cyrbm_add_rows_f64(out, W, ldw, rows, n_rows, n)
-
-
-cdef void sub_rows(floating *out, const floating *W, Py_ssize_t ldw,
-                   const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n) noexcept nogil:
-    """out[0:n] -= sum_r W[rows[r], 0:n]."""
-    if floating is float:
-        cyrbm_sub_rows_f32(out, W, ldw, rows, n_rows, n)
-    else:
-        cyrbm_sub_rows_f64(out, W, ldw, rows, n_rows, n)
 
 
 cdef inline floating sigmoid(floating x) noexcept nogil:
@@ -70,7 +85,7 @@ cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_uni
 
 cdef inline Py_ssize_t block_width(Py_ssize_t n_in, Py_ssize_t n_out, Py_ssize_t itemsize,
                                    int n_threads) noexcept nogil:
-    """Columns per block: a multiple of 64 (the register tile of kernels.h) such that a
+    """Columns per block: a multiple of 64 (the register tile of gibbs_t.h) such that a
     block of W (n_in x width) sits in about 256 KB of cache, with enough blocks to keep
     every thread busy."""
     cdef Py_ssize_t width = (256 * 1024) // (n_in * itemsize + 1)
@@ -109,31 +124,12 @@ cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
             add_rows(o, W + j0, n_out, idx + r * ld_idx, cnt[r], j1 - j0)
 
 
-cdef void sample_bernoulli(floating *act, Py_ssize_t n_rows, Py_ssize_t n_units,
-                           cyrbm_rng *streams, uint8_t *state, int32_t *idx, int32_t *cnt,
-                           int n_threads) noexcept nogil:
-    """Turn activations into probabilities in place and draw states from them.
-
-    Row r uses stream r; unit u of row r is on when uniform < sigma(act[r, u]).
-    """
-    cdef Py_ssize_t r, u
-    cdef int32_t c
-    cdef floating p
-    cdef floating *a
-    for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
-                    schedule='static'):
-        a = act + r * n_units
-        c = 0
-        for u in range(n_units):
-            p = sigmoid(a[u])
-            a[u] = p
-            if cyrbm_rng_uniform(&streams[r]) < p:
-                state[r * n_units + u] = 1
-                idx[r * n_units + c] = <int32_t> u
-                c = c + 1
-            else:
-                state[r * n_units + u] = 0
-        cnt[r] = c
+cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil:
+    """sigma in place on x[0:n], n a whole number of 64-byte vectors (cyrbm_expit)."""
+    if floating is float:
+        cyrbm_expit_f32(x, n)
+    else:
+        cyrbm_expit_f64(x, n)
 
 
 cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept nogil:
@@ -144,7 +140,7 @@ cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept n
 
 cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, floating *AT,
                     int n_threads) noexcept nogil:
-    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (cdkernels.h), parallel over
+    """AT (n_cols x n_rows) = A.T: 8 x 8 register blocks (gibbs_t.h), parallel over
     blocks of 64 rows of A (so threads never share a cache line of AT)."""
     cdef Py_ssize_t n_blocks = (n_rows + 63) // 64
     cdef Py_ssize_t b, i0, i1
@@ -300,88 +296,11 @@ def pseudo_log_likelihood(const floating[:, ::1] W, const floating[::1] vbias,
     return out
 
 
-cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
-                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                      Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil:
-    """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains.
-
-    v (n x n_visible) is updated in place; h (n x n_hidden) receives the last hidden
-    states; chain r draws from streams[r] only (advanced in place).  Returns 0, or -1
-    when scratch memory cannot be allocated.
-    """
-    cdef Py_ssize_t rows = n if n < CHUNK_ROWS else CHUNK_ROWS
-    cdef Py_ssize_t start, m
-    cdef int t, status = 0
-    cdef floating *WT
-    cdef floating *act_h
-    cdef floating *act_v
-    cdef int32_t *vidx
-    cdef int32_t *vcnt
-    cdef int32_t *hidx
-    cdef int32_t *hcnt
-    if n <= 0 or steps <= 0:
-        return 0
-    WT = <floating *> malloc(n_visible * n_hidden * sizeof(floating))
-    act_h = <floating *> malloc(rows * n_hidden * sizeof(floating))
-    act_v = <floating *> malloc(rows * n_visible * sizeof(floating))
-    vidx = <int32_t *> malloc(rows * n_visible * sizeof(int32_t))
-    vcnt = <int32_t *> malloc(rows * sizeof(int32_t))
-    hidx = <int32_t *> malloc(rows * n_hidden * sizeof(int32_t))
-    hcnt = <int32_t *> malloc(rows * sizeof(int32_t))
-    if (WT == NULL or act_h == NULL or act_v == NULL or vidx == NULL or vcnt == NULL
-            or hidx == NULL or hcnt == NULL):
-        status = -1
-    else:
-        transpose(W, n_visible, n_hidden, WT, n_threads)
-        start = 0
-        while start < n:
-            m = min(rows, n - start)
-            active_lists(v + start * n_visible, m, n_visible, vidx, vcnt, n_threads)
-            for t in range(steps):
-                binary_product(W, n_visible, n_hidden, vidx, n_visible, vcnt, m, hbias, act_h,
-                               n_threads)
-                sample_bernoulli(act_h, m, n_hidden, streams + start, h + start * n_hidden,
-                                 hidx, hcnt, n_threads)
-                binary_product(WT, n_hidden, n_visible, hidx, n_hidden, hcnt, m, vbias, act_v,
-                               n_threads)
-                sample_bernoulli(act_v, m, n_visible, streams + start, v + start * n_visible,
-                                 vidx, vcnt, n_threads)
-            start = start + m
-    free(WT)
-    free(act_h)
-    free(act_v)
-    free(vidx)
-    free(vcnt)
-    free(hidx)
-    free(hcnt)
-    return status
-
-
-def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
-                 const floating[::1] hbias, uint8_t[:, ::1] v, uint8_t[:, ::1] h, int steps,
-                 uint64_t[:, ::1] streams, int n_threads=1):
-    """Run ``steps`` block-Gibbs sweeps on every row of ``v`` (in place); ``h`` gets the
-    last hidden states; row r uses stream r (see gibbs_sweeps)."""
-    cdef Py_ssize_t n = v.shape[0]
-    _check_streams(streams, n)
-    if v.shape[1] != W.shape[0] or h.shape[0] != n or h.shape[1] != W.shape[1]:
-        raise ValueError("v must be n x n_visible and h n x n_hidden")
-    cdef int status = 0
-    if n > 0 and steps > 0:
-        with nogil:
-            status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], W.shape[0], W.shape[1],
-                                  &v[0, 0], &h[0, 0], n, steps, <cyrbm_rng *> &streams[0, 0],
-                                  n_threads)
-    if status != 0:
-        raise MemoryError("out of memory in gibbs_sample")
-
-
 # ---------------------------------------------------------------------------------------
-# One CD-k / PCD-k step on aligned, padded buffers (include/cyrbm/cdkernels.h)
+# One CD-k / PCD-k step on aligned, padded buffers (cyrbm/_kernels/gibbs_t.h)
 # ---------------------------------------------------------------------------------------
 
-cdef char *_aligned(list keep, Py_ssize_t nbytes) except NULL:
+cdef char *aligned_buffer(list keep, Py_ssize_t nbytes) except NULL:
     """Zeroed memory of nbytes starting on a 64-byte boundary, owned by a NumPy array
     appended to ``keep``."""
     buf = np.zeros(nbytes + 64, dtype=np.uint8)
@@ -421,6 +340,17 @@ cdef struct Scratch:
     char **panels         # per thread: a block of W.T (n_hidden x 4 vectors), or gradient rows
 
 
+cdef struct cd_settings:
+    # the scalars of a CD-k / PCD-k step (a dict with these keys at the Python boundary)
+    int k                   # block-Gibbs sweeps of the chains
+    bint persistent         # PCD (chains persist) rather than CD (chains start at the data)
+    double learning_rate
+    double momentum
+    double weight_decay     # L2 on W
+    double scale            # applied to the gradient sums (1 / batch size)
+    int n_threads
+
+
 cdef class Workspace:
     """Scratch memory of ``cd_statistics`` / ``cd_update`` for one problem size, reused
     across mini-batches.
@@ -454,25 +384,25 @@ cdef class Workspace:
         s.ldh = cyrbm_padded_ld(M, f)
         self._keep = []
         k = self._keep
-        s.Wp = _aligned(k, D * s.ldh * f)
-        s.vb = _aligned(k, s.ldv * f)
-        s.hb = _aligned(k, s.ldh * f)
-        s.ph0 = _aligned(k, B * s.ldh * f)
-        s.act_h = _aligned(k, B * s.ldh * f)
-        s.act_v = _aligned(k, B * s.ldv * f)
-        s.hsum = _aligned(k, s.ldh * f)
-        s.vidx = <int32_t *> _aligned(k, B * D * i4)
-        s.vcnt = <int32_t *> _aligned(k, B * i4)
-        s.kidx = <int32_t *> _aligned(k, B * D * i4)
-        s.kcnt = <int32_t *> _aligned(k, B * i4)
-        s.hidx = <int32_t *> _aligned(k, B * M * i4)
-        s.hcnt = <int32_t *> _aligned(k, B * i4)
-        s.hstate = <uint8_t *> _aligned(k, B * M)
-        s.codes = <uint8_t *> _aligned(k, B * ((max(D, M) + 3) // 4))
-        s.colpos = <int32_t *> _aligned(k, D * B * i4)
-        s.npos = <int32_t *> _aligned(k, D * i4)
-        s.colneg = <int32_t *> _aligned(k, D * B * i4)
-        s.nneg = <int32_t *> _aligned(k, D * i4)
+        s.Wp = aligned_buffer(k, D * s.ldh * f)
+        s.vb = aligned_buffer(k, s.ldv * f)
+        s.hb = aligned_buffer(k, s.ldh * f)
+        s.ph0 = aligned_buffer(k, B * s.ldh * f)
+        s.act_h = aligned_buffer(k, B * s.ldh * f)
+        s.act_v = aligned_buffer(k, B * s.ldv * f)
+        s.hsum = aligned_buffer(k, s.ldh * f)
+        s.vidx = <int32_t *> aligned_buffer(k, B * D * i4)
+        s.vcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.kidx = <int32_t *> aligned_buffer(k, B * D * i4)
+        s.kcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.hidx = <int32_t *> aligned_buffer(k, B * M * i4)
+        s.hcnt = <int32_t *> aligned_buffer(k, B * i4)
+        s.hstate = <uint8_t *> aligned_buffer(k, B * M)
+        s.codes = <uint8_t *> aligned_buffer(k, B * ((max(D, M) + 3) // 4))
+        s.colpos = <int32_t *> aligned_buffer(k, D * B * i4)
+        s.npos = <int32_t *> aligned_buffer(k, D * i4)
+        s.colneg = <int32_t *> aligned_buffer(k, D * B * i4)
+        s.nneg = <int32_t *> aligned_buffer(k, D * i4)
         # a panel holds a block of W.T (n_hidden x 256 bytes) or GRADIENT_ROWS rows of dW
         self.panel_bytes = max(M * 4 * 64, GRADIENT_ROWS * s.ldh * f)
         self._panels = []
@@ -491,7 +421,7 @@ cdef class Workspace:
             raise MemoryError()
         self.s.panels = p
         while self.n_panels < n:
-            self.s.panels[self.n_panels] = _aligned(self._panels, self.panel_bytes)
+            self.s.panels[self.n_panels] = aligned_buffer(self._panels, self.panel_bytes)
             self.n_panels += 1
         return 0
 
@@ -506,13 +436,9 @@ cdef class Workspace:
                 and n_hidden == self.n_hidden and np.dtype(dtype) == self.dtype)
 
 
-# Where padded_product finds the weights S it multiplies by
-cdef enum:
-    SOURCE_PADDED = 0     # S = A: aligned rows, stride lda
-    SOURCE_TRANSPOSE = 1  # S = W.T, transposed block by block into per-thread panels
 
 
-cdef inline bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
+cdef bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
                                    Py_ssize_t n_src) noexcept nogil:
     """The rule of padded_product: subset tables when the active entries exceed
     0.9 (n_rows + 15) ceil(n_src / 4)."""
@@ -727,12 +653,16 @@ def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssi
         raise ValueError("bias shapes do not match W")
 
 
-def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
-                  const floating[::1] vbias, const floating[::1] hbias,
-                  const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent,
-                  int k, uint64_t[:, ::1] streams,
-                  floating[:, ::1] dW, floating[::1] dvbias, floating[::1] dhbias,
-                  int n_threads=1, Workspace workspace=None):
+cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_hidden
+                           const floating[::1] vbias,         # IN
+                           const floating[::1] hbias,         # IN
+                           const uint8_t[:, ::1] v_data,      # IN  batch x n_visible
+                           uint8_t[:, ::1] v_chain,           # INOUT chains
+                           uint64_t[:, ::1] streams,          # INOUT one per chain
+                           floating[:, ::1] dW,               # OUT
+                           floating[::1] dvbias,              # OUT
+                           floating[::1] dhbias,              # OUT
+                           const cd_settings *cfg, Workspace workspace):
     """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
 
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
@@ -742,14 +672,14 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
 
-    ``WT`` is not read and may be None (kept for compatibility): the visible-side
-    product transposes W block by block itself.  ``workspace``: a
-    ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across calls (one is made
-    for the call when None).  ``cd_update`` does this and ``apply_update`` in one pass.
+    ``workspace``: a ``Workspace(batch, n_visible, n_hidden, dtype)`` to reuse across
+    calls (one is made for the call when None).  ``cd_update`` does this and
+    ``apply_update`` in one pass.
     """
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i
-    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
-                streams)
+    cdef int n_threads = cfg.n_threads
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
+                cfg.k, streams)
     if dW.shape[0] != D or dW.shape[1] != M or dvbias.shape[0] != D or dhbias.shape[0] != M:
         raise ValueError("gradient shapes do not match W")
     if B == 0:
@@ -765,7 +695,7 @@ def cd_statistics(const floating[:, ::1] W, const floating[:, ::1] WT,
     cdef int nt = cap_threads(n_threads, nv), t
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
         # each thread: all visible units, a contiguous range of column vectors
         for t in prange(nt, num_threads=nt, schedule='static'):
             gradient_rows(s, 0, D, t * nv // nt, (t + 1) * nv // nt, M, &dW[0, 0], M)
@@ -803,12 +733,16 @@ cdef inline int momentum_row(floating *W, floating *vel, const floating *d, Py_s
         return cyrbm_momentum_f64(W, vel, d, M, lr, mom, wd, sc, NULL)
 
 
-def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
-              const uint8_t[:, ::1] v_data, uint8_t[:, ::1] v_chain, bint persistent, int k,
-              uint64_t[:, ::1] streams, floating[:, ::1] vel_W, floating[::1] vel_vbias,
-              floating[::1] vel_hbias, double learning_rate, double momentum,
-              double weight_decay, double scale, int n_threads=1,
-              Workspace workspace=None):
+cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
+                       floating[::1] vbias,                    # INOUT
+                       floating[::1] hbias,                    # INOUT
+                       floating[:, ::1] vel_W,                 # INOUT velocities
+                       floating[::1] vel_vbias,                # INOUT
+                       floating[::1] vel_hbias,                # INOUT
+                       const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
+                       uint8_t[:, ::1] v_chain,                # INOUT chains
+                       uint64_t[:, ::1] streams,               # INOUT one per chain
+                       const cd_settings *cfg, Workspace workspace):
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
     arguments), bit-identical to them, but without storing the weight gradient.
 
@@ -819,8 +753,9 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     non-finite.
     """
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i, b, r1
-    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1], k,
-                streams)
+    cdef int n_threads = cfg.n_threads
+    _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
+                cfg.k, streams)
     if (vel_W.shape[0] != D or vel_W.shape[1] != M or vel_vbias.shape[0] != D
             or vel_hbias.shape[0] != M):
         raise ValueError("velocity shapes do not match W")
@@ -829,8 +764,8 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     dt = np.float32 if floating is float else np.float64
     cdef Workspace ws = _checked_workspace(workspace, B, D, M, dt, n_threads)
     cdef Scratch *s = &ws.s
-    cdef floating lr = <floating> learning_rate, mom = <floating> momentum
-    cdef floating wd = <floating> weight_decay, sc = <floating> scale
+    cdef floating lr = <floating> cfg.learning_rate, mom = <floating> cfg.momentum
+    cdef floating wd = <floating> cfg.weight_decay, sc = <floating> cfg.scale
     cdef Py_ssize_t VL = 64 // sizeof(floating), nv = (M + VL - 1) // VL
     cdef Py_ssize_t n_blocks = (D + GRADIENT_ROWS - 1) // GRADIENT_ROWS
     cdef int nt = cap_threads(n_threads, n_blocks // 2), t
@@ -839,7 +774,7 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     cdef floating *dvb = <floating *> ws.s.act_v      # batch x ldv >= n_visible, free now
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 persistent, k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
         # each thread: contiguous runs of GRADIENT_ROWS visible units, all columns
         for t in prange(nt, num_threads=nt, schedule='static'):
             buf = <floating *> s.panels[t]
@@ -857,12 +792,17 @@ def cd_update(floating[:, ::1] W, floating[::1] vbias, floating[::1] hbias,
     return bad == 0
 
 
-def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
-                 floating[::1] hbias, const floating[:, ::1] dW,
-                 const floating[::1] dvbias, const floating[::1] dhbias,
-                 floating[:, ::1] vel_W, floating[::1] vel_vbias, floating[::1] vel_hbias,
-                 double learning_rate, double momentum, double weight_decay,
-                 double scale, int n_threads=1):
+cdef object _apply_update(floating[:, ::1] W,                # INOUT parameters
+                          floating[::1] vbias,                 # INOUT
+                          floating[::1] hbias,                 # INOUT
+                          const floating[:, ::1] dW,           # IN  gradient sums
+                          const floating[::1] dvbias,          # IN
+                          const floating[::1] dhbias,          # IN
+                          floating[:, ::1] vel_W,              # INOUT velocities
+                          floating[::1] vel_vbias,             # INOUT
+                          floating[::1] vel_hbias,             # INOUT
+                          const cd_settings *cfg,
+                          floating[:, ::1] WT):                # OUT W.T unless None
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
     Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
@@ -877,8 +817,9 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
     cdef bint refresh = WT is not None
     if refresh and (WT.shape[0] != M or WT.shape[1] != D):
         raise ValueError("WT must be n_hidden x n_visible")
-    cdef floating lr = <floating> learning_rate, mom = <floating> momentum
-    cdef floating wd = <floating> weight_decay, sc = <floating> scale
+    cdef floating lr = <floating> cfg.learning_rate, mom = <floating> cfg.momentum
+    cdef floating wd = <floating> cfg.weight_decay, sc = <floating> cfg.scale
+    cdef int n_threads = cfg.n_threads
     cdef int bad = 0
     if D == 0 or M == 0:
         return True
@@ -892,89 +833,75 @@ def apply_update(floating[:, ::1] W, floating[:, ::1] WT, floating[::1] vbias,
     return bad == 0
 
 
-# ---------------------------------------------------------------------------------------
-# Test hooks: the step kernels on plain arrays, for tests/test_kernels.py
-# ---------------------------------------------------------------------------------------
-
-def _product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
-             bint transposed=False, int n_threads=1, bint expit=False):
-    """(bias + states @ S, whether subset tables were used), through padded_product
-    (sigma of it with ``expit``).
-
-    S is n_src x n_cols; with ``transposed`` it is given as W = S.T (n_cols x n_src) and
-    read through the block-by-block transpose.
-    """
-    cdef Py_ssize_t n_rows = states.shape[0], n_src = states.shape[1]
-    cdef Py_ssize_t n_cols = S.shape[0] if transposed else S.shape[1]
-    if (S.shape[1] if transposed else S.shape[0]) != n_src or bias.shape[0] != n_cols:
-        raise ValueError("shapes do not match")
-    if n_rows == 0 or n_src == 0 or n_cols == 0:
-        return np.tile(np.asarray(bias), (n_rows, 1)), False
-    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n_cols, f), i
-    cdef int nt = max(1, n_threads)
-    keep = []
-    cdef floating *A = <floating *> _aligned(keep, n_src * ld * f)
-    cdef floating *b = <floating *> _aligned(keep, ld * f)
-    cdef floating *out = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
-    cdef int32_t *idx = <int32_t *> _aligned(keep, n_rows * n_src * sizeof(int32_t))
-    cdef int32_t *cnt = <int32_t *> _aligned(keep, n_rows * sizeof(int32_t))
-    cdef uint8_t *codes = <uint8_t *> _aligned(keep, n_rows * ((n_src + 3) // 4))
-    cdef char **panels = <char **> _aligned(keep, nt * sizeof(char *))
-    for i in range(nt):
-        panels[i] = _aligned(keep, n_src * 4 * 64)
-    if not transposed:
-        for i in range(n_src):
-            memcpy(A + i * ld, &S[i, 0], n_cols * f)
-    memcpy(b, &bias[0], n_cols * f)
-    with nogil:
-        active_lists(&states[0, 0], n_rows, n_src, idx, cnt, n_threads)
-        padded_product(out, ld, b, A, ld, &S[0, 0], S.shape[1],
-                       SOURCE_TRANSPOSE if transposed else SOURCE_PADDED, n_src, n_cols,
-                       &states[0, 0], idx, cnt, codes, panels, n_rows, expit, n_threads)
-    dense = use_subset_tables(cnt, n_rows, n_src)
-    dt = np.float32 if floating is float else np.float64
-    result = np.empty((n_rows, n_cols), dtype=dt)
-    cdef floating[:, ::1] r = result
-    for i in range(n_rows):
-        memcpy(&r[i, 0], out + i * ld, n_cols * f)
-    return result, dense
+_SETTINGS = ("k", "persistent", "learning_rate", "momentum", "weight_decay", "scale",
+             "n_threads")
 
 
-def _expit(const floating[::1] x):
-    """sigma(x) through the vectorized cyrbm_expit."""
-    cdef Py_ssize_t n = x.shape[0], VL = 64 // sizeof(floating)
-    keep = []
-    cdef floating *buf = <floating *> _aligned(keep, ((n + VL - 1) // VL * VL + VL) * sizeof(floating))
-    if n:
-        memcpy(buf, &x[0], n * sizeof(floating))
-    if floating is float:
-        cyrbm_expit_f32(buf, (n + VL - 1) // VL * VL)
-    else:
-        cyrbm_expit_f64(buf, (n + VL - 1) // VL * VL)
-    out = np.empty(n, dtype=np.float32 if floating is float else np.float64)
-    cdef floating[::1] o = out
-    if n:
-        memcpy(&o[0], buf, n * sizeof(floating))
-    return out
+cdef cd_settings _settings(dict settings) except *:
+    missing = [key for key in _SETTINGS if key not in settings]
+    if missing:
+        raise ValueError(f"CD settings lack {', '.join(missing)}.")
+    cdef cd_settings cfg
+    cfg.k = settings["k"]
+    cfg.persistent = settings["persistent"]
+    cfg.learning_rate = settings["learning_rate"]
+    cfg.momentum = settings["momentum"]
+    cfg.weight_decay = settings["weight_decay"]
+    cfg.scale = settings["scale"]
+    cfg.n_threads = settings["n_threads"]
+    return cfg
 
 
-def _bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads=1):
-    """(states, lists) for Bernoulli(P) rows through padded_sample; row r uses stream r
-    (advanced in place).  lists[r] are the active units of row r."""
-    cdef Py_ssize_t n_rows = P.shape[0], n = P.shape[1], i
-    _check_streams(streams, n_rows)
-    cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n, f)
-    keep = []
-    cdef floating *buf = <floating *> _aligned(keep, max(n_rows, 1) * ld * f)
-    cdef int32_t *cnt = <int32_t *> _aligned(keep, max(n_rows, 1) * sizeof(int32_t))
-    states = np.zeros((n_rows, n), dtype=np.uint8)
-    idx = np.zeros((n_rows, n), dtype=np.int32)
-    cdef uint8_t[:, ::1] st = states
-    cdef int32_t[:, ::1] ix = idx
-    for i in range(n_rows):
-        memcpy(buf + i * ld, &P[i, 0], n * f)
-    if n_rows > 0 and n > 0:
-        with nogil:
-            padded_sample(buf, ld, n, n_rows, <cyrbm_rng *> &streams[0, 0], &st[0, 0],
-                          &ix[0, 0], cnt, n_threads)
-    return states, [idx[i, :cnt[i]].copy() for i in range(n_rows)]
+def cd_statistics(params, v_data, v_chain, streams, grads, dict settings, Workspace workspace=None):
+    """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
+
+    ``params`` = (W, vbias, hbias) (IN); ``grads`` = (dW, dvbias, dhbias) (OUT, same
+    dtype); ``v_data`` (IN) and ``v_chain`` (INOUT) batch x n_visible uint8; ``streams``
+    (INOUT) one per chain; ``settings``: a dict of k, persistent, learning_rate, momentum,
+    weight_decay, scale, n_threads (only k, persistent and n_threads are used here).
+    See _cd_statistics for the arithmetic."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    dW, dvbias, dhbias = grads
+    if np.asarray(W).dtype == np.float32:
+        return _cd_statistics[float](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
+                                     dhbias, &cfg, workspace)
+    return _cd_statistics[double](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
+                                  dhbias, &cfg, workspace)
+
+
+def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
+              Workspace workspace=None):
+    """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update``,
+    bit-identical to them, without storing the weight gradient.
+
+    ``params`` = (W, vbias, hbias) and ``velocity`` = (vel_W, vel_vbias, vel_hbias) are
+    updated in place (INOUT); ``v_data`` (IN), ``v_chain`` (INOUT), ``streams`` (INOUT) as
+    for cd_statistics; ``settings`` as for cd_statistics, all keys used.  Returns False if
+    any parameter became non-finite."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    vel_W, vel_vbias, vel_hbias = velocity
+    if np.asarray(W).dtype == np.float32:
+        return _cd_update[float](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
+                                 v_chain, streams, &cfg, workspace)
+    return _cd_update[double](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
+                              v_chain, streams, &cfg, workspace)
+
+
+def apply_update(params, grads, velocity, dict settings, WT=None):
+    """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
+
+    ``params`` (INOUT), ``grads`` (IN), ``velocity`` (INOUT) as for cd_update; weight
+    decay (L2) applies to W only; ``WT``, unless None, is refreshed to W.T (OUT).  Returns
+    False if any parameter became non-finite (the caller then restores its last good
+    state)."""
+    cdef cd_settings cfg = _settings(settings)
+    W, vbias, hbias = params
+    dW, dvbias, dhbias = grads
+    vel_W, vel_vbias, vel_hbias = velocity
+    if np.asarray(W).dtype == np.float32:
+        return _apply_update[float](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
+                                    vel_hbias, &cfg, WT)
+    return _apply_update[double](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
+                                 vel_hbias, &cfg, WT)

@@ -1,8 +1,7 @@
-# One random stream per chain (include/cyrbm/rng.h: xoshiro256++).
+# One random stream per chain: the public type (include/cyrbm/cyrbm_types.h).  The
+# generator itself is private (cyrbm/_kernels/rng.h, declared in _ckernels.pxd).
 from libc.stdint cimport uint64_t
 
-cdef extern from "cyrbm/rng.h" nogil:
+cdef extern from "cyrbm/cyrbm_types.h" nogil:
     ctypedef struct cyrbm_rng:
         uint64_t s[4]
-    uint64_t cyrbm_rng_next(cyrbm_rng *r)
-    double cyrbm_rng_uniform(cyrbm_rng *r)

@@ -9,7 +9,7 @@ on the number of threads or on how the work is scheduled.
 """
 import numpy as np
 from libc.stdint cimport uint64_t
-from cyrbm._random cimport cyrbm_rng, cyrbm_rng_uniform
+from cyrbm._random cimport cyrbm_rng
 
 # Purposes: fixed small integers folded into the SeedSequence spawn key.
 PURPOSES = {
@@ -55,15 +55,13 @@ def make_streams(seed, purpose, Py_ssize_t n_chains, *extra):
     return states
 
 
-def uniform(uint64_t[:, ::1] states, Py_ssize_t n):
-    """Draw ``n`` uniforms in [0, 1) from each stream, advancing the states in place.
+def make_run_streams(seed, purpose, Py_ssize_t runs, *extra):
+    """States of ``runs`` engine chains (AIS runs): a (runs, 32) uint64 array.
 
-    For tests and for checking the generator against a reference implementation.
+    A run owns 8 xoshiro256++ lanes (the kernels draw 8 or 16 numbers at a time); lane l
+    of run r is stream 8r + l of ``make_streams(seed, purpose, 8 * runs, *extra)``, stored
+    word-major (word w of lane l at w*8 + l) as the kernels read them (rng.h's AIS
+    layout).  So a run's numbers depend only on the seed and its index.
     """
-    cdef Py_ssize_t c, k, n_chains = states.shape[0]
-    out = np.empty((n_chains, n), dtype=np.float64)
-    cdef double[:, ::1] o = out
-    for c in range(n_chains):
-        for k in range(n):
-            o[c, k] = cyrbm_rng_uniform(<cyrbm_rng *> &states[c, 0])
-    return out
+    s = make_streams(seed, purpose, 8 * runs, *extra)           # (8 runs, 4)
+    return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))

@@ -197,8 +197,17 @@ def binarize(X, what, binarize, threshold, seed, scale):
         raise DataError(f"{what} cannot be binarized stochastically: row {row}, column "
                         f"{column} holds {_value(values, row, column)} after scaling, "
                         f"outside [0, 1].")
-    rng = np.random.default_rng(seed)
+    rng = data_generator(seed, 0)
     return (rng.random(values.shape) < values).view(np.uint8)
+
+
+def data_generator(seed, use):
+    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split
+    (one seeding path: cyrbm._random.seed_sequence); a Generator is used as given."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    from cyrbm._random import seed_sequence
+    return np.random.default_rng(seed_sequence(seed, "data", use))
 
 
 # ============================================================================

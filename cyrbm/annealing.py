@@ -29,7 +29,7 @@ import numpy as np
 from cyrbm import _anneal
 from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams
+from cyrbm._random import make_run_streams, make_streams
 from cyrbm._validation import check_binary, check_memory, hint
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 from cyrbm.models import RBM
@@ -52,13 +52,27 @@ class ScheduleError(CyrbmError, ValueError):
 
 
 # ----------------------------------------------------------------------------- helpers
-def logmeanexp(x):
-    """ln(mean(exp(x))) computed stably (relative to max(x))."""
+def logmeanexp(x, axis=None):
+    """ln(mean(exp(x))) over all of ``x`` (axis=None: a float) or along ``axis`` (an
+    array), computed relative to the largest element, so that large or very negative x
+    neither overflow nor underflow: ln r-hat of AIS from its log weights (SM08 Eq. 11).
+
+    -inf elements count as exp(-inf) = 0 (all -inf gives -inf); any +inf gives +inf and
+    any NaN gives NaN.  The mean of no numbers is refused (ValueError).
+    """
     x = np.asarray(x, dtype=np.float64)
-    m = float(np.max(x))
-    if not np.isfinite(m):
-        return m
-    return m + math.log(float(np.mean(np.exp(x - m))))
+    if axis is None:
+        if x.size == 0:
+            raise ValueError("logmeanexp of an empty array: the mean of no numbers.")
+        m = float(np.max(x))
+        if not np.isfinite(m):
+            return m
+        return m + math.log(float(np.mean(np.exp(x - m))))
+    m = np.max(x, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.mean(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return np.squeeze(out, axis=axis)
 
 
 def make_schedule(spec):
@@ -338,7 +352,7 @@ class AISResult:
     @property
     def log_ratio(self):
         """ln r-hat = ln mean(w) (Eq. 11)."""
-        return self._shift + math.log(self._mean)
+        return logmeanexp(self.log_weights)
 
     @property
     def log_sigma_ratio(self):
@@ -546,7 +560,7 @@ class Annealer:
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
         streams = self._streams(0)
-        engine = _anneal.AISEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
+        engine = _anneal.GibbsEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
                                    streams, dtype=model.dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         t0 = time.perf_counter()
@@ -665,7 +679,7 @@ class Annealer:
                 log_Z_a = exact_log_partition(A, threads=self.threads)
             chain_info = {"start": "gibbs", "burn_in": burn_in, "chains": chains,
                           "steps_between": steps_between}
-        engine = _anneal.AISEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+        engine = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                                    self._streams(0), dtype=dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         engine.set_visible(starts)
@@ -739,7 +753,7 @@ class Annealer:
         ``burn_in + m * steps_between`` sweeps, and run r takes state r // chains of chain
         r % chains."""
         D = A.n_visible
-        chain = _anneal.AISEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
+        chain = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
                                   np.zeros(0), self._streams(1, chains), dtype=dtype,
                                   n_threads=self.threads, refresh_every=self.refresh)
         if init is not None:
@@ -756,7 +770,7 @@ class Annealer:
             for mark in marks:
                 while done < mark:
                     n = min(self.chunk, mark - done)
-                    chain.gibbs_a(n, force_refresh=done == 0, start=done)
+                    chain.sweep(n, force_refresh=done == 0, start=done)
                     done += n
                     if bar is not None:
                         bar.update(n)
@@ -786,12 +800,6 @@ class Annealer:
 
 
 def ais_streams(seed, runs, key=0):
-    """The random streams of ``runs`` AIS runs: (runs, 32) uint64.
-
-    Run r owns 8 xoshiro256++ lanes (the kernels draw 8 or 16 numbers at a time), lane l
-    being stream 8r + l of (seed, "ais", key) from :func:`cyrbm._random.make_streams`,
-    stored word-major (word w of lane l at w*8 + l) as the kernels read them.  So a run's
-    numbers depend only on the seed and its index, never on the number of threads.
-    """
-    s = make_streams(seed, "ais", 8 * runs, key)           # (8 runs, 4)
-    return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))
+    """The random streams of ``runs`` AIS runs: (runs, 32) uint64, purpose "ais" (the
+    layout of :func:`cyrbm._random.make_run_streams`)."""
+    return make_run_streams(seed, "ais", runs, key)

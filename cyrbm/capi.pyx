@@ -67,8 +67,8 @@ cdef int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hb
                           int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0:
         return -2
-    return _gibbs.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
-                               n_threads)
+    return _anneal.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
+                                n_threads)
 
 
 cdef int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias,
@@ -77,8 +77,8 @@ cdef int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias
                           int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0:
         return -2
-    return _gibbs.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
-                               n_threads)
+    return _anneal.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
+                                n_threads)
 
 
 cdef int log_unnormalized_f64(const double *W, const double *vbias, const double *hbias,

@@ -41,10 +41,12 @@ from importlib.resources import files
 
 import numpy as np
 
+from cyrbm._random import seed_sequence
 from cyrbm.errors import DataError
 from cyrbm._validation import check_binary  # noqa: F401  (re-exported)
 from cyrbm._validation import as_matrix as _as_matrix, binarize as _binarize
 from cyrbm._validation import check_options as _check_options
+from cyrbm._validation import data_generator
 
 __all__ = [
     "load_data",
@@ -192,8 +194,10 @@ def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scal
     threshold : float
         The threshold for ``binarize="threshold"``, applied to scaled values.
     seed : None, int or numpy.random.Generator
-        Seeds ``numpy.random.default_rng`` for ``binarize="stochastic"``; the same
-        seed gives the same data.  Ignored otherwise.
+        For ``binarize="stochastic"``: the draws come from
+        ``cyrbm._random.seed_sequence(seed, "data", 0)``, like every random choice in
+        cyrbm (a Generator is used as it is); the same seed gives the same data.
+        Ignored otherwise.
     scale : float, optional
         Divide the data by this positive number before binarizing or checking.
         ``None`` means: with ``binarize=None`` do not scale; otherwise, if the
@@ -233,7 +237,8 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
         The share of rows that go to the test part, strictly between 0 and 1;
         the test part has ``round(n_samples * test_fraction)`` rows.
     seed : None, int or numpy.random.Generator
-        Seeds ``numpy.random.default_rng``, which draws the permutation.
+        The permutation comes from ``cyrbm._random.seed_sequence(seed, "data", 1)``, like
+        every random choice in cyrbm (a Generator is used as it is).
 
     Returns
     -------
@@ -258,7 +263,7 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
         side = "test" if n_test == 0 else "training"
         raise DataError(f"a test fraction of {test_fraction} of {n} samples "
                         f"leaves the {side} set empty.")
-    order = np.random.default_rng(seed).permutation(n)
+    order = data_generator(seed, 1).permutation(n)
     return X[order[n_test:]], X[order[:n_test]]
 
 

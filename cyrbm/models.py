@@ -11,11 +11,9 @@ with ``format`` ("cyrbm.rbm"), ``format_version``, ``dtype``, sizes and a ``trai
 record.  A file with only ``W``, ``vbias`` and ``hbias`` (weights trained elsewhere)
 loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
-import time
-
 import numpy as np
 
-from cyrbm import _gibbs, _io
+from cyrbm import _anneal, _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams
 from cyrbm._threads import auto_threads
@@ -186,18 +184,9 @@ class RBM:
                 raise DataError("init has no rows.")
             v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=np.uint8)
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
-        # a parallel region per half-sweep over (up to) 256 chains
-        T = auto_threads(threads, min(n, 256) * self.n_visible * self.n_hidden)
-        # The sweeps go in pieces of about 0.1 s, so Ctrl-C is answered between them; the
-        # chains' states and streams carry over, so the pieces give the one-call result.
-        done, piece, steps = 0, 1, int(steps)
-        while done < steps:
-            n_steps = min(piece, steps - done)
-            t0 = time.perf_counter()
-            _gibbs.gibbs_sample(self.W, self.vbias, self.hbias, v, h, n_steps, streams, T)
-            done += n_steps
-            if time.perf_counter() - t0 < 0.05:
-                piece *= 2
+        # a parallel region per sweep over the chains
+        T = auto_threads(threads, n * self.n_visible * self.n_hidden)
+        _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
 
     # ---------------------------------------------------------------- files

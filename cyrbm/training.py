@@ -294,10 +294,13 @@ class Trainer:
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
                     lr = self.learning_rate_at(state["n_updates"])
                     # cd_statistics + apply_update in one pass (bit-identical to them)
-                    ok = _gibbs.cd_update(model.W, model.vbias, model.hbias, batch, chains,
-                                          persistent, k, state["streams"], state["vel_W"],
-                                          state["vel_vbias"], state["vel_hbias"], lr, self.momentum,
-                                          self.weight_decay, 1.0 / B, T, workspace=workspace)
+                    settings = dict(k=k, persistent=persistent, learning_rate=lr,
+                                    momentum=self.momentum, weight_decay=self.weight_decay,
+                                    scale=1.0 / B, n_threads=T)
+                    ok = _gibbs.cd_update((model.W, model.vbias, model.hbias),
+                                          (state["vel_W"], state["vel_vbias"], state["vel_hbias"]),
+                                          batch, chains, state["streams"], settings,
+                                          workspace=workspace)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1

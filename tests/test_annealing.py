@@ -4,7 +4,6 @@ Monte Carlo checks use fixed seeds (so they cannot flake) and state their tolera
 standard errors; each is paired with a deliberately broken estimator that the same
 tolerance must reject, so the tests can fail.
 """
-import itertools
 import json
 import math
 import os
@@ -15,24 +14,17 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from cyrbm import RBM, _anneal
+from cyrbm import RBM, _anneal, _kernel_tests
 from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
-                             base_rate_biases, exact_log_partition, make_schedule)
+                             base_rate_biases, exact_log_partition, logmeanexp, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
+from _reference import (ais_streams_reference, all_states, brute_log_z, check_sampler,
+                        exact_distribution)
 
 LN2 = math.log(2.0)
 
 
 # ----------------------------------------------------------------------------- helpers
-def brute_log_z(W, b, a):
-    """ln Z by summing over every joint state (v, h) in NumPy: the obvious reference."""
-    D, M = W.shape
-    V = np.array(list(itertools.product([0, 1], repeat=D)), dtype=np.float64)
-    H = np.array(list(itertools.product([0, 1], repeat=M)), dtype=np.float64)
-    E = V @ W @ H.T + (V @ b)[:, None] + (H @ a)[None, :]   # -energy of every (v, h)
-    return float(logsumexp(E))
-
-
 def random_rbm(D, M, seed, scale=1.0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     return RBM(scale * rng.standard_normal((D, M)), rng.standard_normal(D),
@@ -89,7 +81,7 @@ def test_exact_large_weights_are_stable():
 def test_exact_many_chunks_and_refreshes():
     # 2^16 states: several chunks of 2^12, each with exact recomputations every 1024 steps
     model = random_rbm(40, 16, seed=4, scale=0.3)
-    H = np.array(list(itertools.product([0, 1], repeat=16)), dtype=np.float64)
+    H = all_states(16).astype(np.float64)
     f = H @ model.hbias + softplus(H @ model.W.T + model.vbias).sum(axis=1)
     assert abs(exact_log_partition(model) - logsumexp(f)) < 1e-9
 
@@ -118,7 +110,7 @@ def reference_ais(model, bA, betas, seed, runs):
     streams = ais_streams(seed, runs)
 
     def uniforms(n):
-        draws = _anneal.xoshiro_lanes(streams, -(-n // 8))        # (runs, draws, 8)
+        draws = _kernel_tests.xoshiro_lanes(streams, -(-n // 8))        # (runs, draws, 8)
         return ((draws >> np.uint64(12)).astype(np.float64) * 2.0 ** -52).reshape(runs, -1)[:, :n]
 
     def bernoulli(x, u):
@@ -135,6 +127,14 @@ def reference_ais(model, bA, betas, seed, runs):
             h = bernoulli(bc * (v @ W + a), uniforms(M))
             v = bernoulli((1 - bc) * bA + bc * (h @ W.T + b), uniforms(D))
     return logw, v.astype(np.uint8)
+
+
+def test_ais_streams_follow_the_documented_layout():
+    """The streams of the runs (key 0) and of the ratio's starting chains (key 1), against
+    the layout derived from numpy's SeedSequence directly."""
+    for seed, runs, key in [(3, 5, 0), (0, 1, 0), (7, 4, 1)]:
+        np.testing.assert_array_equal(ais_streams(seed, runs, key),
+                                      ais_streams_reference(seed, runs, key))
 
 
 @pytest.mark.parametrize("D,M", [(12, 10), (37, 21), (70, 130)])
@@ -197,7 +197,7 @@ def test_average_log_probability(small):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_many_hidden_units_several_tiles(dtype):
     """More than 512 hidden units: the update of the visible inputs takes W^T in several
-    tiles of rows (include/cyrbm/anneal_template.h), whose bounds in the flip lists must
+    tiles of rows (cyrbm/_kernels/anneal_t.h), whose bounds in the flip lists must
     be right.  A 16 x 1100 RBM (3 tiles), against ln Z summed over its 16 visible units,
     with few runs so a wrong input would show; the ratio to a 16 x 600 model likewise."""
     A = random_rbm(16, 600, seed=51, scale=0.15, dtype=dtype)
@@ -253,26 +253,63 @@ def test_ratio_with_few_chains_and_data():
 
 @pytest.mark.parametrize("D,M", [(6, 4), (4, 6)])
 def test_exact_starting_states_are_draws_from_model_a(D, M):
-    """start="exact": with two betas there is no transition, so the returned samples are
-    the starting states; 40,000 of them against p_A(v) by enumeration (hidden layer
-    enumerated for 6 x 4, visible for 4 x 6), and the same test must reject a slightly
-    different model."""
-    from test_rbm import _chi_square_pvalue
-    from conftest import exact_distribution
+    """start="exact" (Annealer._exact_starts): with two betas there is no transition, so
+    the returned samples are the starting states; 40,000 of them pass the shared
+    stationarity check against p_A(v) (hidden layer enumerated for 6 x 4, visible for
+    4 x 6), and from them and one importance step r-hat is unbiased."""
     A = random_rbm(D, M, seed=41, scale=0.8)
     B = random_rbm(D, M + 2, seed=42, scale=0.8)
-    res = Annealer(runs=40000, schedule=[0.0, 1.0], seed=6).log_ratio(A, B, start="exact")
-    _, probs, log_za = exact_distribution(A)
-    pvalue, tv = _chi_square_pvalue(res.samples, probs)
-    assert pvalue > 1e-4 and tv < 0.02, (pvalue, tv)
-    other = RBM(A.W, A.vbias + 0.3, A.hbias)
-    assert _chi_square_pvalue(res.samples, exact_distribution(other)[1])[0] < 1e-8
+    results = []
+
+    def sample(n, seed):
+        results.append(Annealer(runs=n, schedule=[0.0, 1.0], seed=seed, threads=1).log_ratio(
+            A, B, start="exact"))
+        return results[-1].samples
+
+    check_sampler(sample, A, n=40000, seed=6)
+    res = results[0]
+    log_za = exact_distribution(A)[2]
     assert res.extra["start"] == "exact" and res.extra["burn_in"] is None
     assert abs(res.log_Z_base - log_za) < 1e-10
     # independent exact starts and one importance step: r-hat is unbiased
     true = exact_log_partition(B) - log_za
     r = np.exp(res.log_weights - true).reshape(400, 100).mean(axis=1)
     assert abs(r.mean() - 1.0) < 4 * r.std(ddof=1) / math.sqrt(r.size)
+
+
+def _base_rate_draws(dtype):
+    model = random_rbm(6, 4, seed=43, scale=0.8, dtype=dtype)
+    bA = np.random.default_rng(7).normal(0.0, 1.0, 6)
+    # p_A(v) = prod_i sigma(b_A,i)^v_i ...: an RBM with W = 0 and the stored biases
+    base = RBM(np.zeros((6, 4)), bA.astype(dtype), np.zeros(4), dtype=np.float64)
+    return base, lambda n, seed: Annealer(runs=n, schedule=[0.0, 1.0], seed=seed,
+                                          threads=1).log_partition(model, base_rate=bA).samples
+
+
+def _gibbs_start_draws(dtype):
+    A = random_rbm(6, 4, seed=41, scale=0.8, dtype=dtype)
+    B = random_rbm(6, 5, seed=42, scale=0.8, dtype=dtype)
+    return A, lambda n, seed: Annealer(runs=n, schedule=[0.0, 1.0], seed=seed, threads=1).log_ratio(
+        A, B, start="gibbs", burn_in=30).samples
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sampler", [
+    pytest.param(_base_rate_draws, id="base-rate starts"),
+    pytest.param(_gibbs_start_draws, id="gibbs starts"),
+    pytest.param(None, id="AIS final states", marks=pytest.mark.skip(
+        reason="AIS final states are not exact draws of the model (they follow the "
+               "annealing path's last transition from non-equilibrium states); the weights "
+               "correct for that, so they are tested through E[w] = Z_B / Z_A instead")),
+])
+def test_annealer_samplers_are_stationary(sampler, dtype):
+    """The Annealer's other samplers pass the shared stationarity check on 6 x 4 models
+    (two betas: the returned samples are the starting states): the exact draws from the
+    base-rate model that start log_partition's runs (the AIS kernel's own Bernoulli
+    draws), and the block-Gibbs chains on model A that start log_ratio's runs with
+    start="gibbs" (30 sweeps from uniform random bits)."""
+    model, sample = sampler(dtype)
+    check_sampler(sample, model)
 
 
 def test_ratio_from_exact_starts_matches_exact():
@@ -424,6 +461,43 @@ def test_result_error_bars_and_minus_infinity():
     assert abs(big.log_Z - (1001.0 + math.log((1 + math.exp(-1)) / 2))) < 1e-9
 
 
+def test_logmeanexp_against_references():
+    """ln mean exp against scipy's logsumexp - ln n on skewed values (where mean and
+    median differ), closed forms where exp would overflow or underflow, -inf, +inf, NaN,
+    every axis of a 2-D array, and AISResult.log_ratio, which is it."""
+    rng = np.random.default_rng(0)
+    x = rng.exponential(3.0, 1000) - 20.0
+    assert abs(logmeanexp(x) - (logsumexp(x) - math.log(x.size))) < 1e-12
+    assert abs(logmeanexp(x[:10]) - math.log(np.mean(np.exp(x[:10])))) < 1e-12
+    assert abs(logmeanexp([0.0, 0.0, 10.0]) - math.log((2 + math.exp(10)) / 3)) < 1e-12
+    assert logmeanexp([2.5]) == 2.5
+    for c in (1000.0, -1000.0, 709.5, -745.5):      # exp(c) overflows or underflows
+        assert abs(logmeanexp([c, c + math.log(3.0)]) - (c + math.log(2.0))) < 1e-12
+    assert abs(logmeanexp([0.0, -800.0]) + LN2) < 1e-15
+    assert abs(logmeanexp([0.0, -np.inf]) + LN2) < 1e-15
+    assert logmeanexp([-np.inf, -np.inf]) == -np.inf
+    assert logmeanexp([np.inf, 0.0]) == np.inf
+    assert math.isnan(logmeanexp([np.nan, 0.0]))
+    with pytest.raises(ValueError):
+        logmeanexp([])
+    X = rng.normal(0.0, 30.0, (7, 5))
+    X[2, :] = -np.inf
+    X[4, 1] = -np.inf
+    X[5, 3] = 900.0
+    for axis in (0, 1, -1):
+        got = logmeanexp(X, axis=axis)
+        rows = np.moveaxis(X, axis, -1)
+        want = np.array([logsumexp(r) - math.log(r.size) for r in rows])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(got, [logmeanexp(r) for r in rows], rtol=1e-15, atol=0)
+    assert logmeanexp(X, axis=1)[2] == -np.inf
+    assert abs(logmeanexp(X) - (logsumexp(X) - math.log(X.size))) < 1e-12
+    res = AISResult(kind="partition", log_weights=x, log_Z_base=1.5, betas=2, runs=x.size,
+                    seconds=0, threads=1, dtype=np.float64, seed=0, schedule="x")
+    assert res.log_ratio == logmeanexp(x) and res.log_Z == 1.5 + logmeanexp(x)
+
+
 def test_result_to_dict_keys(small):
     model, _, data = small
     res = Annealer(runs=5, schedule="linear:20", seed=0).log_partition(model, "data", data)
@@ -445,10 +519,39 @@ def test_base_rate_biases_are_smoothed_maximum_likelihood():
     assert np.all(np.isfinite(base_rate_biases(np.zeros((3, 4), np.uint8))))
 
 
-def test_progress_bar_runs(small, capsys):
-    pytest.importorskip("tqdm")
+def test_progress_bar_counts_every_beta_and_changes_nothing(small, capsys, monkeypatch):
+    """progress=True: a tqdm bar on stderr named for the job, whose updates add up to the
+    work done (29 beta steps in chunks of 7; for a ratio, first the Gibbs sweeps on model
+    A), and the numbers are those of a run without a bar."""
+    tqdm = pytest.importorskip("tqdm")
     model, _, _ = small
-    Annealer(runs=3, schedule="linear:30", seed=0, progress=True, chunk=7).log_partition(model)
+    bars = []
+
+    class Recording(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.steps = []
+            bars.append(self)
+
+        def update(self, n=1):
+            self.steps.append(n)
+            return super().update(n)
+
+    monkeypatch.setattr(tqdm, "tqdm", Recording)
+    ann = Annealer(runs=3, schedule="linear:30", seed=0, progress=True, chunk=7)
+    res = ann.log_partition(model)
+    assert [(b.desc, b.total, b.steps) for b in bars] == [("AIS ln Z", 29, [7, 7, 7, 7, 1])]
+    assert "AIS ln Z" in capsys.readouterr().err
+    quiet = Annealer(runs=3, schedule="linear:30", seed=0, progress=False, chunk=7)
+    np.testing.assert_array_equal(res.log_weights, quiet.log_partition(model).log_weights)
+    bars.clear()
+    other = random_rbm(12, 5, seed=1)
+    kw = dict(start="gibbs", burn_in=10, chains=2, steps_between=4)
+    res = ann.log_ratio(model, other, **kw)
+    assert [(b.desc, b.total, sum(b.steps)) for b in bars] == [("Gibbs on model A", 14, 14),
+                                                               ("AIS ln(ZB/ZA)", 29, 29)]
+    assert "Gibbs on model A" in capsys.readouterr().err
+    np.testing.assert_array_equal(res.log_weights, quiet.log_ratio(model, other, **kw).log_weights)
 
 
 # ----------------------------------------------------------------------- schedules

@@ -524,39 +524,3 @@ def test_ratio_option_errors_name_the_option(tmp_path, capsys):
     assert code == 1 and "--chains must be at most --runs (4)" in one_error_line(err)
     code, _, err = run(["ratio", m, m, "--start", "perfect"], capsys)
     assert code == 1 and "--start must be auto, exact or gibbs" in one_error_line(err)
-
-
-def test_sampling_in_pieces_equals_one_call_and_answers_ctrl_c(tmp_path):
-    from cyrbm import _gibbs
-    from cyrbm._random import make_streams
-    rng = np.random.default_rng(0)
-    for D, M, n, steps in ((64, 25, 300, 37), (30, 7, 5, 300)):
-        m = RBM(rng.normal(0, 1, (D, M)), rng.normal(0, 1, D), rng.normal(0, 1, M), dtype=np.float32)
-        got = m.sample(n, steps=steps, seed=3)
-        streams = make_streams(3, "sample", n)                # RBM.sample's draws in one call
-        r = np.random.default_rng(np.random.SeedSequence(make_streams(3, "sample", 1, 1)[0]))
-        v = (r.random((n, D)) < 0.5).astype(np.uint8)
-        _gibbs.gibbs_sample(m.W, m.vbias, m.hbias, v, np.empty((n, M), np.uint8), steps, streams, 1)
-        np.testing.assert_array_equal(got, v)
-    small_model(tmp_path / "big.npz", 784, 500)
-    code = ("import cyrbm, sys\n"
-            "m = cyrbm.RBM.load('big.npz')\n"
-            "print('start', flush=True)\n"
-            "try:\n"
-            "    m.sample(2000, steps=100000)\n"
-            "except KeyboardInterrupt:\n"
-            "    sys.exit(130)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
-                            text=True, preexec_fn=default_sigint)
-    try:
-        assert proc.stdout.readline().strip() == "start"
-        time.sleep(1.5)
-        t0 = time.perf_counter()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
-        waited = time.perf_counter() - t0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130 and waited < 1.0, waited

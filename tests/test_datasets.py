@@ -211,6 +211,22 @@ def test_stochastic_is_seeded(tmp_path):
     assert not np.array_equal(a, c)
 
 
+def test_stochastic_draws_come_from_the_one_seeding_path(tmp_path):
+    """Stochastic binarization draws from (seed, "data", 0) of cyrbm._random.seed_sequence,
+    like every random choice in cyrbm; derived here from numpy's SeedSequence directly
+    (purpose "data" is 6).  A Generator is used as it is given."""
+    grey = np.random.default_rng(4).random((50, 40))
+    np.save(tmp_path / "g.npy", grey)
+    for seed in (0, 11):
+        data_stream = np.random.SeedSequence(seed, spawn_key=(6, 0))
+        uniforms = np.random.default_rng(data_stream).random(grey.shape)
+        check_result(ds.load_data(tmp_path / "g.npy", binarize="stochastic", seed=seed),
+                     uniforms < grey)
+    check_result(ds.load_data(tmp_path / "g.npy", binarize="stochastic",
+                              seed=np.random.default_rng(3)),
+                 np.random.default_rng(3).random(grey.shape) < grey)
+
+
 def test_stochastic_mean_matches_probability(tmp_path):
     n = 1000 * 1000
     np.save(tmp_path / "g.npy", np.full((1000, 1000), 0.3))
@@ -546,6 +562,20 @@ def test_split_is_seeded():
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert not np.array_equal(a[1], c[1])
+
+
+def test_split_comes_from_the_one_seeding_path():
+    """The permutation comes from (seed, "data", 1) of cyrbm._random.seed_sequence; derived
+    here from numpy's SeedSequence directly.  A Generator is used as it is given."""
+    X = np.arange(50).reshape(50, 1)
+    for seed in (0, 7):
+        data_stream = np.random.SeedSequence(seed, spawn_key=(6, 1))
+        order = np.random.default_rng(data_stream).permutation(50)
+        train, test = ds.train_test_split(X, 0.2, seed=seed)
+        np.testing.assert_array_equal(test[:, 0], order[:10])
+        np.testing.assert_array_equal(train[:, 0], order[10:])
+    train, test = ds.train_test_split(X, 0.2, seed=np.random.default_rng(5))
+    np.testing.assert_array_equal(test[:, 0], np.random.default_rng(5).permutation(50)[:10])
 
 
 @pytest.mark.parametrize("fraction", [0, 1, -0.1, 1.5, float("nan"), "0.2", True])

@@ -1,4 +1,5 @@
-"""Log weights and final samples of a few fixed AIS runs, to compare two builds bit for bit.
+"""Log weights and final samples of a few fixed AIS runs, Gibbs samples and CD/PCD-trained
+weights, to compare two builds bit for bit.
 
 The vector kernels (AVX-512, AVX2 or baseline clones) and the plain-C fallback
 (CFLAGS=-DCYRBM_AK_NO_VECTOR) do the same arithmetic in the same order, so they must give
@@ -36,6 +37,15 @@ def fingerprint():
         out[f"{name}_logw"], out[f"{name}_samples"] = res.log_weights, res.samples
         rat = ann.log_ratio(small, model, burn_in=50, chains=3, steps_between=7)
         out[f"{name}_ratio_logw"], out[f"{name}_ratio_samples"] = rat.log_weights, rat.samples
+        # block Gibbs (RBM.sample), CD-1 and PCD-1 training, on the same model
+        out[f"{name}_sample"] = model.sample(37, steps=25, seed=3, threads=2)
+        for method in ("cd", "pcd"):
+            tr = cyrbm.Trainer(120, method=method, k=1, epochs=2, batch_size=50,
+                               learning_rate=0.05, seed=11, threads=2, dtype=dtype,
+                               progress=False)
+            fit = tr.fit(data)
+            out[f"{name}_{method}_W"] = fit.W
+            out[f"{name}_{method}_biases"] = np.concatenate([fit.vbias, fit.hbias])
     return out
 
 

@@ -25,7 +25,7 @@ cd "$work"
 run-env/bin/python - <<'PY'
 import os, cyrbm
 inc = cyrbm.get_include()
-assert os.path.isfile(os.path.join(inc, "cyrbm", "rng.h")), inc
+assert os.path.isfile(os.path.join(inc, "cyrbm", "cyrbm.h")), inc
 assert "site-packages" in inc, inc
 print("headers at", inc)
 PY

@@ -12,7 +12,7 @@
  *     ... cyrbm->log_unnormalized_f64(W, vbias, hbias, n_visible, n_hidden, v, n, out, 1);
  *
  * Conventions: W is n_visible x n_hidden in C order; states are uint8 0/1 matrices in C
- * order, one row per chain or sample; every chain owns a cyrbm_rng stream (rng.h), which
+ * order, one row per chain or sample; every chain owns a cyrbm_rng stream (cyrbm_types.h), which
  * Python code creates with cyrbm.capi.make_streams(seed, n); an AIS run owns
  * CYRBM_AIS_STREAM_WORDS words (cyrbm.capi.make_ais_streams(seed, runs)).  Functions are
  * thread-safe, do not need the GIL, and return 0 on success, -1 when scratch memory
@@ -24,7 +24,7 @@
 
 #include <Python.h>
 #include <stdint.h>
-#include "cyrbm/rng.h"
+#include "cyrbm/cyrbm_types.h"
 
 #define CYRBM_CAPI_VERSION 2
 

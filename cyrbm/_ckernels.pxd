@@ -1,0 +1,148 @@
+# The private C kernel layer (cyrbm/_kernels/kernels.h): the dispatched kernels, the AIS
+# buffers, the one random generator and the one exp/logistic/softplus.  Not public: the
+# C/Cython API is capi.pxd and include/cyrbm/cyrbm.h.
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+from cyrbm._random cimport cyrbm_rng
+
+cdef extern from "kernels.h" nogil:
+    # ---- generator (rng.h) and scalar math (vmath.h) ----
+    uint64_t cyrbm_rng_next(cyrbm_rng *r)
+    double cyrbm_rng_uniform(cyrbm_rng *r)
+    uint64_t cyrbm_rng_next_lane(uint64_t *s, int l)
+    void cyrbm_rng_seed_run(cyrbm_rng *chain, uint64_t *run)
+    double cyrbm_softplus(double x)
+    float cyrbm_softplusf(float x)
+    double cyrbm_sigmoid(double x)
+    float cyrbm_sigmoidf(float x)
+
+    # ---- variant choice ----
+    int cyrbm_gibbs_kernels_init(const char *force)
+    int cyrbm_anneal_kernels_init(const char *force)
+    const char *cyrbm_gibbs_kernels_isa()
+    const char *cyrbm_anneal_kernels_isa()
+    const char *cyrbm_gibbs_kernels_built()
+    const char *cyrbm_anneal_kernels_built()
+
+    # ---- block Gibbs and CD/PCD (gibbs.c) ----
+    Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)
+    void cyrbm_add_rows_f32(float *out, const float *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_add_rows_f64(double *out, const double *W, Py_ssize_t ldw,
+                            const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_rowsums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
+                           Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec, int expit)
+    void cyrbm_rowsums_f64(double *out, Py_ssize_t ldo, const double *bias, const double *A,
+                           Py_ssize_t lda, const int32_t *idx, Py_ssize_t ldi,
+                           const int32_t *cnt, Py_ssize_t n_rows, int nvec, int expit)
+    void cyrbm_rowdiffs_f32(float *out, Py_ssize_t ldo, Py_ssize_t ncols, const float *A,
+                            const float *B, Py_ssize_t lda, const int32_t *pos,
+                            const int32_t *npos, const int32_t *neg, const int32_t *nneg,
+                            Py_ssize_t ldl, Py_ssize_t n_rows)
+    void cyrbm_rowdiffs_f64(double *out, Py_ssize_t ldo, Py_ssize_t ncols, const double *A,
+                            const double *B, Py_ssize_t lda, const int32_t *pos,
+                            const int32_t *npos, const int32_t *neg, const int32_t *nneg,
+                            Py_ssize_t ldl, Py_ssize_t n_rows)
+    void cyrbm_subset_sums_f32(float *out, Py_ssize_t ldo, const float *bias, const float *A,
+                               Py_ssize_t lda, Py_ssize_t n_src, const uint8_t *codes,
+                               Py_ssize_t ldc, Py_ssize_t n_rows, int nvec, int expit)
+    void cyrbm_subset_sums_f64(double *out, Py_ssize_t ldo, const double *bias,
+                               const double *A, Py_ssize_t lda, Py_ssize_t n_src,
+                               const uint8_t *codes, Py_ssize_t ldc, Py_ssize_t n_rows,
+                               int nvec, int expit)
+    void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
+    void cyrbm_colsum_diff_f32(float *out, const float *A, const float *B, Py_ssize_t ld,
+                               Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_colsum_diff_f64(double *out, const double *A, const double *B, Py_ssize_t ld,
+                               Py_ssize_t n_rows, Py_ssize_t n)
+    void cyrbm_column_lists(const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
+                            Py_ssize_t n_rows, Py_ssize_t n_units, int32_t *col,
+                            int32_t *ncol)
+    void cyrbm_expit_f32(float *x, Py_ssize_t n)
+    void cyrbm_expit_f64(double *x, Py_ssize_t n)
+    int32_t cyrbm_bernoulli_f32(const float *p, Py_ssize_t n, cyrbm_rng *rng,
+                                uint8_t *state, int32_t *idx)
+    int32_t cyrbm_bernoulli_f64(const double *p, Py_ssize_t n, cyrbm_rng *rng,
+                                uint8_t *state, int32_t *idx)
+    void cyrbm_bernoulli8_f32(const float *p, Py_ssize_t ldp, Py_ssize_t n, cyrbm_rng *rng,
+                              uint8_t *state, int32_t *idx, int32_t *cnt)
+    void cyrbm_bernoulli8_f64(const double *p, Py_ssize_t ldp, Py_ssize_t n, cyrbm_rng *rng,
+                              uint8_t *state, int32_t *idx, int32_t *cnt)
+    int cyrbm_momentum_f32(float *W, float *vel, const float *dW, Py_ssize_t n,
+                           float lr, float mom, float wd, float sc, float *copy)
+    int cyrbm_momentum_f64(double *W, double *vel, const double *dW, Py_ssize_t n,
+                           double lr, double mom, double wd, double sc, double *copy)
+    void cyrbm_transpose_f32(float *dst, Py_ssize_t ldd, const float *src, Py_ssize_t lds,
+                             Py_ssize_t rows, Py_ssize_t cols)
+    void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
+                             Py_ssize_t rows, Py_ssize_t cols)
+
+    # ---- AIS and exact enumeration (anneal.c) ----
+    enum:
+        CYRBM_AK_PAD
+        CYRBM_AK_BLOCK
+        CYRBM_AK_CHUNK_BYTES
+        CYRBM_AK_TILE_BYTES
+        CYRBM_AK_RNG_WORDS
+
+    ctypedef struct cyrbm_ais_pair:
+        Py_ssize_t D, nA, nB
+        Py_ssize_t ldV, ldA, ldB
+        const void *WA
+        const void *WAT
+        const void *aA
+        const void *bA
+        const void *WB
+        const void *WBT
+        const void *aB
+        const void *bB
+        const double *dbias
+        double xboundA, xboundB
+
+    ctypedef struct cyrbm_ais_state:
+        uint8_t *v
+        uint8_t *hA
+        uint8_t *hB
+        void *xA
+        void *xB
+        void *uA
+        void *uB
+        int32_t *vlist
+        int32_t *vlist_off
+        int32_t *nv
+        int32_t *nv_off
+        int32_t *hlistA
+        int32_t *hlistA_off
+        int32_t *nhA
+        int32_t *nhA_off
+        int32_t *hlistB
+        int32_t *hlistB_off
+        int32_t *nhB
+        int32_t *nhB_off
+        double *logw
+        double *dot
+        uint64_t *rng
+        int32_t *cur
+        Py_ssize_t cur_stride
+
+    void cyrbm_ais_block_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                             Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,
+                             Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
+                             int force_refresh)
+    void cyrbm_ais_block_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                             Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,
+                             Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
+                             int force_refresh)
+    void cyrbm_gibbs_tempered_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                                  Py_ssize_t r1, const double *beta, Py_ssize_t s0,
+                                  Py_ssize_t s1, Py_ssize_t refresh_every, int force_refresh)
+    void cyrbm_gibbs_tempered_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                                  Py_ssize_t r1, const double *beta, Py_ssize_t s0,
+                                  Py_ssize_t s1, Py_ssize_t refresh_every, int force_refresh)
+    void cyrbm_ais_visible_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                               Py_ssize_t r1, double beta)
+    void cyrbm_ais_visible_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
+                               Py_ssize_t r1, double beta)
+    void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
+                           Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,
+                           double *act, double *out, double *each)

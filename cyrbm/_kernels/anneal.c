@@ -1,0 +1,263 @@
+/* AIS and exact-enumeration kernels for one instruction set (see kernels.h, simd.h).
+ *
+ * AIS runs between two RBMs A and B sharing their visible layer (Salakhutdinov & Murray
+ * 2008, Eq. 13-17; A may have no hidden units: the base-rate model of Eq. 18) move by
+ * block Gibbs transitions at each inverse temperature beta_k and accumulate their log
+ * importance weights in float64 (anneal_t.h, once per parameter type).
+ *
+ * Speed.  Neighbouring betas change few units, so each run keeps its hidden inputs
+ * x = W^T v + a and its visible inputs u = W h and updates them by the weight rows of the
+ * units that flipped, recomputing them exactly every `refresh_every` steps (bounds float32
+ * drift).  The few visible flips are summed per run from the rows of W, 8 vectors of
+ * columns at a time in registers.  The many hidden flips come from W^T stored in column
+ * chunks of 64 bytes, each chunk's rows taken in tiles of 32 KB: every run sums the rows
+ * it needs from the tile in 8 accumulators while the tile is in L1, so a row of W^T comes
+ * from L2 once per step and thread, not once per run.  Lists of hidden flips are built 8
+ * units at a time without branches (a table of bit positions), those of the rare visible
+ * flips a 64-unit window at a time, with (bA - bB).v following them.  The sum over j of
+ * softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products kept
+ * as mantissa x 2^exponent: one exp per unit and one log per run and step; the exp at the
+ * previous beta is the current one times a short exact series when the step is small.
+ *
+ * Determinism.  Every per-lane partial result (the 8 partial sums and products of the
+ * hidden layer, the 8 random streams of a run) has a fixed logical width of 8 float64
+ * lanes, 64 bytes, made of 64 / CYRBM_VBYTES native vectors, so all variants give the same
+ * bits.  Run r draws only from its own streams (rng.h's AIS layout), in an order fixed by
+ * the layer sizes: per half-step, each hidden layer takes ceil(n/8) draws of the 8 lanes
+ * (one u52 uniform per unit: unit u uses lane u % 8 of draw u / 8) and the visible layer
+ * ceil(D/16) draws (u23 pairs) for float32 models or ceil(D/8) for float64 ones.  A unit
+ * turns on when u (1 + t) < (y >= 0 ? 1 : t), t = exp(-|y|), i.e. u < sigma(y).  Block and
+ * tile sizes are constants.  So results do not depend on threads or on how runs are
+ * grouped.
+ *
+ * Memory layout (all C order).  Per-run rows are padded with zeros to an odd multiple of
+ * 16 elements (ldV, ldA, ldB).  WA and WB are row-major D x ldA / D x ldB; WAT and WBT
+ * (nA x ldV, nB x ldV) are stored in column chunks of CYRBM_AK_CHUNK_BYTES, each chunk
+ * row-major (see cyrbm_ak_update in anneal_t.h). */
+#include <math.h>
+#include "simd.h"
+#include "kernels.h"
+
+#define LN2 0.69314718055994530942
+
+/* lanes that are within a layer of rem units: load from rem_ones + 8 - clamp(rem, 0, 8) */
+static const int64_t cyrbm_ak_ones64[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                            0, 0, 0, 0, 0, 0, 0, 0};
+static const int32_t cyrbm_ak_ones32[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                            -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0,
+                                            0,  0,  0,  0,  0,  0, 0, 0, 0, 0};
+CYRBM_INLINE vq CYRBM_K(valid_d)(ptrdiff_t rem) {
+    rem = rem < 0 ? 0 : rem > 8 ? 8 : rem;
+    return ld_q((const uint64_t *)(cyrbm_ak_ones64 + 8 - rem));
+}
+CYRBM_INLINE vu CYRBM_K(valid_f)(ptrdiff_t rem) {
+    vu m;
+    rem = rem < 0 ? 0 : rem > 16 ? 16 : rem;
+    memcpy(&m, cyrbm_ak_ones32 + 16 - rem, sizeof m);
+    return m;
+}
+
+/* u52 uniforms in [0, 1) from 64-bit draws */
+CYRBM_INLINE vd CYRBM_K(unif_d)(vq r) {
+    return ASD((r >> 12) | 0x3FF0000000000000ULL) - 1.0;
+}
+
+/* Multiply the running product *P (kept as mantissa * 2^*E) by f, exactly rescaled. */
+static inline void cyrbm_ak_mulexp(double *P, double *E, double f) {
+    int e;
+    *P = frexp(*P * f, &e);
+    *E += (double)e;
+}
+
+/* The low bits of 8 bytes that are each 0 or 1, as an 8-bit number (byte i -> bit i). */
+static inline uint64_t cyrbm_ak_pack8(uint64_t x) { return (x * 0x0102040810204080ULL) >> 56; }
+
+static inline int cyrbm_ak_ctz(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int k = 0;
+    while (!(x & 1u)) { x >>= 1; k++; }
+    return k;
+#endif
+}
+
+/* The positions of the set bits of each byte value, ascending (then zeros), and their
+ * number: lists of flipped hidden units are appended 8 units at a time without branches. */
+static const int32_t cyrbm_ak_bitpos[256][8] = {
+    {0,0,0,0,0,0,0,0}, {0,0,0,0,0,0,0,0}, {1,0,0,0,0,0,0,0}, {0,1,0,0,0,0,0,0}, {2,0,0,0,0,0,0,0}, {0,2,0,0,0,0,0,0}, {1,2,0,0,0,0,0,0}, {0,1,2,0,0,0,0,0},
+    {3,0,0,0,0,0,0,0}, {0,3,0,0,0,0,0,0}, {1,3,0,0,0,0,0,0}, {0,1,3,0,0,0,0,0}, {2,3,0,0,0,0,0,0}, {0,2,3,0,0,0,0,0}, {1,2,3,0,0,0,0,0}, {0,1,2,3,0,0,0,0},
+    {4,0,0,0,0,0,0,0}, {0,4,0,0,0,0,0,0}, {1,4,0,0,0,0,0,0}, {0,1,4,0,0,0,0,0}, {2,4,0,0,0,0,0,0}, {0,2,4,0,0,0,0,0}, {1,2,4,0,0,0,0,0}, {0,1,2,4,0,0,0,0},
+    {3,4,0,0,0,0,0,0}, {0,3,4,0,0,0,0,0}, {1,3,4,0,0,0,0,0}, {0,1,3,4,0,0,0,0}, {2,3,4,0,0,0,0,0}, {0,2,3,4,0,0,0,0}, {1,2,3,4,0,0,0,0}, {0,1,2,3,4,0,0,0},
+    {5,0,0,0,0,0,0,0}, {0,5,0,0,0,0,0,0}, {1,5,0,0,0,0,0,0}, {0,1,5,0,0,0,0,0}, {2,5,0,0,0,0,0,0}, {0,2,5,0,0,0,0,0}, {1,2,5,0,0,0,0,0}, {0,1,2,5,0,0,0,0},
+    {3,5,0,0,0,0,0,0}, {0,3,5,0,0,0,0,0}, {1,3,5,0,0,0,0,0}, {0,1,3,5,0,0,0,0}, {2,3,5,0,0,0,0,0}, {0,2,3,5,0,0,0,0}, {1,2,3,5,0,0,0,0}, {0,1,2,3,5,0,0,0},
+    {4,5,0,0,0,0,0,0}, {0,4,5,0,0,0,0,0}, {1,4,5,0,0,0,0,0}, {0,1,4,5,0,0,0,0}, {2,4,5,0,0,0,0,0}, {0,2,4,5,0,0,0,0}, {1,2,4,5,0,0,0,0}, {0,1,2,4,5,0,0,0},
+    {3,4,5,0,0,0,0,0}, {0,3,4,5,0,0,0,0}, {1,3,4,5,0,0,0,0}, {0,1,3,4,5,0,0,0}, {2,3,4,5,0,0,0,0}, {0,2,3,4,5,0,0,0}, {1,2,3,4,5,0,0,0}, {0,1,2,3,4,5,0,0},
+    {6,0,0,0,0,0,0,0}, {0,6,0,0,0,0,0,0}, {1,6,0,0,0,0,0,0}, {0,1,6,0,0,0,0,0}, {2,6,0,0,0,0,0,0}, {0,2,6,0,0,0,0,0}, {1,2,6,0,0,0,0,0}, {0,1,2,6,0,0,0,0},
+    {3,6,0,0,0,0,0,0}, {0,3,6,0,0,0,0,0}, {1,3,6,0,0,0,0,0}, {0,1,3,6,0,0,0,0}, {2,3,6,0,0,0,0,0}, {0,2,3,6,0,0,0,0}, {1,2,3,6,0,0,0,0}, {0,1,2,3,6,0,0,0},
+    {4,6,0,0,0,0,0,0}, {0,4,6,0,0,0,0,0}, {1,4,6,0,0,0,0,0}, {0,1,4,6,0,0,0,0}, {2,4,6,0,0,0,0,0}, {0,2,4,6,0,0,0,0}, {1,2,4,6,0,0,0,0}, {0,1,2,4,6,0,0,0},
+    {3,4,6,0,0,0,0,0}, {0,3,4,6,0,0,0,0}, {1,3,4,6,0,0,0,0}, {0,1,3,4,6,0,0,0}, {2,3,4,6,0,0,0,0}, {0,2,3,4,6,0,0,0}, {1,2,3,4,6,0,0,0}, {0,1,2,3,4,6,0,0},
+    {5,6,0,0,0,0,0,0}, {0,5,6,0,0,0,0,0}, {1,5,6,0,0,0,0,0}, {0,1,5,6,0,0,0,0}, {2,5,6,0,0,0,0,0}, {0,2,5,6,0,0,0,0}, {1,2,5,6,0,0,0,0}, {0,1,2,5,6,0,0,0},
+    {3,5,6,0,0,0,0,0}, {0,3,5,6,0,0,0,0}, {1,3,5,6,0,0,0,0}, {0,1,3,5,6,0,0,0}, {2,3,5,6,0,0,0,0}, {0,2,3,5,6,0,0,0}, {1,2,3,5,6,0,0,0}, {0,1,2,3,5,6,0,0},
+    {4,5,6,0,0,0,0,0}, {0,4,5,6,0,0,0,0}, {1,4,5,6,0,0,0,0}, {0,1,4,5,6,0,0,0}, {2,4,5,6,0,0,0,0}, {0,2,4,5,6,0,0,0}, {1,2,4,5,6,0,0,0}, {0,1,2,4,5,6,0,0},
+    {3,4,5,6,0,0,0,0}, {0,3,4,5,6,0,0,0}, {1,3,4,5,6,0,0,0}, {0,1,3,4,5,6,0,0}, {2,3,4,5,6,0,0,0}, {0,2,3,4,5,6,0,0}, {1,2,3,4,5,6,0,0}, {0,1,2,3,4,5,6,0},
+    {7,0,0,0,0,0,0,0}, {0,7,0,0,0,0,0,0}, {1,7,0,0,0,0,0,0}, {0,1,7,0,0,0,0,0}, {2,7,0,0,0,0,0,0}, {0,2,7,0,0,0,0,0}, {1,2,7,0,0,0,0,0}, {0,1,2,7,0,0,0,0},
+    {3,7,0,0,0,0,0,0}, {0,3,7,0,0,0,0,0}, {1,3,7,0,0,0,0,0}, {0,1,3,7,0,0,0,0}, {2,3,7,0,0,0,0,0}, {0,2,3,7,0,0,0,0}, {1,2,3,7,0,0,0,0}, {0,1,2,3,7,0,0,0},
+    {4,7,0,0,0,0,0,0}, {0,4,7,0,0,0,0,0}, {1,4,7,0,0,0,0,0}, {0,1,4,7,0,0,0,0}, {2,4,7,0,0,0,0,0}, {0,2,4,7,0,0,0,0}, {1,2,4,7,0,0,0,0}, {0,1,2,4,7,0,0,0},
+    {3,4,7,0,0,0,0,0}, {0,3,4,7,0,0,0,0}, {1,3,4,7,0,0,0,0}, {0,1,3,4,7,0,0,0}, {2,3,4,7,0,0,0,0}, {0,2,3,4,7,0,0,0}, {1,2,3,4,7,0,0,0}, {0,1,2,3,4,7,0,0},
+    {5,7,0,0,0,0,0,0}, {0,5,7,0,0,0,0,0}, {1,5,7,0,0,0,0,0}, {0,1,5,7,0,0,0,0}, {2,5,7,0,0,0,0,0}, {0,2,5,7,0,0,0,0}, {1,2,5,7,0,0,0,0}, {0,1,2,5,7,0,0,0},
+    {3,5,7,0,0,0,0,0}, {0,3,5,7,0,0,0,0}, {1,3,5,7,0,0,0,0}, {0,1,3,5,7,0,0,0}, {2,3,5,7,0,0,0,0}, {0,2,3,5,7,0,0,0}, {1,2,3,5,7,0,0,0}, {0,1,2,3,5,7,0,0},
+    {4,5,7,0,0,0,0,0}, {0,4,5,7,0,0,0,0}, {1,4,5,7,0,0,0,0}, {0,1,4,5,7,0,0,0}, {2,4,5,7,0,0,0,0}, {0,2,4,5,7,0,0,0}, {1,2,4,5,7,0,0,0}, {0,1,2,4,5,7,0,0},
+    {3,4,5,7,0,0,0,0}, {0,3,4,5,7,0,0,0}, {1,3,4,5,7,0,0,0}, {0,1,3,4,5,7,0,0}, {2,3,4,5,7,0,0,0}, {0,2,3,4,5,7,0,0}, {1,2,3,4,5,7,0,0}, {0,1,2,3,4,5,7,0},
+    {6,7,0,0,0,0,0,0}, {0,6,7,0,0,0,0,0}, {1,6,7,0,0,0,0,0}, {0,1,6,7,0,0,0,0}, {2,6,7,0,0,0,0,0}, {0,2,6,7,0,0,0,0}, {1,2,6,7,0,0,0,0}, {0,1,2,6,7,0,0,0},
+    {3,6,7,0,0,0,0,0}, {0,3,6,7,0,0,0,0}, {1,3,6,7,0,0,0,0}, {0,1,3,6,7,0,0,0}, {2,3,6,7,0,0,0,0}, {0,2,3,6,7,0,0,0}, {1,2,3,6,7,0,0,0}, {0,1,2,3,6,7,0,0},
+    {4,6,7,0,0,0,0,0}, {0,4,6,7,0,0,0,0}, {1,4,6,7,0,0,0,0}, {0,1,4,6,7,0,0,0}, {2,4,6,7,0,0,0,0}, {0,2,4,6,7,0,0,0}, {1,2,4,6,7,0,0,0}, {0,1,2,4,6,7,0,0},
+    {3,4,6,7,0,0,0,0}, {0,3,4,6,7,0,0,0}, {1,3,4,6,7,0,0,0}, {0,1,3,4,6,7,0,0}, {2,3,4,6,7,0,0,0}, {0,2,3,4,6,7,0,0}, {1,2,3,4,6,7,0,0}, {0,1,2,3,4,6,7,0},
+    {5,6,7,0,0,0,0,0}, {0,5,6,7,0,0,0,0}, {1,5,6,7,0,0,0,0}, {0,1,5,6,7,0,0,0}, {2,5,6,7,0,0,0,0}, {0,2,5,6,7,0,0,0}, {1,2,5,6,7,0,0,0}, {0,1,2,5,6,7,0,0},
+    {3,5,6,7,0,0,0,0}, {0,3,5,6,7,0,0,0}, {1,3,5,6,7,0,0,0}, {0,1,3,5,6,7,0,0}, {2,3,5,6,7,0,0,0}, {0,2,3,5,6,7,0,0}, {1,2,3,5,6,7,0,0}, {0,1,2,3,5,6,7,0},
+    {4,5,6,7,0,0,0,0}, {0,4,5,6,7,0,0,0}, {1,4,5,6,7,0,0,0}, {0,1,4,5,6,7,0,0}, {2,4,5,6,7,0,0,0}, {0,2,4,5,6,7,0,0}, {1,2,4,5,6,7,0,0}, {0,1,2,4,5,6,7,0},
+    {3,4,5,6,7,0,0,0}, {0,3,4,5,6,7,0,0}, {1,3,4,5,6,7,0,0}, {0,1,3,4,5,6,7,0}, {2,3,4,5,6,7,0,0}, {0,2,3,4,5,6,7,0}, {1,2,3,4,5,6,7,0}, {0,1,2,3,4,5,6,7},
+};
+static const uint8_t cyrbm_ak_bitcnt[256] = {
+    0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6, 3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7,
+    3, 4, 4, 5, 4, 5, 5, 6, 4, 5, 5, 6, 5, 6, 6, 7, 4, 5, 5, 6, 5, 6, 6, 7, 5, 6, 6, 7, 6, 7, 7, 8,
+};
+/* Append base + (position of each set bit of the 8-bit m), ascending, to list[*n ...]:
+ * 8 entries are written, *n advances by the number of set bits (room for *n + 8 needed). */
+static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32_t *n) {
+    const int32_t *p = cyrbm_ak_bitpos[m & 255u];
+    int32_t *o = list + *n;
+    int l;
+    for (l = 0; l < 8; l++) o[l] = base + p[l];
+    *n += cyrbm_ak_bitcnt[m & 255u];
+}
+
+/* Append base + (position of each set bit of m), ascending: one step per set bit, cheap
+ * when flips are rare (the visible units). */
+static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int32_t *list, int32_t *n) {
+    int32_t c = *n;
+    for (; m; m &= m - 1) list[c++] = (int32_t)(base + cyrbm_ak_ctz(m));
+    *n = c;
+}
+
+/* Where each tile of `tile` rows starts in a run's ascending lists of units that turned
+ * on (`on`, n_on entries) and off: bd[t] and bd[t + 1] bound tile t's entries of "on",
+ * bd[ntiles + 1 + t] and bd[ntiles + 2 + t] those of "off" (ntiles = ceil(nrows / tile)). */
+static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const int32_t *off,
+                                        int32_t n_off, ptrdiff_t nrows, ptrdiff_t tile,
+                                        int32_t *bd) {
+    const ptrdiff_t ntiles = (nrows + tile - 1) / tile;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        const int32_t *l = pass == 0 ? on : off;
+        const int32_t n = pass == 0 ? n_on : n_off;
+        int32_t *b = bd + pass * (ntiles + 1);
+        int32_t q = 0;
+        ptrdiff_t t;
+        for (t = 0; t < ntiles; t++) {
+            b[t] = q;
+            while (q < n && l[q] < (t + 1) * tile) q++;
+        }
+        b[ntiles] = n;
+    }
+}
+
+/* ------------------------------------------------------------------------------------
+ * Exact ln Z: a chunk of the Gray-code enumeration of the smaller layer.
+ *
+ * States s of the enumerated layer (m units) are visited as g(i) = i ^ (i >> 1) for
+ * i0 <= i < i1; neighbouring codes differ in bit ctz(i), so the other layer's inputs
+ *   act = co + sum_k s_k Ws[k, :]   (n_pad entries, a multiple of 8; pads of co at -1e4)
+ * change by one row of Ws per state.  They are recomputed exactly every 1024 states.
+ *   f(s) = cs.s + sum_i softplus(act_i)
+ * with the sum kept as 8 lanes (unit i in lane i % 8) of max(act, 0) and of products of
+ * 1 + exp(-|act|) over blocks of 1024, and out[0] = max f, out[1] = sum exp(f - max), all
+ * in float64; each[i - i0] = f of state i when `each` is not NULL (exact sampling).
+ * ------------------------------------------------------------------------------------ */
+static void cyrbm_ak_exact_reset(const double *Ws, ptrdiff_t ld, const double *cs,
+                                 const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t g,
+                                 double *act, double *lin) {
+    ptrdiff_t k, i;
+    double s = 0.0;
+    memcpy(act, co, (size_t)n_pad * sizeof(double));
+    for (k = 0; k < m; k++) {
+        if ((g >> k) & 1u) {
+            const double *w = Ws + k * ld;
+            for (i = 0; i < n_pad; i++) act[i] += w[i];
+            s += cs[k];
+        }
+    }
+    *lin = s;
+}
+
+void CYRBM_K(cyrbm_exact_chunk)(const double *Ws, ptrdiff_t ld, const double *cs,
+                                const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,
+                                uint64_t i1, double *act, double *out, double *each) {
+    uint64_t i, g = i0 ^ (i0 >> 1);
+    double lin, mx = -INFINITY, sm = 0.0;
+    ptrdiff_t c, c0;
+    cyrbm_ak_exact_reset(Ws, ld, cs, co, m, n_pad, g, act, &lin);
+    for (i = i0; i < i1; i++) {
+        double f, relu = 0.0, P = 1.0, E = 0.0;
+        vd rv[NQD];
+        int q, l;
+        if (i > i0) {
+            if (((i - i0) & 1023u) == 0) {
+                g = i ^ (i >> 1);
+                cyrbm_ak_exact_reset(Ws, ld, cs, co, m, n_pad, g, act, &lin);
+            } else {
+                const int k = cyrbm_ak_ctz(i);
+                const double *w = Ws + (ptrdiff_t)k * ld;
+                g ^= (uint64_t)1 << k;
+                if ((g >> k) & 1u) {
+                    for (c = 0; c < n_pad; c++) act[c] += w[c];
+                    lin += cs[k];
+                } else {
+                    for (c = 0; c < n_pad; c++) act[c] -= w[c];
+                    lin -= cs[k];
+                }
+            }
+        }
+        for (q = 0; q < NQD; q++) rv[q] = BCD(0.0);
+        for (c0 = 0; c0 < n_pad; c0 += 1024) {
+            const ptrdiff_t c1 = c0 + 1024 < n_pad ? c0 + 1024 : n_pad;
+            vd pv[NQD];
+            double prod = 1.0;
+            for (q = 0; q < NQD; q++) pv[q] = BCD(1.0);
+            for (c = c0; c < c1; c += 8)
+                for (q = 0; q < NQD; q++) {
+                    const vd a = ld_d(act + c + q * VLD);
+                    const vd na = ASD(ASQ(a) | 0x8000000000000000ULL);   /* -|a| */
+                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
+                    pv[q] *= 1.0 + vexp_d(na);
+                }
+            for (l = 0; l < 8; l++) prod *= LANE(pv[l / VLD], l % VLD);
+            cyrbm_ak_mulexp(&P, &E, prod);
+        }
+        for (l = 0; l < 8; l++) relu += LANE(rv[l / VLD], l % VLD);
+        f = lin + relu + (log(P) + E * LN2);
+        if (each) each[i - i0] = f;
+        if (f > mx) {
+            sm = sm * exp(mx - f) + 1.0;
+            mx = f;
+        } else {
+            sm += exp(f - mx);
+        }
+    }
+    out[0] = mx;
+    out[1] = sm;
+}
+
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "anneal_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "anneal_t.h"

@@ -1,0 +1,474 @@
+/* AIS kernels for one parameter type: included by anneal.c once per type through
+ * float_t.h.  See anneal.c for the algorithm, the determinism rules and the layout. */
+
+/* W^T column chunk: CHUNK elements (64 bytes), NQC native vectors */
+#define CHUNK (CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T))
+#define NQC (CHUNK / VL)
+/* a visible block: one draw of the 8 stream lanes (16 float32 or 8 float64 units) */
+#define VB (IS_F32 ? 16 : 8)
+
+/* Bring the inputs of R runs up to date with their flipped units:
+ *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
+ * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
+ * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
+ * is first set to 0 and on_r lists all the active units.
+ *
+ * W (nrows x ld) is stored in column chunks of CHUNK columns (64 bytes), each chunk
+ * row-major: chunk b holds columns [b CHUNK, (b + 1) CHUNK) of every row, row i at offset
+ * b CHUNK nrows + i CHUNK.  Chunks are taken one at a time and their rows in tiles of
+ * `tile` rows (32 KB: L1), and every run adds the rows it needs from the tile while it is
+ * in L1; the next tile is prefetched a slice per run.  For each column, a run sums a
+ * tile's rows in 8 accumulators, list entry e (counted from the tile's first) going to
+ * accumulator e % 8, then adds ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) to out:
+ * the arithmetic depends only on the lists and the tile size. */
+CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
+                                      ptrdiff_t tile, const int32_t *on, const int32_t *off,
+                                      ptrdiff_t ldl, const int32_t *bounds, ptrdiff_t bstride,
+                                      T *out, ptrdiff_t ldo, ptrdiff_t R, int refresh) {
+    const ptrdiff_t ntiles = (nrows + tile - 1) / tile, nch = ld / CHUNK;
+    ptrdiff_t b, t, r, q, qe, qq;
+    int pass;
+    for (b = 0; b < nch; b++) {
+        const T *blk = Wb + b * CHUNK * nrows;
+        if (refresh)
+            for (r = 0; r < R; r++) memset(out + r * ldo + b * CHUNK, 0, (size_t)CHUNK * sizeof(T));
+        for (t = 0; t < ntiles; t++) {
+            /* the next tile (of this chunk or the next one) on its way to the cache */
+            const T *nxt = t + 1 < ntiles ? blk + (t + 1) * tile * CHUNK
+                                          : (b + 1 < nch ? blk + nrows * CHUNK : NULL);
+            const ptrdiff_t nbytes = (ptrdiff_t)sizeof(T) * CHUNK *
+                                     (t + 1 < ntiles ? (nrows - (t + 1) * tile < tile
+                                                            ? nrows - (t + 1) * tile : tile)
+                                                     : (nrows < tile ? nrows : tile));
+            for (r = 0; r < R; r++) {
+                T *o = out + r * ldo + b * CHUNK;
+                if (nxt) {
+                    const ptrdiff_t p0 = nbytes * r / R / 64 * 64, p1 = nbytes * (r + 1) / R;
+                    ptrdiff_t pb;
+                    for (pb = p0; pb < p1; pb += 64) CYRBM_PREFETCH((const char *)nxt + pb);
+                }
+                for (pass = 0; pass < 2; pass++) {
+                    const int32_t *l = (pass == 0 ? on : off) + r * ldl;
+                    const int32_t *bd = bounds + r * bstride + pass * (ntiles + 1);
+                    const ptrdiff_t q0 = bd[t];
+                    qe = bd[t + 1];
+                    if (qe == q0) continue;
+                    for (qq = 0; qq < NQC; qq++) {   /* native vectors of the chunk */
+                        const T *bq = blk + qq * VL;
+                        VT a0 = (VT){0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+                           a7 = a0;
+                        for (q = q0; q + 8 <= qe; q += 8) {
+                            a0 += VLOAD(bq + (ptrdiff_t)l[q] * CHUNK);
+                            a1 += VLOAD(bq + (ptrdiff_t)l[q + 1] * CHUNK);
+                            a2 += VLOAD(bq + (ptrdiff_t)l[q + 2] * CHUNK);
+                            a3 += VLOAD(bq + (ptrdiff_t)l[q + 3] * CHUNK);
+                            a4 += VLOAD(bq + (ptrdiff_t)l[q + 4] * CHUNK);
+                            a5 += VLOAD(bq + (ptrdiff_t)l[q + 5] * CHUNK);
+                            a6 += VLOAD(bq + (ptrdiff_t)l[q + 6] * CHUNK);
+                            a7 += VLOAD(bq + (ptrdiff_t)l[q + 7] * CHUNK);
+                        }
+                        if (q < qe) a0 += VLOAD(bq + (ptrdiff_t)l[q] * CHUNK);
+                        if (q + 1 < qe) a1 += VLOAD(bq + (ptrdiff_t)l[q + 1] * CHUNK);
+                        if (q + 2 < qe) a2 += VLOAD(bq + (ptrdiff_t)l[q + 2] * CHUNK);
+                        if (q + 3 < qe) a3 += VLOAD(bq + (ptrdiff_t)l[q + 3] * CHUNK);
+                        if (q + 4 < qe) a4 += VLOAD(bq + (ptrdiff_t)l[q + 4] * CHUNK);
+                        if (q + 5 < qe) a5 += VLOAD(bq + (ptrdiff_t)l[q + 5] * CHUNK);
+                        if (q + 6 < qe) a6 += VLOAD(bq + (ptrdiff_t)l[q + 6] * CHUNK);
+                        a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+                        if (pass == 0) VSTORE(o + qq * VL, VLOAD(o + qq * VL) + a0);
+                        else VSTORE(o + qq * VL, VLOAD(o + qq * VL) - a0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Bring the inputs of run r up to date with its few flipped units (INOUT o):
+ *   o += sum_{i in on} W[i, :] - sum_{i in off} W[i, :]
+ * with W row-major (rows of ld elements, ld a multiple of 16).  On refresh, o starts from
+ * init and "on" lists all the active units.  Each column's "on" rows are summed in list
+ * order and added to o, then its "off" rows likewise subtracted; 8 vectors of columns at
+ * a time in registers. */
+CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t *on,
+                                        int32_t n_on, const int32_t *off, int32_t n_off,
+                                        T *o, int refresh, const T *init) {
+    ptrdiff_t c, q;
+    int pass, k;
+    if (refresh) memcpy(o, init, (size_t)ld * sizeof(T));
+    for (pass = 0; pass < 2; pass++) {
+        const int32_t *l = pass == 0 ? on : off;
+        const int32_t n = pass == 0 ? n_on : n_off;
+        if (n == 0) continue;
+        for (c = 0; c + 8 * VL <= ld; c += 8 * VL) {
+            VT a[8];
+            for (k = 0; k < 8; k++) a[k] = (VT){0};
+            for (q = 0; q < n; q++) {
+                const T *w = W + (ptrdiff_t)l[q] * ld + c;
+                for (k = 0; k < 8; k++) a[k] += VLOAD(w + k * VL);
+            }
+            if (pass == 0)
+                for (k = 0; k < 8; k++) VSTORE(o + c + k * VL, VLOAD(o + c + k * VL) + a[k]);
+            else
+                for (k = 0; k < 8; k++) VSTORE(o + c + k * VL, VLOAD(o + c + k * VL) - a[k]);
+        }
+        for (; c < ld; c += VL) {      /* the last, narrower block */
+            VT a0 = (VT){0};
+            for (q = 0; q < n; q++) a0 += VLOAD(W + (ptrdiff_t)l[q] * ld + c);
+            if (pass == 0) VSTORE(o + c, VLOAD(o + c) + a0);
+            else VSTORE(o + c, VLOAD(o + c) - a0);
+        }
+    }
+}
+
+/* Hidden half of step k for run r, once its pre-activations x are current:
+ *   weights:    the log-weight increment ln p*_k(v) - ln p*_{k-1}(v), added to logw[r];
+ *   transition: hA ~ Bernoulli(sigma((1-beta_k) xA)), hB ~ Bernoulli(sigma(beta_k xB))
+ *               (SM08 Eq. 15-16), the flipped units listed in hlistA / hlistB.
+ * For each hidden layer with share c of the inverse temperature (1 - beta for A, beta for
+ * B), sum_j softplus(c x_j) = c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), unit j
+ * in logical lane j % 8; the products are kept as mantissa * 2^exponent, in float64. */
+CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                          ptrdiff_t r, double bp, double bc, int weights,
+                                          int transition, int refresh) {
+    const ptrdiff_t ldV = P->ldV;
+    uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
+    double dl = 0.0;
+    int L;
+    if (weights && refresh) {
+        const uint8_t *v = S->v + r * ldV;
+        double d = 0.0;
+        ptrdiff_t i;
+        for (i = 0; i < P->D; i++)
+            if (v[i]) d += P->dbias[i];
+        S->dot[r] = d;
+    }
+    S->nv[r] = S->nv_off[r] = 0;   /* visible flips consumed by the update of x */
+    for (L = 0; L < 2; L++) {
+        const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
+        const T *x = (const T *)(L == 0 ? S->xA : S->xB) + r * ld;
+        uint8_t *h = (L == 0 ? S->hA : S->hB) + r * ld;
+        int32_t *fon = (L == 0 ? S->hlistA : S->hlistB) + r * ld;
+        int32_t *foff = (L == 0 ? S->hlistA_off : S->hlistB_off) + r * ld;
+        int32_t non = 0, noff = 0;
+        const double cp = L == 0 ? 1.0 - bp : bp, cc = L == 0 ? 1.0 - bc : bc;
+        /* exp(-cp |x|) = exp(-cc |x|) exp(d), d = (cc - cp) |x|: when |d| <= 1/64 for every
+         * unit (|x| is at most xbound), exp(d) by its Taylor polynomial of degree 6
+         * (remainder < 5e-17) instead of a second full exp */
+        const double dc = cc - cp;
+        const int series = weights && fabs(dc) * (L == 0 ? P->xboundA : P->xboundB) <= 0.015625;
+        double relu = 0.0, Pp = 1.0, Ep = 0.0, Pc = 1.0, Ec = 0.0;
+        vq s0[NQD], s1[NQD], s2[NQD], s3[NQD];
+        ptrdiff_t j0, j;
+        int q, l;
+        if (n == 0) continue;
+        for (q = 0; q < NQD; q++) {   /* (stored back only after a transition) */
+            s0[q] = ld_q(rng + q * VLD);
+            s1[q] = ld_q(rng + 8 + q * VLD);
+            s2[q] = ld_q(rng + 16 + q * VLD);
+            s3[q] = ld_q(rng + 24 + q * VLD);
+        }
+        for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
+            const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
+            vd rl[NQD], pp[NQD], pc[NQD];
+            double qp = 1.0, qc = 1.0;
+            for (q = 0; q < NQD; q++) {
+                rl[q] = BCD(0.0);
+                pp[q] = pc[q] = BCD(1.0);
+            }
+            for (j = j0; j < j1; j += 8) {
+                uint8_t nb8[8];
+                for (q = 0; q < NQD; q++) {
+                    const ptrdiff_t jq = j + q * VLD;
+#if IS_F32
+                    const vd xd = ld_f_as_d(x + jq);
+#else
+                    const vd xd = ld_d(x + jq);
+#endif
+                    const vq valid = CYRBM_K(valid_d)(n - jq);
+                    const vd na = ASD(ASQ(xd) | 0x8000000000000000ULL);   /* -|x| */
+                    /* exp(-c |x|), 0 in lanes past the layer's end */
+                    const vd ec = ASD(ASQ(vexp_d(cc * na)) & valid);
+                    if (weights) {
+                        vd ep;
+                        if (series) {
+                            const vd d = dc * (BCD(0.0) - na), d2 = d * d;
+                            ep = ec * (((1.0 + d) + d2 * (0.5 + d * (1.0 / 6.0))) +
+                                       (d2 * d2) * ((1.0 / 24.0 + d * (1.0 / 120.0)) +
+                                                    d2 * (1.0 / 720.0)));
+                        } else {
+                            ep = ASD(ASQ(vexp_d(cp * na)) & valid);
+                        }
+                        rl[q] += ASD(MASKQ(xd > 0.0) & ASQ(xd));
+                        pp[q] *= 1.0 + ep;
+                        pc[q] *= 1.0 + ec;
+                    }
+                    if (transition) {
+                        vq rb;
+                        vd u;
+                        CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb);
+                        u = CYRBM_K(unif_d)(rb);
+                        st_mask_bytes_d(nb8 + q * VLD,
+                                        MASKQ(u * (1.0 + ec) < SELD(MASKQ(xd >= 0.0), BCD(1.0), ec))
+                                        & valid);
+                    }
+                }
+                if (transition) {
+                    uint64_t nw, ow, fl, nb;
+                    memcpy(&nw, nb8, 8);
+                    memcpy(&ow, h + j, 8);
+                    memcpy(h + j, &nw, 8);
+                    fl = cyrbm_ak_pack8(nw ^ ow);
+                    nb = cyrbm_ak_pack8(nw);
+                    cyrbm_ak_emit8((unsigned)(fl & nb), (int32_t)j, fon, &non);
+                    cyrbm_ak_emit8((unsigned)(fl & ~nb), (int32_t)j, foff, &noff);
+                }
+            }
+            if (weights) {
+                for (l = 0; l < 8; l++) {
+                    relu += LANE(rl[l / VLD], l % VLD);
+                    qp *= LANE(pp[l / VLD], l % VLD);
+                    qc *= LANE(pc[l / VLD], l % VLD);
+                }
+                cyrbm_ak_mulexp(&Pp, &Ep, qp);
+                cyrbm_ak_mulexp(&Pc, &Ec, qc);
+            }
+        }
+        if (transition) {
+            for (q = 0; q < NQD; q++) {
+                st_q(rng + q * VLD, s0[q]);
+                st_q(rng + 8 + q * VLD, s1[q]);
+                st_q(rng + 16 + q * VLD, s2[q]);
+                st_q(rng + 24 + q * VLD, s3[q]);
+            }
+            (L == 0 ? S->nhA : S->nhB)[r] = non;
+            (L == 0 ? S->nhA_off : S->nhB_off)[r] = noff;
+        }
+        if (weights)
+            dl += (cc - cp) * relu + (log(Pc) - log(Pp)) + (Ec - Ep) * LN2;
+    }
+    if (weights) S->logw[r] += dl + (bp - bc) * S->dot[r];
+}
+
+/* Visible half-step of run r at inverse temperature beta from the current inputs:
+ * v_i ~ Bernoulli(sigma(y_i)), y = (1 - beta)(uA + bA) + beta (uB + bB) (SM08 Eq. 17),
+ * one draw of the 8 stream lanes per block of VB units.  Flipped units are listed in
+ * vlist (ascending); dot = (bA - bB).v follows v, a 64-unit window at a time: + the
+ * window's "on" flips, then - its "off" flips, ascending. */
+CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                           ptrdiff_t r, double beta) {
+    const T *bA = (const T *)P->bA, *bB = (const T *)P->bB;
+    const double *db = P->dbias;
+    const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB, ldV = P->ldV;
+    const T *uA = (const T *)S->uA + r * ldV, *uB = (const T *)S->uB + r * ldV;
+    uint8_t *v = S->v + r * ldV;
+    uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
+    int32_t *fon = S->vlist + r * ldV, *foff = S->vlist_off + r * ldV;
+    const T ca = (T)(1.0 - beta), cb = (T)beta;
+    double dot = S->dot[r];
+    ptrdiff_t i;
+    int32_t non = 0, noff = 0;
+    uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
+    vq s0[NQD], s1[NQD], s2[NQD], s3[NQD];
+    int q, w;
+    for (q = 0; q < NQD; q++) {
+        s0[q] = ld_q(rng + q * VLD);
+        s1[q] = ld_q(rng + 8 + q * VLD);
+        s2[q] = ld_q(rng + 16 + q * VLD);
+        s3[q] = ld_q(rng + 24 + q * VLD);
+    }
+    for (i = 0; i < D; i += VB) {
+        vq rb[NQD];
+        uint8_t nb[VB];
+        uint64_t nw[VB / 8], ow[VB / 8], fl, nbits;
+        const int sh = (int)(i & 63);
+        for (q = 0; q < NQD; q++) CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb[q]);
+        for (q = 0; q < VB / VL; q++) {   /* native vectors of the block */
+            const ptrdiff_t iq = i + q * VL;
+            VT ya = VLOAD(bA + iq), yb = VLOAD(bB + iq), y, t, u;
+#if IS_F32
+#if CYRBM_VBYTES > 0
+            /* the u23 pairs of this vector's 64-bit lanes, low half first */
+            u = ASF((ASU(rb[q]) >> 9) | 0x3F800000u) - 1.0f;
+#else
+            u = ASF(((uint32_t)(rb[q / 2] >> (32 * (q % 2))) >> 9) | 0x3F800000u) - 1.0f;
+#endif
+#else
+            u = CYRBM_K(unif_d)(rb[q]);
+#endif
+            if (nA > 0) ya += VLOAD(uA + iq);
+            if (nB > 0) yb += VLOAD(uB + iq);
+            y = ca * ya + cb * yb;
+#if IS_F32
+            t = VEXP(ASF(ASU(y) | 0x80000000u));                     /* exp(-|y|) */
+            st_mask_bytes_f(nb + q * VL,
+                            MASKU(u * (1.0f + t) < SELF(MASKU(y >= 0.0f), BCF(1.0f), t))
+                            & CYRBM_K(valid_f)(D - iq));
+#else
+            t = VEXP(ASD(ASQ(y) | 0x8000000000000000ULL));
+            st_mask_bytes_d(nb + q * VL,
+                            MASKQ(u * (1.0 + t) < SELD(MASKQ(y >= 0.0), BCD(1.0), t))
+                            & CYRBM_K(valid_d)(D - iq));
+#endif
+        }
+        memcpy(nw, nb, VB);
+        memcpy(ow, v + i, VB);
+        memcpy(v + i, nw, VB);
+        for (w = 0; w < VB / 8; w++) {
+            fl = cyrbm_ak_pack8(nw[w] ^ ow[w]);
+            nbits = cyrbm_ak_pack8(nw[w]);
+            mon |= (fl & nbits) << (sh + 8 * w);
+            moff |= (fl & ~nbits) << (sh + 8 * w);
+        }
+        if (sh + VB == 64 || i + VB >= D) {
+            const int32_t n0 = non, f0 = noff;
+            int32_t k;
+            cyrbm_ak_emit(mon, i - sh, fon, &non);
+            cyrbm_ak_emit(moff, i - sh, foff, &noff);
+            for (k = n0; k < non; k++) dot += db[fon[k]];
+            for (k = f0; k < noff; k++) dot -= db[foff[k]];
+            mon = moff = 0;
+        }
+    }
+    for (q = 0; q < NQD; q++) {
+        st_q(rng + q * VLD, s0[q]);
+        st_q(rng + 8 + q * VLD, s1[q]);
+        st_q(rng + 16 + q * VLD, s2[q]);
+        st_q(rng + 24 + q * VLD, s3[q]);
+    }
+    S->nv[r] = non;
+    S->nv_off[r] = noff;
+    S->dot[r] = dot;
+    S->nhA[r] = S->nhB[r] = S->nhA_off[r] = S->nhB_off[r] = 0;   /* consumed by the update of u */
+}
+
+/* Visible half-step at beta for runs [r0, r1) from the current inputs.  With no hidden
+ * units in A and beta = 0 it draws exact independent samples from the base-rate model
+ * p_A(v) = prod_i sigma(bA_i) (SM08 Eq. 18).  The next ais_block call must set
+ * force_refresh (the inputs were not kept up to date with these flips' history). */
+void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                           ptrdiff_t r1, double beta) {
+    ptrdiff_t r;
+    for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, beta);
+}
+
+/* The active units of a 0/1 row, ascending. */
+CYRBM_INLINE int32_t FN(cyrbm_ak_active)(const uint8_t *s, ptrdiff_t n, int32_t *list) {
+    int32_t c = 0;
+    ptrdiff_t i;
+    for (i = 0; i < n; i++) {
+        list[c] = (int32_t)i;
+        c += s[i] != 0;
+    }
+    return c;
+}
+
+/* One step of the engine for runs [r0, r1): the log-weight increment and/or one
+ * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
+ * else all runs at (bp[0], bc[0]).
+ *   weights:     logw += ln p*_bc(v) - ln p*_bp(v)   (float64);
+ *   transition:  hA ~ p(hA | v) at 1 - bc, hB ~ p(hB | v) at bc (Eq. 15-16), then
+ *                v ~ p(v | hA, hB) (Eq. 17): T_bc, which leaves p_bc invariant.
+ * Inputs x = W^T v + a and u = W h follow the flips, recomputed exactly when `refresh`. */
+CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                                    ptrdiff_t r1, const double *bp, const double *bc,
+                                    int per_run, int weights, int transition, int refresh) {
+    const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
+    const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
+    const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
+    const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
+    const ptrdiff_t bs = S->cur_stride;
+    ptrdiff_t r;
+    /* x += rows of W for the flipped visible units (few), run by run */
+    for (r = r0; r < r1; r++) {
+        if (refresh) {
+            S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
+            S->nv_off[r] = 0;
+        }
+        if (nA > 0)
+            FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
+                                  S->vlist_off + r * ldV, S->nv_off[r],
+                                  (T *)S->xA + r * ldA, refresh, (const T *)P->aA);
+        if (nB > 0)
+            FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
+                                  S->vlist_off + r * ldV, S->nv_off[r],
+                                  (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
+    }
+    /* log weights and hidden draws */
+    for (r = r0; r < r1; r++)
+        FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
+                                transition, refresh);
+    if (!transition) return;
+    /* where each tile of rows starts in the lists of hidden flips */
+    for (r = r0; r < r1; r++) {
+        int32_t *bd = S->cur + r * bs;
+        if (nA > 0) {
+            if (refresh) {
+                S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
+                S->nhA_off[r] = 0;
+            }
+            cyrbm_ak_tile_bounds(S->hlistA + r * ldA, S->nhA[r], S->hlistA_off + r * ldA,
+                                 S->nhA_off[r], nA, tile, bd);
+        }
+        if (nB > 0) {
+            if (refresh) {
+                S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
+                S->nhB_off[r] = 0;
+            }
+            cyrbm_ak_tile_bounds(S->hlistB + r * ldB, S->nhB[r], S->hlistB_off + r * ldB,
+                                 S->nhB_off[r], nB, tile, bd + offB);
+        }
+    }
+    /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by tile,
+     * all runs of the block */
+    if (nA > 0)
+        FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, tile, S->hlistA + r0 * ldA,
+                            S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
+                            (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh);
+    if (nB > 0)
+        FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, tile, S->hlistB + r0 * ldB,
+                            S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
+                            (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh);
+    /* visible draws */
+    for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc[per_run ? r : 0]);
+}
+
+/* Steps k0 <= k < k1 of an annealing schedule betas[0..k_end] for runs [r0, r1)
+ * (SM08 Sec. 3.1-3.3).  At step k: if weights (k >= 1) the log-weight increment from
+ * beta_{k-1} to beta_k; if k < k_end one transition T_{beta_k} (cyrbm_ak_step).  Inputs
+ * are recomputed exactly at steps with k % refresh_every == 0 and at k0 when
+ * force_refresh is set (needed whenever the states were set from outside).  Runs are
+ * independent: any split of runs between calls or threads gives the same numbers. */
+void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                         ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
+                         ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,
+                         int force_refresh) {
+    ptrdiff_t k;
+    if (r1 <= r0) return;
+    for (k = k0; k < k1; k++)
+        FN(cyrbm_ak_step)(P, S, r0, r1, weights ? betas + k - 1 : betas + k, betas + k, 0,
+                          weights, k < k_end,
+                          (force_refresh && k == k0) ||
+                          (refresh_every > 0 && k % refresh_every == 0));
+}
+
+/* Sweeps s0 <= s < s1 of tempered block Gibbs for runs [r0, r1): run r moves by T_beta[r]
+ * (cyrbm_ak_step at its own inverse temperature, no weights), leaving its own p_beta[r]
+ * invariant; with B empty and beta = 0, plain block Gibbs on A (SM08 Eq. 5-6).  Inputs
+ * are recomputed exactly at sweeps with s % refresh_every == 0 and at s0 when
+ * force_refresh is set; the sweep numbers make a chain taken in pieces equal one call.
+ * Parallel tempering and RBM.sample are schedules of this transition. */
+void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                              ptrdiff_t r1, const double *beta, ptrdiff_t s0, ptrdiff_t s1,
+                              ptrdiff_t refresh_every, int force_refresh) {
+    ptrdiff_t s;
+    if (r1 <= r0) return;
+    for (s = s0; s < s1; s++)
+        FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1, 0, 1,
+                          (force_refresh && s == s0) ||
+                          (refresh_every > 0 && s % refresh_every == 0));
+}
+
+#undef CHUNK
+#undef NQC
+#undef VB

@@ -1,0 +1,48 @@
+/* Kernels with no vector code: compiled once, for every variant (see kernels.h). */
+#include <string.h>
+#include "kernels.h"
+
+void cyrbm_column_lists(const int32_t *restrict idx, ptrdiff_t ldi,
+                        const int32_t *restrict cnt, ptrdiff_t n_rows, ptrdiff_t n_units,
+                        int32_t *restrict col, int32_t *restrict ncol) {
+    ptrdiff_t r, k;
+    memset(ncol, 0, (size_t)n_units * sizeof(int32_t));
+    for (r = 0; r < n_rows; r++) {
+        const int32_t *ix = idx + r * ldi;
+        for (k = 0; k < cnt[r]; k++) {
+            const int32_t u = ix[k];
+            col[u * n_rows + ncol[u]++] = (int32_t)r;
+        }
+    }
+}
+
+void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *restrict codes) {
+    ptrdiff_t g = 0;
+    for (; 4 * g + 3 < n; g++)
+        codes[g] = (uint8_t)(state[4 * g] | state[4 * g + 1] << 1 | state[4 * g + 2] << 2
+                             | state[4 * g + 3] << 3);
+    if (4 * g < n) {
+        uint8_t c = 0;
+        int k;
+        for (k = 0; 4 * g + k < n; k++) c |= (uint8_t)(state[4 * g + k] << k);
+        codes[g] = c;
+    }
+}
+
+/* unit u on when U_u < p[u], U_u = cyrbm_rng_uniform (53 bits), whatever the precision
+ * of p: float32 and float64 runs with one seed see the same numbers; branch-free lists */
+#define CYRBM_DEFINE_BERNOULLI(NAME, T)                                                   \
+    int32_t NAME(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,                        \
+                 uint8_t *restrict state, int32_t *restrict idx) {                        \
+        int32_t c = 0;                                                                    \
+        ptrdiff_t u;                                                                      \
+        for (u = 0; u < n; u++) {                                                         \
+            const int on = cyrbm_rng_uniform(rng) < (double)p[u];                        \
+            if (state) state[u] = (uint8_t)on;                                            \
+            if (idx) idx[c] = (int32_t)u;                                                 \
+            c += on;                                                                      \
+        }                                                                                 \
+        return c;                                                                         \
+    }
+CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f32, float)
+CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)

@@ -1,0 +1,193 @@
+/* Block-Gibbs and CD/PCD kernels for one instruction set (see kernels.h, simd.h): the
+ * variant is named by the compiler flags setup.py gives this file (-DCYRBM_ISA_...). */
+#include "simd.h"
+#include "kernels.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CYRBM_ALIGN64 __attribute__((aligned(64)))
+#else
+#define CYRBM_ALIGN64
+#endif
+
+/* ---- 8 x 8 transposes: registers where the variant has wide enough vectors ---- */
+#if CYRBM_VBYTES >= 32
+typedef float v8f_ __attribute__((vector_size(32)));
+typedef int32_t v8i_ __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define SHUF8(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shufflevector(a, b, i0, i1, i2, i3, i4, i5, i6, i7)
+#else
+#define SHUF8(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shuffle(a, b, (v8i_){i0, i1, i2, i3, i4, i5, i6, i7})
+#endif
+#define HALVES(v, p, q) (memcpy(&(v), (p), 16), memcpy((char *)&(v) + 16, (q), 16))
+/* rows i and i+4 as the two 128-bit halves of one vector, then a 4 x 4 transpose inside
+ * each half (no lane crossing) */
+CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f32)(float *restrict d, ptrdiff_t ldd,
+                                                  const float *restrict s, ptrdiff_t lds) {
+    v8f_ x0, x1, x2, x3, x4, x5, x6, x7;
+    HALVES(x0, s, s + 4 * lds);
+    HALVES(x1, s + lds, s + 5 * lds);
+    HALVES(x2, s + 2 * lds, s + 6 * lds);
+    HALVES(x3, s + 3 * lds, s + 7 * lds);
+    HALVES(x4, s + 4, s + 4 * lds + 4);
+    HALVES(x5, s + lds + 4, s + 5 * lds + 4);
+    HALVES(x6, s + 2 * lds + 4, s + 6 * lds + 4);
+    HALVES(x7, s + 3 * lds + 4, s + 7 * lds + 4);
+#define T4X4(a, b, c, e, o0, o1, o2, o3)                                                  \
+    {                                                                                     \
+        v8f_ t0 = SHUF8(a, b, 0, 8, 1, 9, 4, 12, 5, 13);                                  \
+        v8f_ t1 = SHUF8(a, b, 2, 10, 3, 11, 6, 14, 7, 15);                                \
+        v8f_ t2 = SHUF8(c, e, 0, 8, 1, 9, 4, 12, 5, 13);                                  \
+        v8f_ t3 = SHUF8(c, e, 2, 10, 3, 11, 6, 14, 7, 15);                                \
+        v8f_ y0 = SHUF8(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);                                \
+        v8f_ y1 = SHUF8(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);                              \
+        v8f_ y2 = SHUF8(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);                                \
+        v8f_ y3 = SHUF8(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);                              \
+        memcpy(d + (o0) * ldd, &y0, 32);                                                  \
+        memcpy(d + (o1) * ldd, &y1, 32);                                                  \
+        memcpy(d + (o2) * ldd, &y2, 32);                                                  \
+        memcpy(d + (o3) * ldd, &y3, 32);                                                  \
+    }
+    T4X4(x0, x1, x2, x3, 0, 1, 2, 3)
+    T4X4(x4, x5, x6, x7, 4, 5, 6, 7)
+#undef T4X4
+}
+#else
+CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f32)(float *restrict d, ptrdiff_t ldd,
+                                                  const float *restrict s, ptrdiff_t lds) {
+    int i, j;
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];
+}
+#endif
+
+#if CYRBM_VBYTES >= 64
+#if defined(__clang__)
+#define SHUF8D(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shufflevector(a, b, i0, i1, i2, i3, i4, i5, i6, i7)
+#else
+typedef int64_t v8l_ __attribute__((vector_size(64)));
+#define SHUF8D(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
+    __builtin_shuffle(a, b, (v8l_){i0, i1, i2, i3, i4, i5, i6, i7})
+#endif
+/* three rounds of interleaving rows i and i+4 */
+#define ZIPROUND(a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7)          \
+    b0 = SHUF8D(a0, a4, 0, 8, 1, 9, 2, 10, 3, 11);                                        \
+    b1 = SHUF8D(a0, a4, 4, 12, 5, 13, 6, 14, 7, 15);                                      \
+    b2 = SHUF8D(a1, a5, 0, 8, 1, 9, 2, 10, 3, 11);                                        \
+    b3 = SHUF8D(a1, a5, 4, 12, 5, 13, 6, 14, 7, 15);                                      \
+    b4 = SHUF8D(a2, a6, 0, 8, 1, 9, 2, 10, 3, 11);                                        \
+    b5 = SHUF8D(a2, a6, 4, 12, 5, 13, 6, 14, 7, 15);                                      \
+    b6 = SHUF8D(a3, a7, 0, 8, 1, 9, 2, 10, 3, 11);                                        \
+    b7 = SHUF8D(a3, a7, 4, 12, 5, 13, 6, 14, 7, 15);
+CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f64)(double *restrict d, ptrdiff_t ldd,
+                                                  const double *restrict s, ptrdiff_t lds) {
+    vd r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7;
+    r0 = ld_d(s); r1 = ld_d(s + lds); r2 = ld_d(s + 2 * lds); r3 = ld_d(s + 3 * lds);
+    r4 = ld_d(s + 4 * lds); r5 = ld_d(s + 5 * lds); r6 = ld_d(s + 6 * lds);
+    r7 = ld_d(s + 7 * lds);
+    ZIPROUND(r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7)
+    ZIPROUND(t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3, r4, r5, r6, r7)
+    ZIPROUND(r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7)
+    st_d(d, t0); st_d(d + ldd, t1); st_d(d + 2 * ldd, t2); st_d(d + 3 * ldd, t3);
+    st_d(d + 4 * ldd, t4); st_d(d + 5 * ldd, t5); st_d(d + 6 * ldd, t6);
+    st_d(d + 7 * ldd, t7);
+}
+
+CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_u64)(vq *restrict y, const vq *restrict x) {
+    vq t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3, r4, r5, r6, r7;
+    ZIPROUND(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], t0, t1, t2, t3, t4, t5, t6, t7)
+    ZIPROUND(t0, t1, t2, t3, t4, t5, t6, t7, r0, r1, r2, r3, r4, r5, r6, r7)
+    ZIPROUND(r0, r1, r2, r3, r4, r5, r6, r7, y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7])
+}
+#undef ZIPROUND
+
+/* Append the units u0 + j for the set bits j of an 8-bit mask to ix[c ...] (ascending),
+ * four at a time from a 16-entry table of nibble positions; returns the new count.
+ * Writes up to c + 8 entries (callers leave that room). */
+typedef uint8_t v4b_ __attribute__((vector_size(4)));
+typedef int32_t v4i_ __attribute__((vector_size(16)));
+CYRBM_INLINE int32_t CYRBM_K(cyrbm_compact8)(int32_t *ix, int32_t c, int32_t u0, unsigned mask) {
+    static const uint8_t pos[16][4] = {
+        {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
+        {1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
+        {2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3}};
+    static const uint8_t count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    int half;
+    for (half = 0; half < 2; half++) {
+        const unsigned m = (mask >> (4 * half)) & 15u;
+        v4b_ b;
+        v4i_ v;
+        memcpy(&b, pos[m], 4);
+        v = __builtin_convertvector(b, v4i_) + (u0 + 4 * half);
+        memcpy(ix + c, &v, sizeof v);
+        c += count[m];
+    }
+    return c;
+}
+
+/* Eight chains in the lanes of one vector: the eight xoshiro256++ streams advance
+ * together (each lane sees exactly its own numbers); each block of 8 x 8 draws is
+ * transposed so that a chain's 8 numbers sit in one vector, converted to 53-bit uniforms
+ * exactly (two 32-bit halves through the 2^52 trick) and compared with 8 probabilities
+ * at once.  Units past the last whole block of 8 are drawn one by one. */
+#define CYRBM_DEFINE_BERNOULLI8_VEC(SUF, TP, LOADP)                                       \
+    CYRBM_INLINE void CYRBM_K(cyrbm_bernoulli8_vec_##SUF)(                                \
+        const TP *restrict p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,                 \
+        uint8_t *restrict state, int32_t *restrict idx, int32_t *restrict cnt) {          \
+        vq s0, s1, s2, s3;                                                                \
+        int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
+        const vd two52 = BCD(0x1p52);                                                     \
+        ptrdiff_t u0 = 0;                                                                 \
+        int k, j;                                                                         \
+        for (k = 0; k < 8; k++) {                                                         \
+            s0[k] = rng[k].s[0]; s1[k] = rng[k].s[1];                                     \
+            s2[k] = rng[k].s[2]; s3[k] = rng[k].s[3];                                     \
+        }                                                                                 \
+        for (; u0 + 8 <= n; u0 += 8) {                                                    \
+            vq x[8], y[8];                                                                \
+            for (j = 0; j < 8; j++) CYRBM_XOSHIRO_STEP(vq, s0, s1, s2, s3, x[j]);         \
+            CYRBM_K(cyrbm_transpose8x8_u64)(y, x);   /* y[k][j] = x[j][k] */              \
+            for (k = 0; k < 8; k++) {                                                     \
+                const vq m = y[k] >> 11;            /* 53 random bits */                  \
+                const vd hi = (vd)((m >> 32) | 0x4330000000000000ULL) - two52;            \
+                const vd lo = (vd)((m & 0xffffffffULL) | 0x4330000000000000ULL) - two52;  \
+                const vd u = (hi * 0x1p32 + lo) * 0x1p-53;                                \
+                const vq on = MASKQ(u < LOADP(p + k * ldp + u0));                         \
+                uint64_t bytes;                                                           \
+                unsigned mask;                                                            \
+                st_mask_bytes_d(state + k * n + u0, on);                                  \
+                memcpy(&bytes, state + k * n + u0, 8);                                    \
+                /* bit j of mask = byte j (0/1): the products land in bits 56..63 */      \
+                mask = (unsigned)((bytes * 0x0102040810204080ULL) >> 56);                 \
+                c[k] = CYRBM_K(cyrbm_compact8)(idx + k * n, c[k], (int32_t)u0, mask);     \
+            }                                                                             \
+        }                                                                                 \
+        for (k = 0; k < 8; k++) {                                                         \
+            int32_t q;                                                                    \
+            rng[k].s[0] = s0[k]; rng[k].s[1] = s1[k];                                     \
+            rng[k].s[2] = s2[k]; rng[k].s[3] = s3[k];                                     \
+            cnt[k] = c[k] + cyrbm_bernoulli_##SUF(p + k * ldp + u0, n - u0, &rng[k],      \
+                                                  state + k * n + u0, idx + k * n + c[k]); \
+            for (q = c[k]; q < cnt[k]; q++) idx[k * n + q] += (int32_t)u0;                \
+        }                                                                                 \
+    }
+CYRBM_DEFINE_BERNOULLI8_VEC(f32, float, ld_f_as_d)
+CYRBM_DEFINE_BERNOULLI8_VEC(f64, double, ld_d)
+#else
+CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f64)(double *restrict d, ptrdiff_t ldd,
+                                                  const double *restrict s, ptrdiff_t lds) {
+    int i, j;
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];
+}
+#endif
+
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "gibbs_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "gibbs_t.h"

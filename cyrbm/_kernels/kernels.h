@@ -1,0 +1,204 @@
+/* cyrbm's private kernel layer: what the Cython modules call (through _ckernels.pxd).
+ *
+ *   gibbs.c    binary products (row sums over active units, subset tables), the logistic
+ *              function, Bernoulli draws, the momentum step, transposes: the pieces of a
+ *              block-Gibbs half-step and of a CD/PCD update
+ *   anneal.c   AIS runs between two RBMs, exact-enumeration chunks
+ *   common.c   the few loops that have no vector code (compiled once)
+ *   dispatch.c the run-time choice of variant
+ *
+ * gibbs.c and anneal.c are compiled once per instruction set (simd.h: AVX-512, AVX2+FMA,
+ * SSE2, NEON, plain C) into static libraries; each function below then exists as
+ * name_<isa>, and the name without a suffix calls the variant chosen when the extension
+ * is loaded (cyrbm_kernels_init: the widest the CPU runs, or the one named by the
+ * CYRBM_FORCE_ISA environment variable).  Every variant gives the same bits.
+ *
+ * Buffers are marked IN (read), OUT (written) or INOUT. */
+#ifndef CYRBM_KERNELS_H
+#define CYRBM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cyrbm/cyrbm_types.h"
+#include "rng.h"
+#include "vmath.h"
+#include "omp_compat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- layout ---- */
+
+/* Elements per row of a padded buffer holding rows of n elements of `itemsize` bytes:
+ * a whole, odd number of 64-byte lines (rows aligned, successive rows in different cache
+ * sets). */
+static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
+    ptrdiff_t lines = (n * itemsize + 63) / 64;
+    if (lines % 2 == 0) lines += 1;
+    return lines * (64 / itemsize);
+}
+
+#define CYRBM_AK_PAD 16          /* AIS row padding, in elements */
+#define CYRBM_AK_BLOCK 128       /* hidden units per partial product (a multiple of 16) */
+#define CYRBM_AK_CHUNK_BYTES 64  /* W^T is stored in column chunks this wide */
+#ifndef CYRBM_AK_TILE_BYTES
+#define CYRBM_AK_TILE_BYTES 32768 /* rows of a chunk taken at a time (L1 cache) */
+#endif
+#define CYRBM_AK_RNG_WORDS CYRBM_RNG_RUN_WORDS
+
+/* The two RBMs of an annealing run, sharing the D visible units (SM08 Eq. 13-14):
+ *   ln p*_k(v) = (1-beta_k) bA.v + beta_k bB.v
+ *              + sum_j softplus((1-beta_k) xA_j) + sum_j softplus(beta_k xB_j). */
+typedef struct {
+    ptrdiff_t D, nA, nB;            /* visible units, hidden units of A and of B */
+    ptrdiff_t ldV, ldA, ldB;        /* padded widths */
+    const void *WA, *WAT, *aA, *bA; /* D x ldA, nA x ldV, ldA, ldV (bA: base biases) */
+    const void *WB, *WBT, *aB, *bB; /* D x ldB, nB x ldV, ldB, ldV */
+    const double *dbias;            /* ldV: bA - bB in float64 */
+    double xboundA, xboundB;        /* bounds on |x| = |W^T v + a| over all v and units */
+} cyrbm_ais_pair;
+
+/* The state of R runs (row r of each array belongs to run r). */
+typedef struct {
+    uint8_t *v, *hA, *hB;           /* R x ldV, R x ldA, R x ldB: 0/1 states (pads 0) */
+    void *xA, *xB;                  /* R x ldA, R x ldB: hidden pre-activations W^T v + a */
+    void *uA, *uB;                  /* R x ldV: visible inputs from the hiddens, W h */
+    /* units that turned on / off in the last half-step (ascending), and their counts;
+     * on refresh the "on" lists hold all active units */
+    int32_t *vlist, *vlist_off, *nv, *nv_off;             /* R x ldV, R x ldV, R, R */
+    int32_t *hlistA, *hlistA_off, *nhA, *nhA_off;         /* R x ldA, ..., R, R */
+    int32_t *hlistB, *hlistB_off, *nhB, *nhB_off;         /* R x ldB, ..., R, R */
+    double *logw;                   /* R: log importance weights */
+    double *dot;                    /* R: (bA - bB).v, updated with v */
+    uint64_t *rng;                  /* R x 32: the runs' random streams (rng.h layout) */
+    int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
+    ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
+} cyrbm_ais_state;
+
+/* ---- the dispatched kernels: X(return type, name, parameters, arguments) ---- */
+#define CYRBM_GIBBS_KERNELS(X)                                                            \
+    /* out[0:n] += sum_r W[rows[r], 0:n], rows in order (INOUT out) */                 \
+    X(void, add_rows_f32, (float *out, const float *W, ptrdiff_t ldw, const int32_t *rows, \
+                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
+    X(void, add_rows_f64, (double *out, const double *W, ptrdiff_t ldw, const int32_t *rows, \
+                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
+    /* padded products, see gibbs.c */                                                    \
+    X(void, rowsums_f32, (float *out, ptrdiff_t ldo, const float *bias, const float *A,   \
+                          ptrdiff_t lda, const int32_t *idx, ptrdiff_t ldi,               \
+                          const int32_t *cnt, ptrdiff_t n_rows, int nvec, int expit),     \
+      (out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec, expit))                       \
+    X(void, rowsums_f64, (double *out, ptrdiff_t ldo, const double *bias, const double *A, \
+                          ptrdiff_t lda, const int32_t *idx, ptrdiff_t ldi,               \
+                          const int32_t *cnt, ptrdiff_t n_rows, int nvec, int expit),     \
+      (out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec, expit))                       \
+    X(void, rowdiffs_f32, (float *out, ptrdiff_t ldo, ptrdiff_t ncols, const float *A,    \
+                           const float *B, ptrdiff_t lda, const int32_t *pos,             \
+                           const int32_t *npos, const int32_t *neg, const int32_t *nneg,  \
+                           ptrdiff_t ldl, ptrdiff_t n_rows),                              \
+      (out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows))                    \
+    X(void, rowdiffs_f64, (double *out, ptrdiff_t ldo, ptrdiff_t ncols, const double *A,  \
+                           const double *B, ptrdiff_t lda, const int32_t *pos,            \
+                           const int32_t *npos, const int32_t *neg, const int32_t *nneg,  \
+                           ptrdiff_t ldl, ptrdiff_t n_rows),                              \
+      (out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows))                    \
+    X(void, subset_sums_f32, (float *out, ptrdiff_t ldo, const float *bias, const float *A, \
+                              ptrdiff_t lda, ptrdiff_t n_src, const uint8_t *codes,       \
+                              ptrdiff_t ldc, ptrdiff_t n_rows, int nvec, int expit),      \
+      (out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec, expit))                   \
+    X(void, subset_sums_f64, (double *out, ptrdiff_t ldo, const double *bias,             \
+                              const double *A, ptrdiff_t lda, ptrdiff_t n_src,            \
+                              const uint8_t *codes, ptrdiff_t ldc, ptrdiff_t n_rows,      \
+                              int nvec, int expit),                                       \
+      (out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec, expit))                   \
+    X(void, colsum_diff_f32, (float *out, const float *A, const float *B, ptrdiff_t ld,   \
+                              ptrdiff_t n_rows, ptrdiff_t n), (out, A, B, ld, n_rows, n)) \
+    X(void, colsum_diff_f64, (double *out, const double *A, const double *B, ptrdiff_t ld, \
+                              ptrdiff_t n_rows, ptrdiff_t n), (out, A, B, ld, n_rows, n)) \
+    X(void, expit_f32, (float *x, ptrdiff_t n), (x, n))                                   \
+    X(void, expit_f64, (double *x, ptrdiff_t n), (x, n))                                  \
+    X(void, bernoulli8_f32, (const float *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,  \
+                             uint8_t *state, int32_t *idx, int32_t *cnt),                 \
+      (p, ldp, n, rng, state, idx, cnt))                                                  \
+    X(void, bernoulli8_f64, (const double *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng, \
+                             uint8_t *state, int32_t *idx, int32_t *cnt),                 \
+      (p, ldp, n, rng, state, idx, cnt))                                                  \
+    X(int, momentum_f32, (float *W, float *vel, const float *dW, ptrdiff_t n, float lr,   \
+                          float mom, float wd, float sc, float *copy),                    \
+      (W, vel, dW, n, lr, mom, wd, sc, copy))                                             \
+    X(int, momentum_f64, (double *W, double *vel, const double *dW, ptrdiff_t n,          \
+                          double lr, double mom, double wd, double sc, double *copy),     \
+      (W, vel, dW, n, lr, mom, wd, sc, copy))                                             \
+    X(void, transpose_f32, (float *dst, ptrdiff_t ldd, const float *src, ptrdiff_t lds,   \
+                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols)) \
+    X(void, transpose_f64, (double *dst, ptrdiff_t ldd, const double *src, ptrdiff_t lds, \
+                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))
+
+#define CYRBM_ANNEAL_KERNELS(X)                                                           \
+    /* AIS steps k0 <= k < k1 for runs [r0, r1), see anneal.c (INOUT S) */                \
+    X(void, ais_block_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,    \
+                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
+                            ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,        \
+                            int force_refresh),                                           \
+      (P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every, force_refresh))        \
+    X(void, ais_block_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,    \
+                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
+                            ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,        \
+                            int force_refresh),                                           \
+      (P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every, force_refresh))        \
+    /* tempered block-Gibbs sweeps s0 <= s < s1, run r at beta[r] (INOUT S) */            \
+    X(void, gibbs_tempered_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
+                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
+                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
+      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
+    X(void, gibbs_tempered_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
+                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
+                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
+      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
+    X(void, ais_visible_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
+                              ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
+    X(void, ais_visible_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
+                              ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
+    /* exact-enumeration chunk, see anneal.c (OUT out, each; scratch act) */              \
+    X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
+                          const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \
+                          uint64_t i1, double *act, double *out, double *each),           \
+      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))
+
+/* the variant-free entry points */
+#define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
+CYRBM_GIBBS_KERNELS(CYRBM_DECLARE_ENTRY)
+CYRBM_ANNEAL_KERNELS(CYRBM_DECLARE_ENTRY)
+
+/* Choose the variant of this extension's kernels: `force` names one (avx512, avx2,
+ * sse2, neon, generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1
+ * when the named variant is not in this build or the CPU cannot run it. */
+int cyrbm_gibbs_kernels_init(const char *force);
+int cyrbm_anneal_kernels_init(const char *force);
+/* The variant in use, and the variants this build holds (comma-separated). */
+const char *cyrbm_gibbs_kernels_isa(void);
+const char *cyrbm_anneal_kernels_isa(void);
+const char *cyrbm_gibbs_kernels_built(void);
+const char *cyrbm_anneal_kernels_built(void);
+
+/* ---- no vector code, compiled once (common.c) ---- */
+/* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
+ * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol). */
+void cyrbm_column_lists(const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,
+                        ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol);
+/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 (OUT codes) */
+void cyrbm_state_codes(const uint8_t *state, ptrdiff_t n, uint8_t *codes);
+/* Bernoulli draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
+ * per unit in unit order; writes the 0/1 states and the active units (each unless NULL)
+ * and returns their number (OUT state, idx; INOUT rng). */
+int32_t cyrbm_bernoulli_f32(const float *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
+                            int32_t *idx);
+int32_t cyrbm_bernoulli_f64(const double *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
+                            int32_t *idx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

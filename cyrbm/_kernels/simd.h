@@ -1,0 +1,141 @@
+/* One vector type of native width per instruction set, and the few operations the
+ * kernels use on it.
+ *
+ * A kernel source is compiled once per instruction set (variant_<isa>.c defines one of
+ * CYRBM_ISA_AVX512, _AVX2, _SSE2, _NEON, _GENERIC and includes the kernels); this header
+ * then gives
+ *
+ *   CYRBM_VBYTES     bytes per native vector: 64, 32, 16, or 0 for plain C (scalars)
+ *   vd, vf           float64 / float32 vectors of VLD / VLF lanes (plain C: one lane)
+ *   vq, vu           uint64 / uint32 vectors of the same lane counts (bit patterns, masks)
+ *   CYRBM_K(name)    name_<isa>: the variant's own symbol, declared in kernels.h
+ *
+ * Operators act lane by lane (GCC/Clang vector extensions; plain C for the generic
+ * variant), so every variant does the same arithmetic in each lane: with floating-point
+ * contraction off (-ffp-contract=off, set by setup.py for every file) all variants give
+ * the same bits.  Where a kernel's result depends on a lane count (a per-lane partial
+ * sum, the lanes of a random stream), it uses a fixed logical width of 64 bytes built
+ * from 64 / CYRBM_VBYTES native vectors (NQD, NQF), never the native width.
+ *
+ * Masks are all-ones / all-zeros lanes of vq / vu; MASKQ(c) / MASKU(c) make one from a
+ * comparison of vd / vf values. */
+#ifndef CYRBM_SIMD_H
+#define CYRBM_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(CYRBM_ISA_AVX512)
+#define CYRBM_VBYTES 64
+#define CYRBM_ISA_NAME avx512
+#elif defined(CYRBM_ISA_AVX2)
+#define CYRBM_VBYTES 32
+#define CYRBM_ISA_NAME avx2
+#elif defined(CYRBM_ISA_SSE2)
+#define CYRBM_VBYTES 16
+#define CYRBM_ISA_NAME sse2
+#elif defined(CYRBM_ISA_NEON)
+#define CYRBM_VBYTES 16
+#define CYRBM_ISA_NAME neon
+#elif defined(CYRBM_ISA_GENERIC)
+#define CYRBM_VBYTES 0
+#define CYRBM_ISA_NAME generic
+#else
+#error "simd.h: compile through a variant_<isa>.c file, which names the instruction set"
+#endif
+
+#define CYRBM_CAT_(a, b) a##_##b
+#define CYRBM_CAT(a, b) CYRBM_CAT_(a, b)
+#define CYRBM_K(name) CYRBM_CAT(name, CYRBM_ISA_NAME)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CYRBM_INLINE static inline __attribute__((always_inline))
+#define CYRBM_PREFETCH(p) __builtin_prefetch((p), 0, 2)
+#else
+#define CYRBM_INLINE static __inline
+#define CYRBM_PREFETCH(p) ((void)(p))
+#endif
+
+#if CYRBM_VBYTES > 0
+#if !(defined(__GNUC__) || defined(__clang__))
+#error "vector variants need GCC or Clang vector extensions; build CYRBM_ISA=generic"
+#endif
+typedef double vd __attribute__((vector_size(CYRBM_VBYTES)));
+typedef float vf __attribute__((vector_size(CYRBM_VBYTES)));
+typedef uint64_t vq __attribute__((vector_size(CYRBM_VBYTES)));
+typedef uint32_t vu __attribute__((vector_size(CYRBM_VBYTES)));
+typedef int32_t vi32 __attribute__((vector_size(CYRBM_VBYTES)));
+#define VLD (CYRBM_VBYTES / 8)
+#define VLF (CYRBM_VBYTES / 4)
+/* VLD floats, widened to a vd */
+typedef float vfh __attribute__((vector_size(CYRBM_VBYTES / 2)));
+/* lanes as bytes */
+typedef int8_t vbd __attribute__((vector_size(CYRBM_VBYTES / 8)));
+typedef int8_t vbf __attribute__((vector_size(CYRBM_VBYTES / 4)));
+#define MASKQ(c) ((vq)(c))
+#define MASKU(c) ((vu)(c))
+#define ASQ(x) ((vq)(x))
+#define ASD(x) ((vd)(x))
+#define ASU(x) ((vu)(x))
+#define ASF(x) ((vf)(x))
+#define LANE(v, l) ((v)[l])
+CYRBM_INLINE vd ld_d(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+CYRBM_INLINE vf ld_f(const float *p) { vf v; memcpy(&v, p, sizeof v); return v; }
+CYRBM_INLINE void st_d(double *p, vd v) { memcpy(p, &v, sizeof v); }
+CYRBM_INLINE void st_f(float *p, vf v) { memcpy(p, &v, sizeof v); }
+CYRBM_INLINE vq ld_q(const uint64_t *p) { vq v; memcpy(&v, p, sizeof v); return v; }
+CYRBM_INLINE void st_q(uint64_t *p, vq v) { memcpy(p, &v, sizeof v); }
+CYRBM_INLINE vd ld_f_as_d(const float *p) {
+    vfh v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, vd);
+}
+/* 0/1 bytes of the lanes of a mask (VLD of them) */
+CYRBM_INLINE void st_mask_bytes_d(uint8_t *p, vq m) {
+    vbd b = __builtin_convertvector((int64_t __attribute__((vector_size(CYRBM_VBYTES))))m, vbd) & 1;
+    memcpy(p, &b, sizeof b);
+}
+CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) {
+    vbf b = __builtin_convertvector((vi32)m, vbf) & 1;
+    memcpy(p, &b, sizeof b);
+}
+#else
+typedef double vd;
+typedef float vf;
+typedef uint64_t vq;
+typedef uint32_t vu;
+#define VLD 1
+#define VLF 1
+#define MASKQ(c) ((uint64_t)0 - (uint64_t)(c))
+#define MASKU(c) ((uint32_t)0 - (uint32_t)(c))
+CYRBM_INLINE vq cyrbm_asq(double x) { vq q; memcpy(&q, &x, 8); return q; }
+CYRBM_INLINE vd cyrbm_asd(vq q) { vd x; memcpy(&x, &q, 8); return x; }
+CYRBM_INLINE vu cyrbm_asu(float x) { vu q; memcpy(&q, &x, 4); return q; }
+CYRBM_INLINE vf cyrbm_asf(vu q) { vf x; memcpy(&x, &q, 4); return x; }
+#define ASQ(x) cyrbm_asq(x)
+#define ASD(x) cyrbm_asd(x)
+#define ASU(x) cyrbm_asu(x)
+#define ASF(x) cyrbm_asf(x)
+#define LANE(v, l) (v)
+CYRBM_INLINE vd ld_d(const double *p) { return *p; }
+CYRBM_INLINE vf ld_f(const float *p) { return *p; }
+CYRBM_INLINE void st_d(double *p, vd v) { *p = v; }
+CYRBM_INLINE void st_f(float *p, vf v) { *p = v; }
+CYRBM_INLINE vq ld_q(const uint64_t *p) { return *p; }
+CYRBM_INLINE void st_q(uint64_t *p, vq v) { *p = v; }
+CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
+CYRBM_INLINE void st_mask_bytes_d(uint8_t *p, vq m) { *p = (uint8_t)(m & 1u); }
+CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) { *p = (uint8_t)(m & 1u); }
+#endif
+
+/* native vectors per 64-byte logical block */
+#define NQD (8 / VLD)
+#define NQF (16 / VLF)
+
+/* select: lanes of a where the mask m is set, of b elsewhere */
+#define SELD(m, a, b) ASD(((m) & ASQ(a)) | (~(m) & ASQ(b)))
+#define SELF(m, a, b) ASF(((m) & ASU(a)) | (~(m) & ASU(b)))
+/* broadcast a constant (also for the scalar "vectors" of the generic variant) */
+#define BCD(c) ((vd){0} + (double)(c))
+#define BCF(c) ((vf){0} + (float)(c))
+
+#endif

@@ -1,0 +1,265 @@
+"""Exact references shared by cyrbm's tests.
+
+Everything here is slow and obvious on purpose: plain NumPy (or plain Python) that
+enumerates every state of a tiny model, so each compiled kernel and each estimator is
+checked against the truth rather than against a copy of its own formula.
+"""
+import itertools
+import math
+
+import numpy as np
+from scipy import stats
+from scipy.special import expit, logsumexp
+
+import cyrbm
+
+
+# ------------------------------------------------------------------ enumeration
+def all_states(n):
+    """Every 0/1 vector of length n, as rows of a (2**n, n) uint8 array (row i is the
+    binary code of i, most significant bit first)."""
+    return np.array(list(itertools.product([0, 1], repeat=n)), dtype=np.uint8)
+
+
+def exact_log_unnormalized(model, v):
+    """ln p*(v) by summing over every hidden state (SM08 Eq. 2), float64."""
+    W = model.W.astype(np.float64)
+    b = model.vbias.astype(np.float64)
+    a = model.hbias.astype(np.float64)
+    H = all_states(model.n_hidden).astype(np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    neg_energy = (v @ W) @ H.T + (v @ b)[:, None] + (H @ a)[None, :]
+    return np.logaddexp.reduce(neg_energy, axis=1)
+
+
+def exact_distribution(model):
+    """(states, p(v), ln Z) over every visible state, by enumeration."""
+    V = all_states(model.n_visible)
+    logp = exact_log_unnormalized(model, V)
+    log_z = np.logaddexp.reduce(logp)
+    return V, np.exp(logp - log_z), log_z
+
+
+def brute_log_z(W, b, a):
+    """ln Z by summing over every joint state (v, h) in NumPy: the obvious reference."""
+    D, M = W.shape
+    V = all_states(D).astype(np.float64)
+    H = all_states(M).astype(np.float64)
+    E = V @ W @ H.T + (V @ b)[:, None] + (H @ a)[None, :]   # -energy of every (v, h)
+    return float(logsumexp(E))
+
+
+def tiny_model(n_visible=8, n_hidden=6, scale=1.0, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return cyrbm.RBM(scale * rng.standard_normal((n_visible, n_hidden)),
+                     0.5 * rng.standard_normal(n_visible),
+                     0.5 * rng.standard_normal(n_hidden), dtype=dtype)
+
+
+# ------------------------------------------------------------- conditionals
+def exact_joint_conditionals(model):
+    """(p(h | v) as a 2^D x 2^M matrix, p(v | h) as a 2^M x 2^D matrix): the joint
+    exp(-E(v, h)) over every state pair, normalized by rows and by columns (states in
+    the order of all_states)."""
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
+    Vf = all_states(model.n_visible).astype(np.float64)
+    Hf = all_states(model.n_hidden).astype(np.float64)
+    neg_energy = Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :]   # (2^D, 2^M)
+    given_v = np.exp(neg_energy - logsumexp(neg_energy, axis=1, keepdims=True))
+    given_h = np.exp(neg_energy - logsumexp(neg_energy, axis=0, keepdims=True))
+    return given_v, given_h.T
+
+
+def exact_conditionals(model):
+    """The conditionals from the joint p(v, h) by enumeration, without the logistic
+    formula: (V, p(h_j = 1 | v) for every visible state v, H, p(v_i = 1 | h) for every
+    hidden state h), each the share of exp(-E(v, h)) with that unit on."""
+    V, H = all_states(model.n_visible), all_states(model.n_hidden)
+    h_given_v, v_given_h = exact_joint_conditionals(model)
+    return V, h_given_v @ H.astype(np.float64), H, v_given_h @ V.astype(np.float64)
+
+
+def gibbs_transition(model, k=1):
+    """T^k, T(v, v') = sum_h p(h | v) p(v' | h): the distribution of the visible state
+    after k block-Gibbs sweeps (row: start state, column: end state), by enumeration."""
+    h_given_v, v_given_h = exact_joint_conditionals(model)
+    return np.linalg.matrix_power(h_given_v @ v_given_h, k)
+
+
+def loop_layer_probs(x, W, bias):
+    """sigma(bias_j + sum_i x_i W_ij) for each row x, in explicit float64 loops with
+    math.exp: the reference for mean-field (probability-valued) inputs."""
+    x = np.asarray(x, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64)
+    out = np.empty((x.shape[0], W.shape[1]))
+    for r in range(x.shape[0]):
+        for j in range(W.shape[1]):
+            total = float(bias[j])
+            for i in range(W.shape[0]):
+                total += x[r, i] * W[i, j]
+            out[r, j] = 1.0 / (1.0 + math.exp(-total)) if total > -700 else 0.0
+    return out
+
+
+# ---------------------------------------------------------------- gradients
+def exact_gradient(model, data):
+    """d/dtheta of mean ln p(v) over data, with exact model expectations
+    (W, visible biases, hidden biases)."""
+    W = model.W.astype(np.float64)
+    a = model.hbias.astype(np.float64)
+    V, probs, _ = exact_distribution(model)
+    V = V.astype(np.float64)
+    data = np.asarray(data, dtype=np.float64)
+    pd = expit(data @ W + a)
+    pm = expit(V @ W + a)
+    gW = data.T @ pd / len(data) - (V * probs[:, None]).T @ pm
+    gb = data.mean(0) - probs @ V
+    ga = pd.mean(0) - probs @ pm
+    return gW, gb, ga
+
+
+def mean_log_likelihood(W, b, a, data):
+    """mean ln p(v) over data, exactly, by enumeration."""
+    m = cyrbm.RBM(W, b, a, dtype=np.float64)
+    _, _, log_z = exact_distribution(m)
+    return float(np.mean(exact_log_unnormalized(m, data)) - log_z)
+
+
+# ------------------------------------------------------------- random streams
+def xoshiro_reference(state, n):
+    """n uniforms of xoshiro256++ (Blackman & Vigna) in plain Python, top 53 bits."""
+    mask = (1 << 64) - 1
+    s = [int(x) for x in state]
+    rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & mask  # noqa: E731
+    out = []
+    for _ in range(n):
+        result = (rotl((s[0] + s[3]) & mask, 23) + s[0]) & mask
+        t = (s[1] << 17) & mask
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        out.append((result >> 11) * 2.0 ** -53)
+    return out
+
+
+def ais_streams_reference(seed, runs, key=0):
+    """The AIS stream layout derived from NumPy directly, as cyrbm/_random.pyx and
+    cyrbm.annealing.ais_streams document it: lane l of run r is stream 8r + l of
+    SeedSequence(seed, spawn_key=(5, key)) (purpose "ais" is 5), four uint64 words per
+    stream in generate_state order, stored word-major: word w of lane l at column 8w + l.
+    (make_streams replaces an all-zero state, probability 2^-256, which is ignored here.)"""
+    words = np.random.SeedSequence(seed, spawn_key=(5, key)).generate_state(32 * runs,
+                                                                             dtype=np.uint64)
+    out = np.empty((runs, 32), dtype=np.uint64)
+    for r in range(runs):
+        for lane in range(8):
+            for w in range(4):
+                out[r, 8 * w + lane] = words[4 * (8 * r + lane) + w]
+    return out
+
+
+# ------------------------------------------------------------- goodness of fit
+def exact_draws(model, n, seed):
+    """n independent exact draws of v from p(v), by NumPy's inverse CDF over the
+    enumeration (independent of every sampler in cyrbm)."""
+    V, p, _ = exact_distribution(model)
+    return V[np.random.default_rng(seed).choice(len(V), size=n, p=p)]
+
+
+def state_codes(states):
+    """Row index of each 0/1 state in all_states (most significant bit first)."""
+    states = np.asarray(states)
+    return states.astype(np.int64) @ (1 << np.arange(states.shape[1])[::-1])
+
+
+def total_variation(p, q):
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+def chi_square_pvalue(samples, probs):
+    """Pearson's chi-square of sampled states against exact probabilities over
+    all_states; cells of expected count < 5 are pooled into one cell, and that cell, if
+    its own expectation is still below 5, into the smallest other cell.  Returns the
+    p-value and the total variation distance of the empirical distribution."""
+    n = samples.shape[0]
+    probs = np.asarray(probs, dtype=np.float64)
+    counts = np.bincount(state_codes(samples), minlength=probs.size)
+    if counts.size > probs.size:                 # a state outside the enumeration
+        return 0.0, 1.0
+    expected = n * probs
+    small = expected < 5
+    obs, exp = list(counts[~small]), list(expected[~small])
+    pooled_obs, pooled_exp = counts[small].sum(), expected[small].sum()
+    tv = total_variation(counts / n, probs)
+    if pooled_exp == 0 and pooled_obs > 0:       # a state of probability 0 occurred
+        return 0.0, tv
+    if pooled_exp > 0:
+        if pooled_exp < 5 and exp:
+            i = int(np.argmin(exp))
+            obs[i] += pooled_obs
+            exp[i] += pooled_exp
+        else:
+            obs.append(pooled_obs)
+            exp.append(pooled_exp)
+    obs, exp = np.array(obs, dtype=np.float64), np.array(exp)
+    chi2 = np.sum((obs - exp) ** 2 / exp)
+    return float(stats.chi2.sf(chi2, obs.size - 1)), tv
+
+
+#: Significance level of the stationarity check: the chance that a correct sampler
+#: fails at a seed picked at random.  Seeds are fixed, so a test cannot flake; a seed
+#: must not be re-chosen to make a failing sampler pass.
+SIGNIFICANCE = 1e-4
+#: Draws per check: enough that a distribution at total variation ~0.025 from the target
+#: is rejected at SIGNIFICANCE (the power check below asserts it each time).
+DRAWS = 20000
+
+
+def slightly_different(model, shift=0.08):
+    """The default wrong model of the power check: every visible bias + shift (total
+    variation about 0.03 from p(v) on the 6 x 4 and 4 x 6 test models)."""
+    return cyrbm.RBM(model.W, np.asarray(model.vbias, np.float64) + shift, model.hbias,
+                     dtype=np.float64)
+
+
+def check_sampler(sample, model, *, target=None, wrong=None, n=DRAWS, seed=0,
+                  alpha=SIGNIFICANCE, max_tv=0.05):
+    """The shared stationarity check of every sampler, against enumeration.
+
+    sample : callable (n, seed) -> (n, n_visible) 0/1 states; the draws of the sampler
+        under test with that seed (after however many transitions from whatever start
+        the caller chose).
+    model : the RBM whose distribution the draws must follow.
+    target : callable RBM -> probabilities over all_states(n_visible); default p(v) by
+        enumeration (exact_distribution).  For k Gibbs sweeps from a fixed start, say,
+        the row of gibbs_transition(model, k).
+    wrong : distributions the draws must NOT pass as (RBMs, turned into distributions by
+        ``target``, or probability vectors); default [slightly_different(model)].
+
+    1. Goodness of fit: Pearson's chi-square of the n draws against target(model), small
+       cells pooled; the p-value must be at least ``alpha``.
+    2. Power: each wrong distribution lies within ``max_tv`` total variation of the
+       target (so it is only slightly wrong), and the same test must reject it
+       (p-value below ``alpha``): a check that cannot fail is not a check.
+
+    Returns (p-value, total variation distance of the empirical distribution).
+    """
+    target = target or (lambda m: exact_distribution(m)[1])
+    states = np.asarray(sample(n, seed))
+    assert states.shape == (n, model.n_visible), states.shape
+    assert np.all((states == 0) | (states == 1))
+    p = target(model)
+    pvalue, tv = chi_square_pvalue(states, p)
+    assert pvalue >= alpha, (f"the draws do not follow the exact distribution: chi-square "
+                             f"p = {pvalue:.3g} < {alpha} (total variation {tv:.4f})")
+    for other in (wrong if wrong is not None else [slightly_different(model)]):
+        q = target(other) if isinstance(other, cyrbm.RBM) else np.asarray(other)
+        distance = total_variation(p, q)
+        assert 0 < distance <= max_tv, f"the wrong distribution is {distance:.4f} away"
+        p_wrong, _ = chi_square_pvalue(states, q)
+        assert p_wrong < alpha, (f"no power: a distribution {distance:.4f} away in total "
+                                 f"variation passes too (p = {p_wrong:.3g})")
+    return pvalue, tv

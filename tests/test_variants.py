@@ -1,0 +1,84 @@
+"""Every kernel variant gives the same bits (cyrbm/_kernels/simd.h).
+
+The default build holds one variant per instruction set of the target (avx512, avx2, sse2,
+generic on x86-64); each is chosen in turn at run time (the modules' use_kernels, as the
+CYRBM_FORCE_ISA environment variable does at import) and must reproduce the default
+variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, RBM.sample and CD/PCD
+training, in float32 and float64.  .ci/run also builds restricted variants
+(CYRBM_ISA=...) and shows that a changed summation order breaks the same check.
+"""
+import numpy as np
+import pytest
+
+import cyrbm
+from cyrbm import _anneal, _gibbs
+from cyrbm.annealing import Annealer
+
+
+def usable():
+    out = []
+    for isa in _gibbs.kernels_built().split(","):
+        try:
+            _gibbs.use_kernels(isa)
+            out.append(isa)
+        except ValueError:
+            pass
+    _gibbs.use_kernels(None)
+    return out
+
+
+@pytest.fixture
+def variant():
+    saved = (_gibbs.kernels_in_use(), _anneal.kernels_in_use())
+
+    def use(isa):
+        assert _gibbs.use_kernels(isa) == isa
+        assert _anneal.use_kernels(isa) == isa
+
+    yield use
+    _gibbs.use_kernels(saved[0])
+    _anneal.use_kernels(saved[1])
+
+
+def numbers(dtype):
+    rng = np.random.default_rng(7)
+    D, M = 70, 37        # not multiples of any vector width: every tail path runs
+    W = 0.1 * rng.standard_normal((D, M))
+    b = 0.5 * rng.standard_normal(D)
+    a = 0.5 * rng.standard_normal(M)
+    data = (rng.random((120, D)) < 0.3).astype(np.uint8)
+    model = cyrbm.RBM(W, b, a, dtype=dtype)
+    small = cyrbm.RBM(W[:, :11], b, a[:11], dtype=dtype)
+    ann = Annealer(runs=11, schedule="linear:150", seed=5, threads=2, refresh=13,
+                   progress=False)
+    out = {}
+    res = ann.log_partition(model, base_rate="data", data=data)
+    out["ais"], out["ais_v"] = res.log_weights, res.samples
+    rat = ann.log_ratio(small, model, start="gibbs", burn_in=20, chains=3, steps_between=4)
+    out["ratio"], out["ratio_v"] = rat.log_weights, rat.samples
+    out["exact"] = cyrbm.exact_log_partition(small)
+    out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
+    for method in ("cd", "pcd"):
+        fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,
+                            learning_rate=0.05, seed=11, threads=2, dtype=dtype,
+                            monitor_size=0, progress=False).fit(data)
+        out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_variant_gives_the_default_bits(variant, dtype):
+    isas = usable()
+    assert "generic" in isas
+    default = numbers(dtype)
+    for isa in isas:
+        variant(isa)
+        got = numbers(dtype)
+        for key in default:
+            np.testing.assert_array_equal(got[key], default[key], err_msg=f"{isa}: {key}")
+
+
+def test_unknown_variant_is_refused():
+    with pytest.raises(ValueError, match="not in this build"):
+        _gibbs.use_kernels("avx1024")
+    assert cyrbm.config()["kernels"] in cyrbm.config()["kernels_built"].split(",")
