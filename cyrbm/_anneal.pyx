@@ -769,6 +769,23 @@ cdef class GibbsEngine:
         """The runs' visible states, runs x n_visible uint8 (a copy)."""
         return self._view_v()[:, :self.D].copy()
 
+    def inputs(self):
+        """The chains' kept inputs, copies in the engine's dtype: (xA, xB, uA, uB), the
+        hidden pre-activations W^T v + a of A and B (runs x nA, runs x nB) and the visible
+        inputs W h from A's and B's hidden units (runs x n_visible).  They are updated by
+        the flipped units' weight rows, so they show any change of summation order."""
+        return (self._input(<char *> self.buf.st.xA, self.buf.pair.ldA, self.nA),
+                self._input(<char *> self.buf.st.xB, self.buf.pair.ldB, self.nB),
+                self._input(<char *> self.buf.st.uA, self.buf.pair.ldV, self.D if self.nA else 0),
+                self._input(<char *> self.buf.st.uB, self.buf.pair.ldV, self.D if self.nB else 0))
+
+    cdef _input(self, char *ptr, Py_ssize_t ld, Py_ssize_t n):
+        dt = np.float32 if self.float32 else np.float64
+        cdef Py_ssize_t f = 4 if self.float32 else 8, R = self.runs
+        if n == 0 or ptr == NULL:
+            return np.zeros((R, 0), dt)
+        return np.asarray(<char[:R * ld * f]> ptr).view(dt).reshape(R, ld)[:, :n].copy()
+
     def set_visible(self, v):
         """Set the runs' visible states (runs x n_visible 0/1); the next ``steps`` call
         must use force_refresh."""

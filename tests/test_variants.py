@@ -57,6 +57,15 @@ def numbers(dtype):
     rat = ann.log_ratio(small, model, start="gibbs", burn_in=20, chains=3, steps_between=4)
     out["ratio"], out["ratio_v"] = rat.log_weights, rat.samples
     out["exact"] = cyrbm.exact_log_partition(small)
+    # the engine's kept inputs: they follow every flip, so they show any change of
+    # summation order even when samples and weights do not move
+    eng = _anneal.GibbsEngine(b, W[:, :11], a[:11], W, b, a, ann._streams(0, 5),
+                              dtype=dtype, n_threads=2, refresh_every=1000)
+    eng.set_visible(data[:5])
+    eng.steps(np.linspace(0, 1, 40), 1, 30, 39, force_refresh=True)
+    eng.sweep(20, beta=np.linspace(0.1, 1, 5), force_refresh=False, start=30)
+    for key, arr in zip(("xA", "xB", "uA", "uB"), eng.inputs()):
+        out["engine_" + key] = arr
     out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
     for method in ("cd", "pcd"):
         fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,

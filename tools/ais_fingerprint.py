@@ -37,6 +37,18 @@ def fingerprint():
         out[f"{name}_logw"], out[f"{name}_samples"] = res.log_weights, res.samples
         rat = ann.log_ratio(small, model, burn_in=50, chains=3, steps_between=7)
         out[f"{name}_ratio_logw"], out[f"{name}_ratio_samples"] = rat.log_weights, rat.samples
+        # the engine's kept inputs after annealing steps and tempered sweeps: they follow
+        # every flip, so a change in any summation order shows here even when it leaves
+        # the samples and weights alone
+        from cyrbm import _anneal
+        from cyrbm._random import make_run_streams
+        eng = _anneal.GibbsEngine(b, W[:, :37], a[:37], W, b, a, make_run_streams(5, "ais", 6),
+                                  dtype=dtype, n_threads=2, refresh_every=1000)
+        eng.set_visible(data[:6])
+        eng.steps(np.linspace(0, 1, 60), 1, 40, 59, force_refresh=True)
+        eng.sweep(30, beta=np.linspace(0.2, 1, 6), force_refresh=False, start=40)
+        for key, arr in zip(("xA", "xB", "uA", "uB"), eng.inputs()):
+            out[f"{name}_engine_{key}"] = arr
         # block Gibbs (RBM.sample), CD-1 and PCD-1 training, on the same model
         out[f"{name}_sample"] = model.sample(37, steps=25, seed=3, threads=2)
         for method in ("cd", "pcd"):
