@@ -133,8 +133,16 @@ static const uint8_t cyrbm_ak_bitcnt[256] = {
 static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32_t *n) {
     const int32_t *p = cyrbm_ak_bitpos[m & 255u];
     int32_t *o = list + *n;
+#if CYRBM_VBYTES >= 32
+    typedef int32_t v8i __attribute__((vector_size(32)));
+    v8i v;
+    memcpy(&v, p, 32);
+    v += base;
+    memcpy(o, &v, 32);
+#else
     int l;
     for (l = 0; l < 8; l++) o[l] = base + p[l];
+#endif
     *n += cyrbm_ak_bitcnt[m & 255u];
 }
 
