@@ -29,22 +29,11 @@ import sys
 
 from docopt import docopt
 
+from cyrbm import _gibbs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORETYPE = {"avx512": "SkylakeX", "avx2": "Haswell", "sse2": "Prescott", "neon": None,
             "generic": None}
-
-
-def usable_variants():
-    from cyrbm import _gibbs
-    out = []
-    for isa in _gibbs.kernels_built().split(","):
-        try:
-            _gibbs.use_kernels(isa)
-            out.append(isa)
-        except ValueError:
-            pass
-    _gibbs.use_kernels(None)
-    return out
 
 
 def run(script, args, isa):
@@ -64,7 +53,7 @@ def run(script, args, isa):
 
 def main(argv=None):
     opts = docopt(__doc__, argv=argv)
-    isas = opts["--isa"].split(",") if opts["--isa"] else usable_variants()
+    isas = opts["--isa"].split(",") if opts["--isa"] else _gibbs.kernels_runnable()
     rep = ["--repeat", opts["--repeat"]]
     summary = []
     for isa in isas:

@@ -50,6 +50,18 @@ def kernels_built():
     return cyrbm_gibbs_kernels_built().decode().strip(",")
 
 
+def kernels_runnable():
+    """The variants this build holds that this CPU runs, widest first (the one in use
+    stays in use)."""
+    current = kernels_in_use()
+    out = []
+    for isa in kernels_built().split(","):
+        if cyrbm_gibbs_kernels_init(isa.encode()) == 0:
+            out.append(isa)
+    use_kernels(current)
+    return out
+
+
 use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
 
 
