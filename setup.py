@@ -75,7 +75,7 @@ def openmp_flags():
 
 KERNELS = HERE / "cyrbm" / "_kernels"
 # per instruction set: the compiler flags of its variant (AVX-512 Foundation only: the
-# kernels need nothing more, and GCC's code for them was measured slower with VL/BW/DQ)
+# kernels need nothing more; bench/README.md has the measurement)
 ISA_FLAGS = {
     "avx512": ["-mavx512f", "-mavx2", "-mfma"],
     "avx2": ["-mavx2", "-mfma"],

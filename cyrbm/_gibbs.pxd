@@ -52,5 +52,5 @@ cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
                         Py_ssize_t n_rows, cyrbm_rng *streams, uint8_t *state,
                         int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil
 
-# sigma in place on x[0:n], n a whole number of 64-byte vectors
-cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil
+# sigma in place on act[0:n] (any n), by the vector kernel
+cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept nogil

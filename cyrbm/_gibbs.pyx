@@ -136,17 +136,17 @@ cdef void binary_product(const floating *W, Py_ssize_t n_in, Py_ssize_t n_out,
             add_rows(o, W + j0, n_out, idx + r * ld_idx, cnt[r], j1 - j0)
 
 
-cdef void expit_padded(floating *x, Py_ssize_t n) noexcept nogil:
-    """sigma in place on x[0:n], n a whole number of 64-byte vectors (cyrbm_expit)."""
-    if floating is float:
-        cyrbm_expit_f32(x, n)
-    else:
-        cyrbm_expit_f64(x, n)
-
-
 cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept nogil:
-    cdef Py_ssize_t k
-    for k in prange(n, num_threads=cap_threads(n_threads, n // 4096), schedule='static'):
+    """sigma in place on act[0:n]: the vector kernel (cyrbm_expit) on blocks of 4096, the
+    scalar sigmoid of the same template on the last n % 64 bytes' worth (the same bits)."""
+    cdef Py_ssize_t VL = 64 // sizeof(floating), n_vec = n // VL * VL, k, b
+    cdef Py_ssize_t n_blocks = (n_vec + 4095) // 4096
+    for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks), schedule='static'):
+        if floating is float:
+            cyrbm_expit_f32(act + b * 4096, min(4096, n_vec - b * 4096))
+        else:
+            cyrbm_expit_f64(act + b * 4096, min(4096, n_vec - b * 4096))
+    for k in range(n_vec, n):
         act[k] = sigmoid(act[k])
 
 

@@ -14,7 +14,7 @@ from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport cyrbm_padded_ld, cyrbm_rng_uniform, cyrbm_rng_next_lane
 # the kernels themselves only through _gibbs (they are linked into that extension alone)
 from cyrbm._gibbs cimport (aligned_buffer, active_lists, padded_product, padded_sample,
-                           use_subset_tables, expit_padded, SOURCE_PADDED,
+                           use_subset_tables, sigmoid_inplace, SOURCE_PADDED,
                            SOURCE_TRANSPOSE)
 from cyrbm._gibbs import _check_streams as check_streams
 
@@ -64,17 +64,11 @@ def product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:,
 
 
 def expit(const floating[::1] x):
-    """sigma(x) through the vectorized cyrbm_expit."""
-    cdef Py_ssize_t n = x.shape[0], VL = 64 // sizeof(floating)
-    keep = []
-    cdef floating *buf = <floating *> aligned_buffer(keep, ((n + VL - 1) // VL * VL + VL) * sizeof(floating))
-    if n:
-        memcpy(buf, &x[0], n * sizeof(floating))
-    expit_padded(buf, (n + VL - 1) // VL * VL)
-    out = np.empty(n, dtype=np.float32 if floating is float else np.float64)
+    """sigma(x) through sigmoid_inplace (the vectorized cyrbm_expit, scalar tail)."""
+    out = np.array(x, dtype=np.float32 if floating is float else np.float64)
     cdef floating[::1] o = out
-    if n:
-        memcpy(&o[0], buf, n * sizeof(floating))
+    if o.shape[0]:
+        sigmoid_inplace(&o[0], o.shape[0], 1)
     return out
 
 

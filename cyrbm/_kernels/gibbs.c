@@ -10,6 +10,14 @@
 #endif
 
 /* ---- 8 x 8 transposes: registers where the variant has wide enough vectors ---- */
+/* the plain form, for variants without them */
+#define CYRBM_SCALAR_8X8(SUF, TP)                                                         \
+    CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_##SUF)(TP *restrict d, ptrdiff_t ldd,    \
+                                                        const TP *restrict s, ptrdiff_t lds) { \
+        int i, j;                                                                         \
+        for (i = 0; i < 8; i++)                                                           \
+            for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];                      \
+    }
 #if CYRBM_VBYTES >= 32
 typedef float v8f_ __attribute__((vector_size(32)));
 typedef int32_t v8i_ __attribute__((vector_size(32)));
@@ -54,12 +62,7 @@ CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f32)(float *restrict d, ptrdiff_t l
 #undef T4X4
 }
 #else
-CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f32)(float *restrict d, ptrdiff_t ldd,
-                                                  const float *restrict s, ptrdiff_t lds) {
-    int i, j;
-    for (i = 0; i < 8; i++)
-        for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];
-}
+CYRBM_SCALAR_8X8(f32, float)
 #endif
 
 #if CYRBM_VBYTES >= 64
@@ -176,12 +179,7 @@ CYRBM_INLINE int32_t CYRBM_K(cyrbm_compact8)(int32_t *ix, int32_t c, int32_t u0,
 CYRBM_DEFINE_BERNOULLI8_VEC(f32, float, ld_f_as_d)
 CYRBM_DEFINE_BERNOULLI8_VEC(f64, double, ld_d)
 #else
-CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f64)(double *restrict d, ptrdiff_t ldd,
-                                                  const double *restrict s, ptrdiff_t lds) {
-    int i, j;
-    for (i = 0; i < 8; i++)
-        for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];
-}
+CYRBM_SCALAR_8X8(f64, double)
 #endif
 
 #define CYRBM_FT 32
