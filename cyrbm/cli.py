@@ -91,7 +91,6 @@ Options:
 
 Errors are printed as one sentence on stderr, with a non-zero exit status.
 """
-import difflib
 import json
 import math
 import os
@@ -157,6 +156,7 @@ def _usage_problem(argv):
     if command not in _POSITIONALS:
         if command.startswith("-"):
             return None, f"unknown option {command!r} before the command."
+        import difflib          # only for a usage error (6 ms at start-up otherwise)
         close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
         also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters)"
         return None, f"unknown command {command!r}{also}."
@@ -182,6 +182,7 @@ def _usage_problem(argv):
                 elif matches:
                     return command, f"option {name} is ambiguous ({', '.join(sorted(matches))})."
                 else:
+                    import difflib
                     close = difflib.get_close_matches(name, sorted(allowed), n=1)
                     also = f" (did you mean {close[0]}?)" if close else ""
                     return command, f"unknown option {name}{also}."

@@ -164,7 +164,11 @@ typedef struct {
     X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
                           const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \
                           uint64_t i1, double *act, double *out, double *each),           \
-      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))
+      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))                                 \
+    /* exact pseudo-log-likelihood of one row, see anneal.c (scratch act) */              \
+    X(double, pll_row, (const double *W, const double *b, const double *a, ptrdiff_t D,   \
+                        ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
+      (W, b, a, D, n_pad, v, act))
 
 /* the variant-free entry points */
 #define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
