@@ -64,10 +64,21 @@ def numbers(dtype):
     return out
 
 
+@pytest.mark.parametrize("dense", ["auto", "always"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_every_variant_gives_the_default_bits(variant, dtype):
+def test_every_variant_gives_the_default_bits(variant, dtype, dense):
+    """With the engine's default choice of input updates, and with the subset tables
+    ("Many flips" in anneal.c) at every step."""
     isas = _gibbs.kernels_runnable()
     assert "generic" in isas
+    previous = _anneal.use_dense_tables(dense)
+    try:
+        check_variants(isas, variant, dtype)
+    finally:
+        _anneal.use_dense_tables(previous)
+
+
+def check_variants(isas, variant, dtype):
     default = numbers(dtype)
     for isa in isas:
         variant(isa)

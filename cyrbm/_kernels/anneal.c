@@ -19,6 +19,17 @@
  * as mantissa x 2^exponent: one exp per unit and one log per run and step; the exp at the
  * previous beta is the current one times a short exact series when the step is small.
  *
+ * Many flips.  Where many units flip in one step (early in a schedule, untrained models),
+ * adding their rows costs more than recomputing the inputs from subset tables ("four
+ * Russians"): for each group of 4 units of a layer and each of the group's 16 states, the
+ * sum of the active units' rows, built once per model (16 / 4 = 4 times the weights per
+ * direction) and stored in column chunks like W^T.  A run whose flips exceed D / 10
+ * (hidden inputs x) or n / 4 (visible inputs u) recomputes that input as its bias plus one
+ * table row per group, all such runs of a block together through the tiled update
+ * (cyrbm_ak_update, tiles of 128 KB).  The choice depends only on the run's own flips,
+ * so results stay independent of threads and variants; the pair's `dense` field turns it
+ * off or forces it (for tests; no tables beyond 256 MB).
+ *
  * Determinism.  Every per-lane partial result (the 8 partial sums and products of the
  * hidden layer, the 8 random streams of a run) has a fixed logical width of 8 float64
  * lanes, 64 bytes, made of 64 / CYRBM_VBYTES native vectors, so all variants give the same
@@ -174,6 +185,15 @@ static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const i
         }
         b[ntiles] = n;
     }
+}
+
+/* The subset-table rows of a 0/1 row s (groups of 4 units, pads 0): list[g] = 16 g + the
+ * state of units 4g .. 4g+3, unit 4g + k as bit k, for g < groups (ascending). */
+static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32_t *list) {
+    ptrdiff_t g;
+    for (g = 0; g < groups; g++)
+        list[g] = (int32_t)(16 * g + (s[4 * g] | s[4 * g + 1] << 1 | s[4 * g + 2] << 2 |
+                                      s[4 * g + 3] << 3));
 }
 
 /* sum_j softplus(a_j) over j < n_pad (a multiple of 8), a_j = act_j + s w_j (w not NULL)
