@@ -37,6 +37,19 @@ cdef Py_ssize_t GIBBS_REFRESH = 200
 # not built beyond this size (they take 8 times the weights' memory)
 cdef int _dense_mode = 1
 cdef size_t _MAX_TABLE_BYTES = (<size_t> 1) << 28
+cdef Py_ssize_t _dense_x = CYRBM_AK_DENSE_X, _dense_u = CYRBM_AK_DENSE_U
+
+
+def _dense_thresholds(x=None, u=None):
+    """Tuning hook (bench/README.md): the percentages of a layer's units whose flips make
+    a run recompute its inputs from the tables; returns the previous pair."""
+    global _dense_x, _dense_u
+    previous = (_dense_x, _dense_u)
+    if x is not None:
+        _dense_x = x
+    if u is not None:
+        _dense_u = u
+    return previous
 
 
 def use_dense_tables(mode):
@@ -337,6 +350,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     groups = groups if groups > P.gB else P.gB
     dtile_rows = CYRBM_AK_DENSE_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
     P.dtile = dtile_rows
+    P.dense_x, P.dense_u = _dense_x, _dense_u
     S.dcur_stride = 2 * ((16 * groups + dtile_rows - 1) // dtile_rows + 1)
     table_bytes = 16 * s * (<size_t> P.gV * (P.ldA + P.ldB) + <size_t> (P.gA + P.gB) * P.ldV)
     P.dense = _dense_mode if table_bytes <= _MAX_TABLE_BYTES else 0

@@ -84,6 +84,8 @@ cdef extern from "kernels.h" nogil:
         CYRBM_AK_CHUNK_BYTES
         CYRBM_AK_TILE_BYTES
         CYRBM_AK_DENSE_TILE_BYTES
+        CYRBM_AK_DENSE_X
+        CYRBM_AK_DENSE_U
         CYRBM_AK_RNG_WORDS
 
     ctypedef struct cyrbm_ais_pair:
@@ -106,6 +108,7 @@ cdef extern from "kernels.h" nogil:
         Py_ssize_t gV, gA, gB
         int dense
         Py_ssize_t dtile
+        Py_ssize_t dense_x, dense_u
 
     ctypedef struct cyrbm_ais_state:
         uint8_t *v

@@ -23,9 +23,9 @@
  * adding their rows costs more than recomputing the inputs from subset tables ("four
  * Russians"): for each group of 4 units of a layer and each of the group's 16 states, the
  * sum of the active units' rows, built once per model (16 / 4 = 4 times the weights per
- * direction) and stored in column chunks like W^T.  A run whose flips exceed D / 10
- * (hidden inputs x) or n / 4 (visible inputs u) recomputes that input as its bias plus one
- * table row per group, all such runs of a block together through the tiled update
+ * direction) and stored in column chunks like W^T.  A run whose flips exceed 20% of D
+ * (hidden inputs x) or 40% of n (visible inputs u) recomputes that input as its bias plus
+ * one table row per group, all such runs of a block together through the tiled update
  * (cyrbm_ak_update, tiles of 128 KB).  The choice depends only on the run's own flips,
  * so results stay independent of threads and variants; the pair's `dense` field turns it
  * off or forces it (for tests; no tables beyond 256 MB).

@@ -401,7 +401,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
             S->nv_off[r] = 0;
         }
         if (P->dense &&
-            (P->dense == 2 || CYRBM_AK_DENSE_X * (ptrdiff_t)(S->nv[r] + S->nv_off[r]) > D)) {
+            (P->dense == 2 || 100 * (ptrdiff_t)(S->nv[r] + S->nv_off[r]) > P->dense_x * D)) {
             dsel[nd++] = (int32_t)(r - r0);
             continue;
         }
@@ -452,7 +452,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                 non[r] = FN(cyrbm_ak_active)(h + r * ld, n, on + r * ld);
                 noff[r] = 0;
             }
-            if (P->dense && (P->dense == 2 || CYRBM_AK_DENSE_U * (ptrdiff_t)(non[r] + noff[r]) > n)) {
+            if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
                 int32_t *l = on + r * ld;
                 dsel[nd++] = (int32_t)(r - r0);
                 cyrbm_ak_group_rows(h + r * ld, groups, l);

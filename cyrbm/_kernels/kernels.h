@@ -48,11 +48,11 @@ static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
 #endif
 #define CYRBM_AK_RNG_WORDS CYRBM_RNG_RUN_WORDS
 /* A run recomputes its inputs from the subset tables instead of adding the weight rows
- * of its flipped units when flips * CYRBM_AK_DENSE_X > D (hidden inputs x) or flips *
- * CYRBM_AK_DENSE_U > n_hidden (visible inputs u): a table row stands for 4 units, and
- * the flipped rows of W (row-major) come from further away than the tables' tiles. */
-#define CYRBM_AK_DENSE_X 10
-#define CYRBM_AK_DENSE_U 4
+ * of its flipped units when 100 flips > CYRBM_AK_DENSE_X D (hidden inputs x) or
+ * 100 flips > CYRBM_AK_DENSE_U n_hidden (visible inputs u), percentages measured on
+ * bench/ais_dense.py and bench/ais_speed.py (see bench/README.md). */
+#define CYRBM_AK_DENSE_X 20
+#define CYRBM_AK_DENSE_U 40
 #ifndef CYRBM_AK_DENSE_TILE_BYTES
 #define CYRBM_AK_DENSE_TILE_BYTES 131072 /* table rows of a chunk taken at a time (L2) */
 #endif
@@ -76,6 +76,7 @@ typedef struct {
     ptrdiff_t gV, gA, gB;           /* groups: ceil(D / 4), ceil(nA / 4), ceil(nB / 4) */
     int dense;                      /* 0: never use the tables, 1: when cheaper, 2: always */
     ptrdiff_t dtile;                /* table rows of a chunk taken at a time */
+    ptrdiff_t dense_x, dense_u;     /* thresholds, percent: CYRBM_AK_DENSE_X, _U */
 } cyrbm_ais_pair;
 
 /* The state of R runs (row r of each array belongs to run r). */
