@@ -102,6 +102,17 @@ def atomic_savez(path, arrays, *, compress=False):
     file is renamed over ``path``: a reader (or a crash) never sees a half-written file.
     A read-only ``path`` is refused; a replaced file keeps its permission bits.
     """
+    _atomic_write(path, lambda f: (np.savez_compressed if compress else np.savez)(f, **arrays),
+                  ".npz.tmp")
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` (bytes: a schedule file, a PNG) at ``path`` atomically, exactly as
+    :func:`atomic_savez` writes an .npz."""
+    _atomic_write(path, lambda f: f.write(data), ".tmp")
+
+
+def _atomic_write(path, write, suffix):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if is_read_only(path):
@@ -114,12 +125,12 @@ def atomic_savez(path, arrays, *, compress=False):
         mode = 0o666 & ~_umask()
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
-                                   suffix=".npz.tmp")
+                                   suffix=suffix)
     except OSError as exc:
         raise OutputError(f"cannot write '{path}': {exc.strerror or exc}.") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            (np.savez_compressed if compress else np.savez)(f, **arrays)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)            # mkstemp makes 0600; give the usual (or kept) mode
