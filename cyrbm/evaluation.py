@@ -43,6 +43,7 @@ import time
 import numpy as np
 
 from cyrbm import _anneal
+from cyrbm._omp import resolve_threads
 from cyrbm.annealing import (EXACT_START_UNITS, AISResult, AnnealingError, Annealer,
                              ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
                              make_schedule)
@@ -406,6 +407,8 @@ def _simulate(annealer, model, bA, ais, n, chains):
     raise_mean = float(np.mean(est))
     ais_mean = mean_lp - ais.log_Z
     upper = mean_lp - raise_mean            # reverse estimate of ln Z: an upper bound
+    upper_se = float(np.std(lp - est, ddof=1) / math.sqrt(n)) if n > 1 else None
+    lower_se = math.exp(ais.log_sigma - ais.log_Z) if math.isfinite(ais.log_sigma) else 0.0
     gap = ais_mean - raise_mean
     how = ("drawn exactly from the model" if source == "exact"
            else "taken from the end states of forward AIS runs (approximate draws)")
@@ -415,7 +418,8 @@ def _simulate(annealer, model, bA, ais, n, chains):
                                           ", if the states follow the model") + ").")
     return {"n": n, "source": source, "ais_mean_log_prob": _num(ais_mean),
             "raise_mean_log_prob": _num(raise_mean), "gap": _num(gap),
-            "log_Z_lower": _num(ais.log_Z), "log_Z_upper": _num(upper),
+            "log_Z_lower": _num(ais.log_Z), "log_Z_lower_se": _num(lower_se),
+            "log_Z_upper": _num(upper), "log_Z_upper_se": _num(upper_se),
             "log_Z_error_bound": _num(max(gap, 0.0)), "exact_log_Z": _num(exact_log_z),
             "summary": sentence}
 
@@ -435,12 +439,13 @@ def parse_adaptive(spec):
     return k
 
 
-def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot="paper",
+def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=None,
                       bin_steps=20, seed=0, threads=1, refresh=200):
     """A schedule of ``n_betas`` betas whose steps contribute equal variance to ln w.
 
-    A pilot run of forward AIS (``pilot_runs`` runs over the ``pilot`` schedule, from the
-    base-rate model with visible biases ``base_biases``, zeros if None) records every
+    A pilot run of forward AIS (``pilot_runs`` runs over the ``pilot`` schedule, by
+    default every 10th beta of SM08's "paper" schedule (1,451 betas), from the base-rate
+    model with visible biases ``base_biases``, zeros if None) records every
     step's log-weight increment d_k = ln f_k(x) - ln f_{k-1}(x).  For small steps its
     variance across runs is var_k ~ g(beta) (beta_k - beta_{k-1})^2; g is estimated over
     bins of ``bin_steps`` pilot steps (sum var_k / sum dbeta_k^2), and the new betas
@@ -457,7 +462,11 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=
         raise ScheduleError(f"an adaptive schedule needs at least 2 betas, not {n_betas}.")
     if int(pilot_runs) < 2:
         raise AnnealingError(f"the pilot needs at least 2 runs, not {pilot_runs}.")
+    if pilot is None:
+        paper = make_schedule("paper")
+        pilot = np.concatenate([paper[::10], [1.0]])
     grid = make_schedule(pilot)
+    threads = resolve_threads(threads)
     D = model.n_visible
     bA = np.zeros(D) if base_biases is None else np.asarray(base_biases, dtype=np.float64)
     bA = bA.astype(model.dtype).astype(np.float64)
@@ -499,3 +508,28 @@ def save_schedule(path, betas):
     text = "# cyrbm annealing schedule: one inverse temperature per line\n" + "".join(
         f"{b!r}\n" for b in betas.tolist())
     atomic_write_bytes(path, text.encode())
+
+
+def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
+              max_vectors=100):
+    """The AIS/RAISE gap against the number of betas, for the ``--plot`` figure.
+
+    On the first ``max_vectors`` test vectors: the gap of ``result`` (the full schedule)
+    and of schedules keeping every stride-th beta (the last one always kept), each with
+    the annealer's runs and seed.  Returns [(n_betas, gap), ...] in increasing n_betas.
+    """
+    V = np.ascontiguousarray(data, dtype=np.uint8)[:max_vectors]
+    n = V.shape[0]
+    full = (float(np.mean(result.log_unnormalized[:n])) - result.ais.log_Z
+            - float(np.mean(result.raise_per_vector[:n])))
+    out = [(annealer.betas.size, full)]
+    for stride in strides:
+        betas = np.unique(np.concatenate([annealer.betas[::stride], [1.0]]))
+        if betas.size >= annealer.betas.size or betas.size < 2:
+            continue
+        ann = Annealer(runs=annealer.runs, schedule=betas, seed=annealer.seed,
+                       threads=annealer.threads, progress=annealer.progress,
+                       refresh=annealer.refresh, chunk=annealer.chunk)
+        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains)
+        out.append((betas.size, res.gap))
+    return sorted(out)
