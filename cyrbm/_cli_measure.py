@@ -180,7 +180,7 @@ def run_evaluate(args):
         curve = evaluation.gap_curve(annealer, model, V, bA, result, chains=chains)
         _plot.write_evaluation_plot(args["--plot"], result, curve)
         out["plot"] = args["--plot"]
-        out["gap_by_betas"] = [[int(k), float(g)] for k, g in curve]
+        out["gap_by_betas"] = [[int(k), float(g), float(se)] for k, g, se in curve]
     return out
 
 

@@ -34,7 +34,8 @@ def running_estimates(log_weights, log_z_base, points=25):
 
 
 def write_evaluation_plot(path, result, gap_by_k):
-    """Draw the figure for an EvaluationResult and write it to ``path`` (PNG, atomically)."""
+    """Draw the figure for an EvaluationResult and write it to ``path`` (PNG, atomically);
+    ``gap_by_k`` is :func:`cyrbm.evaluation.gap_curve`'s list of (K, gap, se)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -64,13 +65,17 @@ def write_evaluation_plot(path, result, gap_by_k):
     ax.set_title(f"ESS {ais.ess:.1f} of {ais.runs}, largest share "
                  f"{100 * ais.max_weight_share:.0f}%")
     ax = axes[2]
-    ks = [k for k, _ in gap_by_k]
-    gaps = [g for _, g in gap_by_k]
-    ax.plot(ks, gaps, "s-", color="tab:green")
+    ks = [row[0] for row in gap_by_k]
+    gaps = [row[1] for row in gap_by_k]
+    ses = [3.0 * row[2] for row in gap_by_k]
+    ax.errorbar(ks, gaps, yerr=ses, fmt="s-", color="tab:green", capsize=3)
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
     ax.set_xlabel("betas K")
-    ax.set_ylabel("AIS - RAISE mean test ln p (nats)")
+    ax.set_ylabel("AIS - RAISE mean test ln p, +- 3 se")
     ax.set_title(f"gap {result.gap:.3f} nats at K = {ais.betas}")
     fig.tight_layout()
     buf = io.BytesIO()

@@ -265,6 +265,11 @@ class EvaluationResult:
     def gap_se(self):
         return math.sqrt(self.ais_se ** 2 + (self.raise_se or 0.0) ** 2)
 
+    def _subset_gap_se(self, n):
+        """gap_se over the first n vectors only."""
+        raise_var = 0.0 if self.chains < 2 else float(np.sum(self._var[:n])) / (n * n)
+        return math.sqrt(self.ais_se ** 2 + raise_var)
+
     @property
     def disagreement(self):
         """One plain sentence when AIS and RAISE differ by more than 3 combined
@@ -516,13 +521,14 @@ def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=
 
     On the first ``max_vectors`` test vectors: the gap of ``result`` (the full schedule)
     and of schedules keeping every stride-th beta (the last one always kept), each with
-    the annealer's runs and seed.  Returns [(n_betas, gap), ...] in increasing n_betas.
+    the annealer's runs and seed.  Returns [(n_betas, gap, its standard error), ...] in
+    increasing n_betas.
     """
     V = np.ascontiguousarray(data, dtype=np.uint8)[:max_vectors]
     n = V.shape[0]
     full = (float(np.mean(result.log_unnormalized[:n])) - result.ais.log_Z
             - float(np.mean(result.raise_per_vector[:n])))
-    out = [(annealer.betas.size, full)]
+    out = [(annealer.betas.size, full, result._subset_gap_se(n))]
     for stride in strides:
         betas = np.unique(np.concatenate([annealer.betas[::stride], [1.0]]))
         if betas.size >= annealer.betas.size or betas.size < 2:
@@ -531,5 +537,5 @@ def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=
                        threads=annealer.threads, progress=annealer.progress,
                        refresh=annealer.refresh, chunk=annealer.chunk)
         res = evaluate(ann, model, V, base_rate=base_biases, chains=chains)
-        out.append((betas.size, res.gap))
+        out.append((betas.size, res.gap, res.gap_se))
     return sorted(out)
