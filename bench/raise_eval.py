@@ -28,7 +28,7 @@ Usage:
   raise_eval.py sandwich [--vectors N] [--runs R] [--chains C] [--threads T]
   raise_eval.py adaptive [--runs R] [--threads T]
   raise_eval.py speed [--vectors N] [--threads T]
-  raise_eval.py warning [--vectors N] [--threads T] [--betas K]
+  raise_eval.py warning [--vectors N] [--threads T] [--betas K] [--shape S]
 
 Options:
   --vectors N   Test vectors [default: 1000].
@@ -36,6 +36,8 @@ Options:
   --chains C    RAISE chains per test vector [default: 2].
   --threads T   cyrbm threads (default: all cores).
   --betas K     Betas of the short schedule of the ratio [default: 1000].
+  --shape S     Shape of the short schedule: linear, or paper (the paper schedule's
+                shape with K betas) [default: paper].
 """
 import contextlib
 import io
@@ -186,13 +188,15 @@ def part_speed(o):
 def part_warning(o):
     train, test, (train_f, test_f) = files(o.vectors)
     a_path, b_path = model(200, train), model(500, train)
-    sched = os.path.join(CACHE, f"linear_{o.betas}.txt")
-    np.savetxt(sched, np.linspace(0, 1, o.betas))
+    sched = os.path.join(CACHE, f"{o.shape}_{o.betas}.txt")
+    np.savetxt(sched, np.linspace(0, 1, o.betas) if o.shape == "linear" else
+               paper_like(o.betas))
+    short = f"<{o.betas} betas, {o.shape} shape>"
     ta = threads_args(o.threads)
     print(f"$ cyrbm ratio rbm784x200 rbm784x500 --data <test digits> --schedule "
-          f"linear:{o.betas} --start gibbs --burn-in 1000 --runs 100", flush=True)
+          f"{short} --start gibbs --burn-in 1000 --runs 100", flush=True)
     ratio = run_command(["ratio", a_path, b_path, "--data", test_f, "--schedule",
-                         f"linear:{o.betas}", "--start", "gibbs", "--burn-in", "1000",
+                         sched, "--start", "gibbs", "--burn-in", "1000",
                          "--runs", "100"] + ta)["log_ratio"]
     A, B = cyrbm.RBM.load(a_path), cyrbm.RBM.load(b_path)
     bA = base_rate_biases(train)
@@ -210,10 +214,10 @@ def part_warning(o):
     brackets, sims = {}, {}
     for name, path in (("A", a_path), ("B", b_path)):
         print(f"$ cyrbm evaluate {os.path.basename(path)} --data <{o.vectors} test digits> "
-              f"--base-data <training digits> --schedule linear:{o.betas} --chains 2 "
+              f"--base-data <training digits> --schedule {short} --chains 2 "
               f"--simulate 100", flush=True)
         out = run_command(["evaluate", path, "--data", test_f, "--base-data", train_f,
-                           "--schedule", f"linear:{o.betas}", "--chains", "2",
+                           "--schedule", sched, "--chains", "2",
                            "--simulate", "100"] + ta)
         brackets[name] = (out["ais"]["log_Z"],
                           out["mean_log_unnormalized"] - out["raise"]["mean_log_prob"],
@@ -244,6 +248,7 @@ def main(argv=None):
         chains = int(opts["--chains"])
         threads = None if opts["--threads"] is None else int(opts["--threads"])
         betas = int(opts["--betas"])
+        shape = opts["--shape"]
     for part in ("sandwich", "adaptive", "speed", "warning"):
         if opts[part]:
             globals()[f"part_{part}"](O)

@@ -99,13 +99,7 @@ def make_schedule(spec):
                                     np.linspace(0.5, 0.9, 4000, endpoint=False),
                                     np.linspace(0.9, 1.0, 10000)])
         elif text.startswith("linear:"):
-            count = text.split(":", 1)[1]
-            try:
-                k = int(count)
-            except ValueError:
-                raise ScheduleError(f"schedule 'linear:K' needs a whole number K, not {count!r}.") from None
-            if k < 2:
-                raise ScheduleError(f"schedule 'linear:K' needs K >= 2 betas, not {k}.")
+            k = schedule_count(text)
             check_memory(16 * k, f"schedule 'linear:{k}'", "use fewer betas")
             betas = np.linspace(0.0, 1.0, k)
         elif os.path.isfile(text):
@@ -136,6 +130,18 @@ def make_schedule(spec):
             raise ScheduleError(f"a schedule must be a 1-D list of betas, not an array of shape "
                                 f"{betas.shape}.")
     return _check_schedule(betas)
+
+
+def schedule_count(spec):
+    """K of a schedule "name:K" ("linear:K", "adaptive:K"): a whole number >= 2."""
+    name, count = spec.split(":", 1)
+    try:
+        k = int(count)
+    except ValueError:
+        raise ScheduleError(f"schedule '{name}:K' needs a whole number K, not {count!r}.") from None
+    if k < 2:
+        raise ScheduleError(f"schedule '{name}:K' needs K >= 2 betas, not {k}.")
+    return k
 
 
 def _check_schedule(betas):
@@ -299,6 +305,19 @@ def _human_time(seconds):
 
 
 # ---------------------------------------------------------------------------- result
+def _json_number(x):
+    """A float for JSON, None for None and for an infinite or NaN value (JSON null)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _json_pair(p):
+    """An interval for JSON: [low, high] with null ends, or None."""
+    return None if p is None else [_json_number(p[0]), _json_number(p[1])]
+
+
 class AISResult:
     """The outcome of an AIS estimate (SM08 Eq. 11-12).
 
@@ -428,15 +447,7 @@ class AISResult:
         """A JSON-ready dict (keys documented in docs/json_keys_ais.md); infinite interval
         ends become None (JSON null)."""
 
-        def num(x):
-            if x is None:
-                return None
-            x = float(x)
-            return x if math.isfinite(x) else None
-
-        def pair(p):
-            return None if p is None else [num(p[0]), num(p[1])]
-
+        num, pair = _json_number, _json_pair
         out = {
             "kind": self.kind,
             "log_Z": num(self.log_Z),

@@ -44,9 +44,10 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
-from cyrbm.annealing import (EXACT_START_UNITS, AISResult, AnnealingError, Annealer,
-                             ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
-                             make_schedule)
+from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer, ScheduleError,
+                             _as_rbm, _check_run_memory, logmeanexp, make_schedule,
+                             schedule_count)
+from cyrbm.annealing import _json_number as _num, _json_pair as _pair
 from cyrbm.errors import DataError
 
 __all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedule",
@@ -124,6 +125,7 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     V = np.ascontiguousarray(data, dtype=np.uint8)
     N = V.shape[0]
     R = N * chains
+    threads = resolve_threads(threads)
     rev = np.ascontiguousarray(np.asarray(betas, dtype=np.float64)[::-1])
     K = rev.size - 1
     log_z0 = _anneal.base_rate_log_z(base_biases, model.n_hidden)
@@ -171,17 +173,6 @@ def _per_vector(log_w):
 
 
 # ----------------------------------------------------------------------------- result
-def _num(x):
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _pair(p):
-    return None if p is None else [_num(p[0]), _num(p[1])]
-
-
 class EvaluationResult:
     """The sandwich: forward AIS's optimistic and RAISE's conservative estimates of the
     mean test log-probability, side by side (see :meth:`Annealer.evaluate`).
@@ -434,14 +425,7 @@ def parse_adaptive(spec):
     """K from "adaptive:K" (K >= 2 betas), or None when ``spec`` is something else."""
     if not isinstance(spec, str) or not spec.startswith("adaptive:"):
         return None
-    count = spec.split(":", 1)[1]
-    try:
-        k = int(count)
-    except ValueError:
-        raise ScheduleError(f"schedule 'adaptive:K' needs a whole number K, not {count!r}.") from None
-    if k < 2:
-        raise ScheduleError(f"schedule 'adaptive:K' needs K >= 2 betas, not {k}.")
-    return k
+    return schedule_count(spec)
 
 
 def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=None,
