@@ -122,11 +122,14 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     """
     from cyrbm.annealing import ais_streams
     from cyrbm.training import progress_bar
-    V = np.ascontiguousarray(data, dtype=np.uint8)
+    model = _as_rbm(model)
+    V = np.ascontiguousarray(model._visible_data(data, "data"), dtype=np.uint8)
+    if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
+        raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
     N = V.shape[0]
-    R = N * chains
+    R = N * int(chains)
     threads = resolve_threads(threads)
-    rev = np.ascontiguousarray(np.asarray(betas, dtype=np.float64)[::-1])
+    rev = np.ascontiguousarray(make_schedule(betas)[::-1])
     K = rev.size - 1
     log_z0 = _anneal.base_rate_log_z(base_biases, model.n_hidden)
     out = np.empty(R)

@@ -162,6 +162,19 @@ def test_simulate_brackets_exact_log_z(sandwich_case):
         assert (sim["log_Z_error_bound"] < 0.1) == tight
 
 
+def test_simulate_from_ais_end_states():
+    model = tiny_model(24, 22, scale=0.3, seed=4)          # 22 units: no exact draws
+    test = (np.random.default_rng(0).random((10, 24)) < 0.5).astype(np.uint8)
+    ann = Annealer(runs=30, schedule="linear:50", seed=2)
+    few = ann.evaluate(model, test, chains=2, simulate=20).simulation
+    more = ann.evaluate(model, test, chains=2, simulate=40).simulation
+    for sim in (few, more):
+        assert sim["source"] == "ais" and sim["exact_log_Z"] is None
+        assert sim["log_Z_lower"] <= sim["log_Z_upper"] + 3 * sim["log_Z_upper_se"]
+        assert "forward AIS runs" in sim["summary"]
+    assert few["n"] == 20 and more["n"] == 40
+
+
 def test_evaluate_refuses_bad_input(sandwich_case):
     model, test, _, _, _ = sandwich_case
     ann = Annealer(runs=10, schedule="linear:5")
