@@ -1,6 +1,6 @@
-"""Atomic .npz writing and careful .npz reading for model and checkpoint files.
+"""Atomic file writing (models, checkpoints, images) and careful .npz reading.
 
-Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` in the directory of the file
+Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` (``.png.tmp``) in the directory of the file
 being written, so one left behind by a process that was killed (SIGKILL, power loss) is
 recognisably stale: its process no longer runs.  Every write removes the stale ones it
 finds there.
@@ -96,23 +96,19 @@ def _process_alive(pid):
 
 
 def atomic_savez(path, arrays, *, compress=False):
-    """Write ``arrays`` (name -> array) as an .npz at ``path`` atomically.
+    """Write ``arrays`` (name -> array) as an .npz at ``path`` atomically (see
+    :func:`atomic_write`)."""
+    atomic_write(path, lambda f: (np.savez_compressed if compress else np.savez)(f, **arrays),
+                 ".npz.tmp")
+
+
+def atomic_write(path, write, suffix=".tmp"):
+    """Create the file ``path`` atomically: ``write(f)`` fills a binary file object.
 
     The data go to a temporary file in the same directory, are flushed to disk, and the
     file is renamed over ``path``: a reader (or a crash) never sees a half-written file.
     A read-only ``path`` is refused; a replaced file keeps its permission bits.
     """
-    _atomic_write(path, lambda f: (np.savez_compressed if compress else np.savez)(f, **arrays),
-                  ".npz.tmp")
-
-
-def atomic_write_bytes(path, data):
-    """Write ``data`` (bytes: a schedule file, a PNG) at ``path`` atomically, exactly as
-    :func:`atomic_savez` writes an .npz."""
-    _atomic_write(path, lambda f: f.write(data), ".tmp")
-
-
-def _atomic_write(path, write, suffix):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     if is_read_only(path):

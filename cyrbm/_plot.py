@@ -43,7 +43,7 @@ def write_evaluation_plot(path, result, gap_by_k):
     except ImportError:
         raise CyrbmError("--plot needs matplotlib: install cyrbm with the 'plot' extra "
                          "(pip install 'cyrbm[plot]').") from None
-    from cyrbm._io import atomic_write_bytes
+    from cyrbm._io import atomic_write
     ais = result.ais
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     rows = running_estimates(ais.log_weights, ais.log_Z_base)
@@ -81,4 +81,4 @@ def write_evaluation_plot(path, result, gap_by_k):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
     plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write(path, lambda f: f.write(buf.getvalue()))

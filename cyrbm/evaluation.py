@@ -495,11 +495,11 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=
 def save_schedule(path, betas):
     """Write ``betas`` as a text file, one per line (read back by ``make_schedule``),
     atomically."""
-    from cyrbm._io import atomic_write_bytes
+    from cyrbm._io import atomic_write
     betas = make_schedule(np.asarray(betas, dtype=np.float64))
     text = "# cyrbm annealing schedule: one inverse temperature per line\n" + "".join(
         f"{b!r}\n" for b in betas.tolist())
-    atomic_write_bytes(path, text.encode())
+    atomic_write(path, lambda f: f.write(text.encode()))
 
 
 def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
