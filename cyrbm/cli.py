@@ -158,7 +158,7 @@ def _usage_lines():
 def _short_usage(command):
     line = _usage_lines().get(command)
     if line is None:
-        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters) ...; 'cyrbm --help' lists the options."
+        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate) ...; 'cyrbm --help' lists the options."
     required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
     return f"usage: {required} [options]; 'cyrbm --help' lists them."
 
