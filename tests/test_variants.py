@@ -56,6 +56,10 @@ def numbers(dtype):
     for key, arr in zip(("xA", "xB", "uA", "uB"), eng.inputs()):
         out["engine_" + key] = arr
     out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
+    # reverse annealing (RAISE): the engine's steps over a decreasing schedule
+    from cyrbm.evaluation import raise_log_weights
+    out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
+                                     seed=5, threads=2, refresh=13, batch=5)
     for method in ("cd", "pcd"):
         fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,
                             learning_rate=0.05, seed=11, threads=2, dtype=dtype,
