@@ -586,6 +586,37 @@ def exact_chunk_range(W, vbias, hbias, double[::1] chunks, Py_ssize_t c0, Py_ssi
                 free(act)
 
 
+def pseudo_log_likelihood(W, vbias, hbias, const uint8_t[:, ::1] v, int n_threads=1):
+    """sum_i ln p(v_i | v_-i) for each 0/1 row, exactly (all bits, no sampling), float64.
+
+    Flipping bit i changes the hidden inputs by +-W[i, :], so each term costs O(n_hidden)
+    exps, taken in vectors (``cyrbm_pll_row`` in anneal.c, on the one softplus sum of the
+    exact enumeration): ln p(v_i | v_-i) = -softplus(ln p*(v with i flipped) - ln p*(v)).
+    Rows in parallel; each row's result does not depend on the number of threads.
+    """
+    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    cdef Py_ssize_t n_pad = _pad(M), r
+    out = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return out
+    Wp = np.zeros((D, n_pad))
+    Wp[:, :M] = W
+    ap = np.full(n_pad, -1e4)
+    ap[:M] = hbias
+    cdef double[:, ::1] Wd = Wp
+    cdef double[::1] a = ap, o = out
+    cdef double[::1] b = np.ascontiguousarray(vbias, dtype=np.float64)
+    cdef double *act
+    with nogil, parallel(num_threads=cap_threads(n_threads, n)):
+        act = <double *> malloc(n_pad * sizeof(double) + 64)
+        try:
+            for r in prange(n, schedule='static'):
+                o[r] = cyrbm_pll_row(&Wd[0, 0], &b[0], &a[0], D, n_pad, &v[r, 0], act)
+        finally:
+            free(act)
+    return out
+
+
 def exact_combine_chunks(const double[::1] chunks):
     """ln Z from the chunks of ``exact_chunk_range``, combined in order exactly as
     ``exact_log_partition_raw`` does."""

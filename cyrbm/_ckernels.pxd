@@ -150,6 +150,8 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
                            Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,
                            double *act, double *out, double *each)
+    double cyrbm_pll_row(const double *W, const double *b, const double *a, Py_ssize_t D,
+                         Py_ssize_t n_pad, const uint8_t *v, double *act)
 
     # ---- single-site Gibbs on a DBN's first hidden layer (chib.c) ----
     ctypedef struct cyrbm_chib_model:

@@ -164,7 +164,11 @@ typedef struct {
     X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
                           const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \
                           uint64_t i1, double *act, double *out, double *each),           \
-      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))
+      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))                                 \
+    /* exact pseudo-log-likelihood of one row, see anneal.c (scratch act) */              \
+    X(double, pll_row, (const double *W, const double *b, const double *a, ptrdiff_t D,   \
+                        ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
+      (W, b, a, D, n_pad, v, act))
 
 /* A two-layer DBN for single-site Gibbs on h1 (chib.c): RBM1 (v, h1) and the top RBM
  * (h1, h2), parameters in the kernel's float type T except where marked double. */
