@@ -360,7 +360,6 @@ class ChibTrace:
             import matplotlib.pyplot as plt
         except ImportError:
             raise EstimatorError("drawing the trace needs matplotlib; install cyrbm[plot].") from None
-        import io
         from cyrbm import _io
         fig, ax = plt.subplots(figsize=(5, 3.6))
         ax.errorbar(self.steps, self.means, yerr=[r.stderr for r in self.results],
@@ -374,10 +373,10 @@ class ChibTrace:
             ax.set_title(title)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        plt.close(fig)
-        _io.atomic_write(path, buf.getvalue())
+        try:
+            _io.atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110), ".png.tmp")
+        finally:
+            plt.close(fig)
 
 
 def chib_trace(dbn, data, log_Z, *, steps=(1, 2, 5, 10, 20, 40), repeats=1, seed=0,
