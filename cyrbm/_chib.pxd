@@ -29,7 +29,7 @@ cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssiz
 
 cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
                       Py_ssize_t n_items, const double *betas, Py_ssize_t n_betas,
-                      Py_ssize_t refresh_every, cyrbm_rng *streams, double *logw,
+                      int base_q, Py_ssize_t refresh_every, cyrbm_rng *streams, double *logw,
                       int n_threads) noexcept nogil
 
 cdef void chib_combine(const double *a, const double *b, Py_ssize_t n, Py_ssize_t R,

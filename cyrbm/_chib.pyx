@@ -191,9 +191,10 @@ cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssiz
 
 cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
                       Py_ssize_t n_items, const double *betas, Py_ssize_t n_betas,
-                      Py_ssize_t refresh_every, cyrbm_rng *streams, double *logw,
+                      int base_q, Py_ssize_t refresh_every, cyrbm_rng *streams, double *logw,
                       int n_threads) noexcept nogil:
-    """Per-vector AIS over h1 for n_items items (see cyrbm_chib_ais)."""
+    """Per-vector AIS over h1 for n_items items, from Q(h1 | v) (base_q) or the uniform
+    distribution (see cyrbm_chib_ais)."""
     cdef int nt = cap_threads(n_threads, n_items)
     cdef size_t stride
     cdef char *block
@@ -207,11 +208,11 @@ cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
     for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
         if B.float32:
-            cyrbm_chib_ais_f32(&B.m, v, vec, t, t + 1, betas, n_betas, refresh_every,
-                               streams, logw, w)
+            cyrbm_chib_ais_f32(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
+                               refresh_every, streams, logw, w)
         else:
-            cyrbm_chib_ais_f64(&B.m, v, vec, t, t + 1, betas, n_betas, refresh_every,
-                               streams, logw, w)
+            cyrbm_chib_ais_f64(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
+                               refresh_every, streams, logw, w)
     free(block)
     return 0
 
@@ -326,8 +327,9 @@ cdef class ChibModel:
         return lp_arr, ph_arr
 
     def ais(self, v, vec, const double[::1] betas, uint64_t[:, ::1] streams,
-            int n_threads=1, Py_ssize_t refresh_every=10):
-        """Per-vector AIS over h1: the log weight of each item (float64)."""
+            int n_threads=1, Py_ssize_t refresh_every=10, bint base_q=True):
+        """Per-vector AIS over h1 from Q(h1 | v) (base_q) or the uniform distribution:
+        the log weight of each item (float64)."""
         v, vec = self._items(v, vec, np.asarray(streams))
         cdef const uint8_t[:, ::1] vv = v
         cdef const int32_t[::1] ix = vec
@@ -341,7 +343,7 @@ cdef class ChibModel:
             return lw_arr
         with nogil:
             status = chib_ais_run(&self.buf, &vv[0, 0], &ix[0], n, &betas[0], betas.shape[0],
-                                  refresh_every, <cyrbm_rng *> &streams[0, 0], &lw[0],
+                                  1 if base_q else 0, refresh_every, <cyrbm_rng *> &streams[0, 0], &lw[0],
                                   n_threads)
         if status != 0:
             raise MemoryError("no memory for the AIS chains.")

@@ -184,9 +184,9 @@ cdef extern from "kernels.h" nogil:
                               double *logphat, void *work)
     void cyrbm_chib_ais_f32(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                             Py_ssize_t i0, Py_ssize_t i1, const double *betas,
-                            Py_ssize_t n_betas, Py_ssize_t refresh_every, cyrbm_rng *streams,
-                            double *logw, void *work)
+                            Py_ssize_t n_betas, int base_q, Py_ssize_t refresh_every,
+                            cyrbm_rng *streams, double *logw, void *work)
     void cyrbm_chib_ais_f64(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                             Py_ssize_t i0, Py_ssize_t i1, const double *betas,
-                            Py_ssize_t n_betas, Py_ssize_t refresh_every, cyrbm_rng *streams,
-                            double *logw, void *work)
+                            Py_ssize_t n_betas, int base_q, Py_ssize_t refresh_every,
+                            cyrbm_rng *streams, double *logw, void *work)

@@ -271,12 +271,13 @@ def chib_log_prob(dbn, data, log_Z, *, steps=40, repeats=1, seed=0, threads=None
                            seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
 
 
-def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, seed=0,
+def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, base="q", seed=0,
                    threads=None, refresh=10):
     """ln P(v) of each row of ``data`` by annealed importance sampling over h1, one
     annealing per test vector (MS09 Sec. 5.1, their gold standard).
 
-    Each run starts from h1 ~ Q(h1 | v) (exact: Q is factorial and normalized) and moves
+    Each run starts from h1 ~ Q(h1 | v) (exact: Q is factorial and normalized; with
+    ``base="uniform"`` from the uniform distribution over h1 instead) and moves
     through p_k(h1) ~ Q(h1 | v)^(1 - beta_k) P*(v, h1)^beta_k by one sweep of the same
     single-site Gibbs updates as :func:`chib_log_prob` (at beta = 1 they are T), with log
     weight sum_k (beta_k - beta_{k-1}) [ln P*(v, h1) - ln Q(h1 | v)] (Neal 2001; SM08
@@ -289,6 +290,10 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, seed=0,
         :func:`cyrbm.annealing.make_schedule` takes (0 = beta_0 < ... < beta_K = 1).
     runs : int
         Annealing runs per vector (at least 2, for the error bar).
+    base : "q" or "uniform"
+        The tractable start: SM08's factorial Q(h1 | v) (close to the posterior when
+        it is unimodal), or the uniform distribution (no preference for Q's mode, which
+        helps when the posterior has a mode Q does not point to).
 
     Returns
     -------
@@ -298,6 +303,8 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, seed=0,
     low, top = dbn_layers(dbn, "per-vector AIS")
     runs = _whole(runs, "the number of AIS runs", least=2)
     refresh = _whole(refresh, "refresh")
+    if base not in ("q", "uniform"):
+        raise EstimatorError(f"the AIS base must be 'q' or 'uniform', not {base!r}.")
     lz = _log_z(log_Z)
     betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
     v = _data(data, low)
@@ -312,7 +319,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, seed=0,
 
     def run(i0, i1):
         st = np.ascontiguousarray(streams[i0:i1])
-        lw[i0:i1] = model.ais(v, vec[i0:i1], betas, st, nt, refresh)
+        lw[i0:i1] = model.ais(v, vec[i0:i1], betas, st, nt, refresh, base == "q")
 
     _in_calls(items, nt, run)
     return LogProbEstimate(method="ais", samples=(lw - lz).reshape(n, runs), log_Z=lz,

@@ -80,11 +80,13 @@ def test_repeats_are_averaged_in_p(case):
 
 def test_per_vector_ais_matches_exact(case):
     layers, V, exact, log_z = case
-    res = ais_per_vector(layers, V, log_z, schedule="linear:300", runs=200, seed=3)
-    err = res.log_probs - exact
-    assert np.all(res.mc_stderrs < 0.02), res.mc_stderrs
-    assert np.all(np.abs(err) < 3 * res.mc_stderrs + 1e-9), (err, res.mc_stderrs)
-    assert res.runs == 200 and res.betas == 300
+    for base in ("q", "uniform"):
+        res = ais_per_vector(layers, V, log_z, schedule="linear:300", runs=200, seed=3,
+                             base=base)
+        err = res.log_probs - exact
+        assert np.all(res.mc_stderrs < 0.02), res.mc_stderrs
+        assert np.all(np.abs(err) < 3 * res.mc_stderrs + 1e-9), (base, err, res.mc_stderrs)
+        assert res.runs == 200 and res.betas == 300
 
 
 def test_estimate_at_least_the_variational_bound_on_average(case):
@@ -187,6 +189,8 @@ def test_bad_models_and_data(case):
         chib_log_prob(layers, V, float("nan"))
     with pytest.raises(EstimatorError, match="at least 2"):
         ais_per_vector(layers, V, log_z, runs=1)
+    with pytest.raises(EstimatorError, match="'q' or 'uniform'"):
+        ais_per_vector(layers, V, log_z, base="data")
     big = [cyrbm.RBM(layers[0].W * 1000, layers[0].vbias, layers[0].hbias), layers[1]]
     with pytest.raises(EstimatorError, match="magnitude"):
         chib_log_prob(big, V, log_z)

@@ -312,14 +312,15 @@ void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int
 }
 
 /* Per-vector AIS over h1 for items [i0, i1) (MS09 Sec. 5.1's gold standard): from
- * p_0 = Q(h1 | v) (normalized, drawn exactly) through p_k ~ Q^(1 - beta_k) P*(v, h1)^beta_k
+ * p_0 = Q(h1 | v) (base_q; else the uniform distribution; normalized, drawn exactly) through p_k ~ Q^(1 - beta_k) P*(v, h1)^beta_k
  * to P(h1 | v), with one forward sweep of the tempered single-site T at each intermediate
  * beta.  logw[t] = sum_k (beta_k - beta_{k-1}) (ln P*(v, h_{k-1}) - ln Q(h_{k-1} | v)), so
  * mean(w) estimates sum_h1 P*(v, h1) = Z P(v) without bias.  ln P* and ln Q follow the
  * flips and are recomputed exactly with the inputs every refresh_every sweeps. */
 void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                         ptrdiff_t i0, ptrdiff_t i1, const double *betas, ptrdiff_t n_betas,
-                        ptrdiff_t refresh_every, cyrbm_rng *streams, double *logw, void *work) {
+                        int base_q, ptrdiff_t refresh_every, cyrbm_rng *streams, double *logw,
+                        void *work) {
     cyrbm_chib_work W;
     ptrdiff_t it, k, j;
     cyrbm_chib_layout(M, 1, sizeof(T), (char *)work, &W);
@@ -329,6 +330,8 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
         FN(chib_state) cur = FN(chib_view)(M, &W, 0);
         double lp, lq = 0.0, lw = 0.0;
         FN(chib_inputs)(M, vv, W.vw, W.x);
+        if (!base_q)                       /* the uniform base: every log-odds 0 */
+            for (j = 0; j < M->H1; j++) W.x[j] = 0.0;
         FN(chib_draw_q)(M, W.x, cur.h, rng);
         FN(chib_refresh)(M, &cur);
         lp = FN(chib_logjoint)(M, &cur, vv);

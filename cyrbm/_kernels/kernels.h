@@ -209,14 +209,14 @@ typedef struct {
     /* per-vector AIS over h1 for items [i0, i1) (OUT logw; INOUT streams) */             \
     X(void, chib_ais_f32, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
                            ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
-                           ptrdiff_t n_betas, ptrdiff_t refresh_every, cyrbm_rng *streams, \
-                           double *logw, void *work),                                      \
-      (M, v, vec, i0, i1, betas, n_betas, refresh_every, streams, logw, work))            \
+                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
+                           cyrbm_rng *streams, double *logw, void *work),                  \
+      (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))            \
     X(void, chib_ais_f64, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
                            ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
-                           ptrdiff_t n_betas, ptrdiff_t refresh_every, cyrbm_rng *streams, \
-                           double *logw, void *work),                                      \
-      (M, v, vec, i0, i1, betas, n_betas, refresh_every, streams, logw, work))
+                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
+                           cyrbm_rng *streams, double *logw, void *work),                  \
+      (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))
 
 /* the variant-free entry points */
 #define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
