@@ -15,7 +15,7 @@ Options:
   --steps S     Markov chain steps [default: 40].
   --threads T   cyrbm threads (default: all cores).
   --numpy N     Vectors for the NumPy reference (0: skip) [default: 1].
-  --cache FILE  Trained DBN of chib_digits.py [default: bench/.cache/dbn_784_500_2000].
+  --cache FILE  Trained DBN of chib_digits.py [default: bench/.cache/dbn_784_500_2000_t].
   --repeat K    Timings of cyrbm (best and median reported) [default: 3].
 """
 import os

@@ -369,8 +369,11 @@ class ChibTrace:
             raise EstimatorError("drawing the trace needs matplotlib; install cyrbm[plot].") from None
         from cyrbm import _io
         fig, ax = plt.subplots(figsize=(5, 3.6))
-        ax.errorbar(self.steps, self.means, yerr=[r.stderr for r in self.results],
-                    marker="o", capsize=3, label="Chib-style estimator (MS09)")
+        # error bars: the Monte Carlo error of each mean (the vectors are the same for
+        # every S and reference, so their spread is no part of the comparison)
+        mc = [r.mc_stderr if r.mc_stderr is not None else 0.0 for r in self.results]
+        ax.errorbar(self.steps, self.means, yerr=mc, marker="o", capsize=3,
+                    label="Chib-style estimator (MS09), +-MC error")
         styles = iter(["--", ":", "-."])
         for name, value in self.references.items():
             ax.axhline(value, linestyle=next(styles, "--"), color="k", lw=1, label=name)
