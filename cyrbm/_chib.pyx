@@ -254,24 +254,11 @@ cdef class ChibModel:
         chib_free(&self.buf)
 
     def __init__(self, W1, b1, c1, W2, b2, c2, dtype=np.float64):
-        dtype = np.dtype(dtype)
-        if dtype == np.float32:
-            self._init32(*(np.ascontiguousarray(a, dtype=np.float32)
-                           for a in (W1, b1, c1, W2, b2, c2)))
-        else:
-            self._init64(*(np.ascontiguousarray(a, dtype=np.float64)
-                           for a in (W1, b1, c1, W2, b2, c2)))
+        dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
+        self._init(*(np.ascontiguousarray(a, dtype=dtype) for a in (W1, b1, c1, W2, b2, c2)))
 
-    def _init32(self, const float[:, ::1] W1, const float[::1] b1, const float[::1] c1,
-                const float[:, ::1] W2, const float[::1] b2, const float[::1] c2):
-        self._check(W1.shape[0], W1.shape[1], W2.shape[0], W2.shape[1], b1.shape[0],
-                    c1.shape[0], b2.shape[0], c2.shape[0])
-        chib_free(&self.buf)
-        self._status(chib_alloc(&self.buf, &W1[0, 0], &b1[0], &c1[0], &W2[0, 0], &b2[0],
-                                &c2[0], W1.shape[0], W1.shape[1], W2.shape[1]))
-
-    def _init64(self, const double[:, ::1] W1, const double[::1] b1, const double[::1] c1,
-                const double[:, ::1] W2, const double[::1] b2, const double[::1] c2):
+    def _init(self, const floating[:, ::1] W1, const floating[::1] b1, const floating[::1] c1,
+              const floating[:, ::1] W2, const floating[::1] b2, const floating[::1] c2):
         self._check(W1.shape[0], W1.shape[1], W2.shape[0], W2.shape[1], b1.shape[0],
                     c1.shape[0], b2.shape[0], c2.shape[0])
         chib_free(&self.buf)
