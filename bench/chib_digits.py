@@ -71,7 +71,9 @@ def train_dbn(X, epochs, epochs2, seed, threads, cache):
     rng = np.random.default_rng(seed + 1)
     H = (rng.random((X.shape[0], 500)) < rbm1.hidden_probs(X)).astype(np.uint8)
     extra = 2000 - rbm1.n_visible
-    start = cyrbm.RBM(np.hstack([rbm1.W.T, np.zeros((500, extra), rbm1.dtype)]), rbm1.hbias,
+    # (copies: RBM() keeps the arrays it is given and fit(model=...) trains them in place)
+    start = cyrbm.RBM(np.hstack([rbm1.W.T, np.zeros((500, extra), rbm1.dtype)]),
+                      rbm1.hbias.copy(),
                       np.concatenate([rbm1.vbias, np.full(extra, -10.0, rbm1.dtype)]),
                       dtype=rbm1.dtype)
     rbm2 = cyrbm.Trainer(2000, method="cd", k=1, epochs=epochs2, learning_rate=0.01,
