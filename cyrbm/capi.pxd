@@ -58,3 +58,21 @@ cdef int exact_log_partition_f64(const double *W, const double *vbias, const dou
 cdef int exact_log_partition_f32(const float *W, const float *vbias, const float *hbias,
                                  Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
                                  int n_threads) noexcept nogil
+
+# ---- version 3: the Chib-style estimator of a two-layer DBN (MS09 Figure 1) ----
+# out[i] = ln P-hat(v_i) (repeats averaged in P); streams: n * repeats cyrbm_rng states,
+# cyrbm.capi.make_chib_streams(seed, n, steps, repeats); bit-identical to
+# cyrbm.chib.chib_log_prob(...).log_probs for a DBN of that dtype.  -2 for invalid sizes
+# or weights beyond 80 (f32) / 700 (f64) in magnitude.
+cdef int chib_log_prob_f64(const double *W1, const double *vbias1, const double *hbias1,
+                           const double *W2, const double *vbias2, const double *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil
+cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hbias1,
+                           const float *W2, const float *vbias2, const float *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil
