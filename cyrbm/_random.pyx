@@ -20,6 +20,7 @@ PURPOSES = {
     "ais": 5,         # annealing runs
     "data": 6,        # stochastic binarization, splits
     "monitor": 7,     # choice of monitoring rows
+    "bound": 8,       # DBN bounds: samples of Q, one stream per data vector
 }
 
 
