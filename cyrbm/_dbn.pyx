@@ -207,3 +207,24 @@ def bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, Py_ssize_t
     if Ws[0].dtype == np.float32:
         return _bound_terms[float](Ws, vbs, hbs, V, M, streams, n_threads, block, 0.0)
     return _bound_terms[double](Ws, vbs, hbs, V, M, streams, n_threads, block, 0.0)
+
+
+from cyrbm._ckernels cimport cyrbm_gibbs_kernels_init, cyrbm_gibbs_kernels_isa
+
+
+def use_kernels(name=None):
+    """Choose this module's kernel variant (see cyrbm._gibbs.use_kernels); every variant
+    gives the same bits."""
+    b = (name or "").encode()
+    if cyrbm_gibbs_kernels_init(b) != 0:
+        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
+                         f"run it.")
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
+def kernels_in_use():
+    """The kernel variant this module runs."""
+    return cyrbm_gibbs_kernels_isa().decode()
+
+
+use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
