@@ -37,6 +37,7 @@ from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport cyrbm_bern_row_f32, cyrbm_bern_row_f64
 
 
+
 cdef inline void gemm_rows(bint trans_b, int m, int n, int k, const floating *A, int lda,
                            const floating *B, int ldb, floating *C, int ldc) noexcept nogil:
     """Row-major C (m x n) = A (m x k) B, with B stored k x n, or (trans_b) C = A B^T
@@ -53,29 +54,21 @@ cdef inline void gemm_rows(bint trans_b, int m, int n, int k, const floating *A,
               &zero_d, <double *> C, &ldc)
 
 
-cdef inline void bern_row(const floating *a, Py_ssize_t n, cyrbm_rng *rng, floating *h,
-                          int full, double *sums) noexcept nogil:
+cdef inline void bern_row(const floating *a, const floating *bias, Py_ssize_t n,
+                          cyrbm_rng *rng, floating *h, int full, double *sums) noexcept nogil:
     if floating is float:
-        cyrbm_bern_row_f32(a, n, rng, h, full, sums)
+        cyrbm_bern_row_f32(a, bias, n, rng, h, full, sums)
     else:
-        cyrbm_bern_row_f64(a, n, rng, h, full, sums)
+        cyrbm_bern_row_f64(a, bias, n, rng, h, full, sums)
 
 
-cdef inline void add_bias(floating *X, Py_ssize_t rows, Py_ssize_t n,
-                          const floating *bias) noexcept nogil:
-    cdef Py_ssize_t r, j
-    for r in range(rows):
-        for j in range(n):
-            X[r * n + j] = X[r * n + j] + bias[j]
-
-
-cdef void bound_block(floating **W, floating **vb, floating **hb, const Py_ssize_t *sz,
-                      Py_ssize_t L, const uint8_t *V, Py_ssize_t n0, Py_ssize_t n1,
-                      Py_ssize_t M, cyrbm_rng *streams, floating *buf, Py_ssize_t maxw,
-                      double *lpv, double *lrest, double *lq, double *ent) noexcept nogil:
+cdef void bound_block(const floating **W, const floating **vb, const floating **hb,
+                      const Py_ssize_t *sz, Py_ssize_t L, const uint8_t *V, Py_ssize_t n0,
+                      Py_ssize_t n1, Py_ssize_t M, cyrbm_rng *streams, floating *buf,
+                      Py_ssize_t maxw, double *lpv, double *lrest, double *lq,
+                      double *ent) noexcept nogil:
     """The four terms for vectors n0 <= n < n1, each with its M samples (see the module
-    docstring).  buf: scratch of (n1-n0) (sz[0] + sz[1]) + R (sum_{0<l<L} sz[l] + maxw)
-    elements, R = (n1 - n0) M."""
+    docstring).  buf: scratch of block_scratch(...) elements."""
     cdef Py_ssize_t nb = n1 - n0, R = nb * M, D = sz[0]
     cdef Py_ssize_t i, m, r, j, l, n
     cdef double s[3]
@@ -83,8 +76,9 @@ cdef void bound_block(floating **W, floating **vb, floating **hb, const Py_ssize
     cdef floating *vf = buf
     cdef floating *a1 = vf + nb * D
     cdef floating *X = a1 + nb * sz[1]
-    cdef floating *H[64]                         # H[l]: R x sz[l], l = 1 .. L-1
+    cdef floating *H[CYRBM_MAX_LAYERS]             # H[l]: R x sz[l], l = 1 .. L-1
     cdef floating *p = X + R * maxw
+    cdef const floating *hl
     for l in range(1, L):
         H[l] = p
         p += R * sz[l]
@@ -93,12 +87,11 @@ cdef void bound_block(floating **W, floating **vb, floating **hb, const Py_ssize
     # Q(h_1 | v): one product per vector, M draws (SM08 Eq. 5 as the recognition model)
     gemm_rows(False, <int> nb, <int> sz[1], <int> D, vf, <int> D, W[0], <int> sz[1], a1,
               <int> sz[1])
-    add_bias(a1, nb, sz[1], hb[0])
     for i in range(nb):
         n = n0 + i
         for m in range(M):
             r = i * M + m
-            bern_row(a1 + i * sz[1], sz[1], &streams[n], H[1] + r * sz[1], 1, s)
+            bern_row(a1 + i * sz[1], hb[0], sz[1], &streams[n], H[1] + r * sz[1], 1, s)
             lq[n * M + m] = s[0] - s[1]
             ent[n * M + m] = s[1] - s[2]
             lrest[n * M + m] = 0.0
@@ -106,54 +99,91 @@ cdef void bound_block(floating **W, floating **vb, floating **hb, const Py_ssize
     for l in range(1, L - 1):
         gemm_rows(False, <int> R, <int> sz[l + 1], <int> sz[l], H[l], <int> sz[l], W[l],
                   <int> sz[l + 1], X, <int> sz[l + 1])
-        add_bias(X, R, sz[l + 1], hb[l])
         for r in range(R):
             n = n0 + r // M
-            bern_row(X + r * sz[l + 1], sz[l + 1], &streams[n], H[l + 1] + r * sz[l + 1], 1, s)
+            bern_row(X + r * sz[l + 1], hb[l], sz[l + 1], &streams[n], H[l + 1] + r * sz[l + 1],
+                     1, s)
             lq[n0 * M + r] += s[0] - s[1]
             ent[n0 * M + r] += s[1] - s[2]
         gemm_rows(True, <int> R, <int> sz[l], <int> sz[l + 1], H[l + 1], <int> sz[l + 1], W[l],
                   <int> sz[l + 1], X, <int> sz[l])
-        add_bias(X, R, sz[l], vb[l])
         for r in range(R):
-            bern_row(X + r * sz[l], sz[l], NULL, H[l] + r * sz[l], 1, s)
+            bern_row(X + r * sz[l], vb[l], sz[l], NULL, H[l] + r * sz[l], 1, s)
             lrest[n0 * M + r] += s[0] - s[1]
     # ln p(v | h_1) (SM08 Eq. 6)
     gemm_rows(True, <int> R, <int> D, <int> sz[1], H[1], <int> sz[1], W[0], <int> sz[1], X,
               <int> D)
-    add_bias(X, R, D, vb[0])
     for r in range(R):
-        bern_row(X + r * D, D, NULL, vf + (r // M) * D, 1, s)
+        bern_row(X + r * D, vb[0], D, NULL, vf + (r // M) * D, 1, s)
         lpv[n0 * M + r] = s[0] - s[1]
     # ln p*_top(h_{L-1}) = b.h + sum_j softplus(c_j + (W^T h)_j)  (SM08 Eq. 2)
     gemm_rows(False, <int> R, <int> sz[L], <int> sz[L - 1], H[L - 1], <int> sz[L - 1], W[L - 1],
               <int> sz[L], X, <int> sz[L])
-    add_bias(X, R, sz[L], hb[L - 1])
     for r in range(R):
-        bern_row(X + r * sz[L], sz[L], NULL, NULL, 0, s)
+        bern_row(X + r * sz[L], hb[L - 1], sz[L], NULL, NULL, 0, s)
         acc = 0.0
+        hl = H[L - 1] + r * sz[L - 1]
         for j in range(sz[L - 1]):
-            if H[L - 1][r * sz[L - 1] + j] != 0:
+            if hl[j] != 0:
                 acc += vb[L - 1][j]
         lrest[n0 * M + r] += acc + s[1]
+
+
+cdef int bound_terms_raw(const floating **W, const floating **vb, const floating **hb,
+                         const Py_ssize_t *sizes, Py_ssize_t L, const uint8_t *V,
+                         Py_ssize_t N, Py_ssize_t M, cyrbm_rng *streams, Py_ssize_t block,
+                         double *lpv, double *lrest, double *lq, double *ent,
+                         int n_threads) noexcept nogil:
+    """The bound's terms on raw buffers (see the module docstring and capi.pxd): 0, -1
+    when memory runs out, -2 for invalid sizes."""
+    cdef Py_ssize_t l, b, n0, n1, maxw = 0, per, bv, n_blocks
+    cdef floating *buf
+    cdef int nt
+    cdef int failed[1]
+    if L < 2 or L > CYRBM_MAX_LAYERS - 1 or N < 0 or M < 1 or block < 1:
+        return -2
+    for l in range(L + 1):
+        if sizes[l] < 1 or sizes[l] > 2147483647 // 4:
+            return -2
+        maxw = max(maxw, sizes[l])
+    if N == 0:
+        return 0
+    bv = max(1, block // M)                          # vectors per block
+    n_blocks = (N + bv - 1) // bv
+    nt = cap_threads(n_threads, n_blocks)
+    per = bv * (sizes[0] + sizes[1]) + bv * M * maxw
+    for l in range(1, L):
+        per += bv * M * sizes[l]
+    failed[0] = 0
+    with parallel(num_threads=nt):
+        buf = <floating *> malloc(per * sizeof(floating))
+        try:
+            for b in prange(n_blocks, schedule='static'):   # every thread takes part
+                if buf == NULL:
+                    failed[0] = 1
+                else:
+                    n0 = b * bv
+                    n1 = min(N, n0 + bv)
+                    bound_block(W, vb, hb, sizes, L, V, n0, n1, M, streams, buf, maxw,
+                                lpv, lrest, lq, ent)
+        finally:
+            free(buf)
+    return -1 if failed[0] else 0
 
 
 cdef object _bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, Py_ssize_t M,
                          uint64_t[:, ::1] streams, int n_threads, Py_ssize_t block,
                          floating dummy):
-    cdef Py_ssize_t L = len(Ws), N = V.shape[0], l, b, n0, n1, maxw = 0, per
-    cdef Py_ssize_t sz[65]
-    cdef floating *W[64]
-    cdef floating *vb[64]
-    cdef floating *hb[64]
-    cdef floating[:, ::1] w2
-    cdef floating[::1] w1
-    cdef floating *buf
-    cdef Py_ssize_t bv = max(1, block // M)               # vectors per block
-    cdef Py_ssize_t n_blocks = (N + bv - 1) // bv
-    cdef int nt = cap_threads(n_threads, n_blocks)
-    if L < 2 or L > 64:
-        raise ValueError("the bound kernel takes 2 to 64 layers")
+    cdef Py_ssize_t L = len(Ws), N = V.shape[0], l
+    cdef Py_ssize_t sz[CYRBM_MAX_LAYERS + 1]
+    cdef const floating *W[CYRBM_MAX_LAYERS]
+    cdef const floating *vb[CYRBM_MAX_LAYERS]
+    cdef const floating *hb[CYRBM_MAX_LAYERS]
+    cdef const floating[:, ::1] w2
+    cdef const floating[::1] w1
+    cdef int status
+    if L < 2 or L > CYRBM_MAX_LAYERS - 1:
+        raise ValueError(f"the bound kernel takes 2 to {CYRBM_MAX_LAYERS - 1} layers")
     for l in range(L):
         w2 = Ws[l]
         W[l] = &w2[0, 0]
@@ -163,35 +193,23 @@ cdef object _bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, P
         vb[l] = &w1[0]
         w1 = hbs[l]
         hb[l] = &w1[0]
-    for l in range(L + 1):
-        maxw = max(maxw, sz[l])
     if V.shape[1] != sz[0] or streams.shape[0] != N or streams.shape[1] != 4:
         raise ValueError("data or streams do not fit the layers")
     lpv = np.zeros((N, M))
     lrest = np.zeros((N, M))
-    lq = np.full((N, M), np.nan)             # NaN where a block did not run (no memory)
+    lq = np.zeros((N, M))
     ent = np.zeros((N, M))
     cdef double[:, ::1] o_lpv = lpv, o_lrest = lrest, o_lq = lq, o_ent = ent
-    per = bv * (sz[0] + sz[1]) + bv * M * maxw
-    for l in range(1, L):
-        per += bv * M * sz[l]
     if N == 0:
         return lpv, lrest, lq, ent
-    cdef cyrbm_rng *rng = <cyrbm_rng *> &streams[0, 0]
-    cdef const uint8_t *Vp = &V[0, 0]
-    with nogil, parallel(num_threads=nt):
-        buf = <floating *> malloc(per * sizeof(floating))
-        if buf != NULL:
-            try:
-                for b in prange(n_blocks, schedule='static'):
-                    n0 = b * bv
-                    n1 = min(N, n0 + bv)
-                    bound_block(W, vb, hb, sz, L, Vp, n0, n1, M, rng, buf, maxw,
-                                &o_lpv[0, 0], &o_lrest[0, 0], &o_lq[0, 0], &o_ent[0, 0])
-            finally:
-                free(buf)
-    if not np.all(np.isfinite(lq)):     # a block whose scratch could not be allocated
+    with nogil:
+        status = bound_terms_raw(W, vb, hb, sz, L, &V[0, 0], N, M,
+                                 <cyrbm_rng *> &streams[0, 0], block, &o_lpv[0, 0],
+                                 &o_lrest[0, 0], &o_lq[0, 0], &o_ent[0, 0], n_threads)
+    if status == -1:
         raise MemoryError("not enough memory for the bound's scratch buffers")
+    if status != 0:
+        raise ValueError("invalid sizes for the bound kernel")
     return lpv, lrest, lq, ent
 
 

@@ -4,7 +4,8 @@
 Cython code cimports the functions below; C code gets the same functions through the
 capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h``.
 Both run exactly the kernels behind the Python API, so they give the same answers.
-Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
+Version 3 adds the DBN bound's terms (``dbn_bound_terms_f32/f64``,
+SM08 Eq. 19-24).  Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
 Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
 """
 from cpython.pycapsule cimport PyCapsule_New
@@ -13,6 +14,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
 from cyrbm cimport _anneal
+from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
 
@@ -45,6 +47,14 @@ cdef extern from "cyrbm/cyrbm.h":
                                 Py_ssize_t, double *, int) noexcept nogil
     ctypedef int (*exact_f32_t)(const float *, const float *, const float *, Py_ssize_t,
                                 Py_ssize_t, double *, int) noexcept nogil
+    ctypedef int (*bound_f64_t)(const double **, const double **, const double **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
+    ctypedef int (*bound_f32_t)(const float **, const float **, const float **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
     ctypedef struct cyrbm_capi:
         int version
         gibbs_f64_t gibbs_sweeps_f64
@@ -55,6 +65,8 @@ cdef extern from "cyrbm/cyrbm.h":
         ais_f32_t ais_log_partition_f32
         exact_f64_t exact_log_partition_f64
         exact_f32_t exact_log_partition_f32
+        bound_f64_t dbn_bound_terms_f64
+        bound_f32_t dbn_bound_terms_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
@@ -142,6 +154,28 @@ cdef int exact_log_partition_f32(const float *W, const float *vbias, const float
                                            n_threads)
 
 
+# ------------------------------------------------- version 3: the DBN bound's terms
+# (blocks of 512 rows, vectors x samples: cyrbm.bounds.BLOCK_ROWS, so the same bits)
+
+
+cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
+
+
+cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _table.gibbs_sweeps_f64 = gibbs_sweeps_f64
@@ -152,6 +186,8 @@ _table.ais_log_partition_f64 = ais_log_partition_f64
 _table.ais_log_partition_f32 = ais_log_partition_f32
 _table.exact_log_partition_f64 = exact_log_partition_f64
 _table.exact_log_partition_f32 = exact_log_partition_f32
+_table.dbn_bound_terms_f64 = dbn_bound_terms_f64
+_table.dbn_bound_terms_f32 = dbn_bound_terms_f32
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION
@@ -172,6 +208,12 @@ def make_ais_streams(seed, Py_ssize_t runs):
     so the C/Cython entry gives that annealer's log weights bit for bit."""
     from cyrbm.annealing import ais_streams
     return ais_streams(seed, runs)
+
+
+def make_bound_streams(seed, Py_ssize_t n):
+    """States of the ``n`` per-vector streams (a (n, 4) uint64 array) of
+    ``dbn_bound_terms_f32/f64``: those ``BoundEstimator(..., seed=seed)`` draws Q with."""
+    return _make_streams(seed, "bound", n)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);

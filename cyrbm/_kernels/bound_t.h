@@ -16,12 +16,13 @@
 
 #define CYRBM_BR_PAD (-1000.0)   /* pre-activation of lanes past the row: adds 0 to every sum */
 
-/* a: n pre-activations (IN).  rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform,
+/* a + bias: n pre-activations, the sum taken in T (IN; bias may be NULL).  rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform,
  * one draw per unit in unit order (the draws of cyrbm_bernoulli_*), writing h (OUT); or
  * NULL: h holds given 0/1 states (IN), or is NULL too (then sums[0] = 0).
  * full: also sums[0] and sums[2] (else they are 0).
  * sums (OUT): [0] sum_j h_j a_j, [1] sum_j softplus(a_j), [2] sum_j sigma(a_j) a_j. */
-void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n, cyrbm_rng *rng, T *restrict h,
+void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n,
+                        cyrbm_rng *rng, T *restrict h,
                         int full, double *restrict sums) {
     double ad[8], hd[8], ud[8];
     double hx = 0.0, relu = 0.0, lg = 0.0, sa = 0.0;
@@ -37,7 +38,10 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n, cyrbm_rng *rng, T *res
         }
         for (j0 = b0; j0 < b1; j0 += 8) {
             const int nv = b1 - j0 < 8 ? (int)(b1 - j0) : 8;
-            for (l = 0; l < nv; l++) ad[l] = (double)a[j0 + l];
+            if (bias != NULL)
+                for (l = 0; l < nv; l++) ad[l] = (double)(a[j0 + l] + bias[j0 + l]);
+            else
+                for (l = 0; l < nv; l++) ad[l] = (double)a[j0 + l];
             for (; l < 8; l++) ad[l] = CYRBM_BR_PAD;
             if (rng != NULL) {
                 for (l = 0; l < nv; l++) ud[l] = cyrbm_rng_uniform(rng);
