@@ -413,16 +413,7 @@ class AISResult:
     def to_dict(self):
         """A JSON-ready dict (keys documented in docs/json_keys_ais.md); infinite interval
         ends become None (JSON null)."""
-
-        def num(x):
-            if x is None:
-                return None
-            x = float(x)
-            return x if math.isfinite(x) else None
-
-        def pair(p):
-            return None if p is None else [num(p[0]), num(p[1])]
-
+        num, pair = json_number, json_pair
         out = {
             "kind": self.kind,
             "log_Z": num(self.log_Z),
@@ -459,6 +450,19 @@ class AISResult:
         lo, hi = self.log_ratio_interval(3)
         return (f"AISResult(log_ratio={self.log_ratio:.4f}, 3-sigma=({lo:.4f}, {hi:.4f}), "
                 f"runs={self.runs}, betas={self.betas}, ess={self.ess:.1f})")
+
+
+def json_number(x):
+    """x as a float for JSON, None (null) for None or a non-finite x."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def json_pair(p):
+    """An interval (lo, hi) for JSON, its infinite ends None; None stays None."""
+    return None if p is None else [json_number(p[0]), json_number(p[1])]
 
 
 # --------------------------------------------------------------------------- annealer

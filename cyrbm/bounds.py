@@ -131,15 +131,7 @@ class BoundResult:
 
     def to_dict(self, values=True):
         """A JSON-ready dict; infinite ends become None."""
-        def num(x):
-            if x is None:
-                return None
-            x = float(x)
-            return x if math.isfinite(x) else None
-
-        def pair(p):
-            return None if p is None else [num(p[0]), num(p[1])]
-
+        from cyrbm.annealing import json_number as num, json_pair as pair
         out = {
             "method": self.method,
             "mean": num(self.mean),

@@ -24,24 +24,22 @@ from cyrbm.training import Trainer
 __all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass"]
 
 
-def layer_checkpoint(checkpoint, layer):
-    """The Trainer checkpoint of ``layer``: ``X.ckpt.npz`` -> ``X.layer<l>.ckpt.npz``."""
+def _stem(checkpoint):
     root = os.fspath(checkpoint)
     for ext in (".ckpt.npz", ".npz"):
         if root.endswith(ext):
-            root = root[: -len(ext)]
-            break
-    return f"{root}.layer{layer}.ckpt.npz"
+            return root[: -len(ext)]
+    return root
+
+
+def layer_checkpoint(checkpoint, layer):
+    """The Trainer checkpoint of ``layer``: ``X.ckpt.npz`` -> ``X.layer<l>.ckpt.npz``."""
+    return f"{_stem(checkpoint)}.layer{layer}.ckpt.npz"
 
 
 def progress_file(checkpoint):
     """The DBN file of the layers finished so far: ``X.ckpt.npz`` -> ``X.done.npz``."""
-    root = os.fspath(checkpoint)
-    for ext in (".ckpt.npz", ".npz"):
-        if root.endswith(ext):
-            root = root[: -len(ext)]
-            break
-    return f"{root}.done.npz"
+    return f"{_stem(checkpoint)}.done.npz"
 
 
 def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):

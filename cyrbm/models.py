@@ -231,13 +231,7 @@ class RBM:
         meta = {}
         if "meta" in arrays:
             meta = _io.meta_from_array(arrays["meta"], path, what)
-            version = meta.get("format_version", FORMAT_VERSION)
-            if not isinstance(version, int) or version < 1:
-                raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
-            if version > FORMAT_VERSION:
-                raise ModelFileError(
-                    f"{what} '{path}' has format version {version}, newer than this cyrbm "
-                    f"understands ({FORMAT_VERSION}); upgrade cyrbm to read it.")
+            _check_version(meta, path, what, FORMAT_VERSION)
             fmt = meta.get("format", FORMAT)
             if fmt != FORMAT:
                 raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not an RBM ('{FORMAT}').")
@@ -271,6 +265,17 @@ def _float_dtype(dtype):
     if dt not in _DTYPES:
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}.")
     return dt
+
+
+def _check_version(meta, path, what, newest):
+    """A file's format_version is a whole number from 1 to ``newest`` (absent: ``newest``)."""
+    version = meta.get("format_version", newest)
+    if not isinstance(version, int) or version < 1:
+        raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
+    if version > newest:
+        raise ModelFileError(
+            f"{what} '{path}' has format version {version}, newer than this cyrbm "
+            f"understands ({newest}); upgrade cyrbm to read it.")
 
 
 def _check_records(meta, path, what):
@@ -448,13 +453,7 @@ class DBN:
             fmt = meta.get("format", DBN_FORMAT)
             if fmt != DBN_FORMAT:
                 raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not a DBN ('{DBN_FORMAT}').")
-            version = meta.get("format_version", DBN_FORMAT_VERSION)
-            if not isinstance(version, int) or version < 1:
-                raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
-            if version > DBN_FORMAT_VERSION:
-                raise ModelFileError(
-                    f"{what} '{path}' has format version {version}, newer than this cyrbm "
-                    f"understands ({DBN_FORMAT_VERSION}); upgrade cyrbm to read it.")
+            _check_version(meta, path, what, DBN_FORMAT_VERSION)
         found = sorted({int(k[5:].split("_", 1)[0]) for k in arrays
                         if k.startswith("layer") and "_" in k and k[5:].split("_", 1)[0].isdigit()})
         n_layers = meta.get("n_layers", (found[-1] + 1) if found else 0)
