@@ -15,9 +15,14 @@
 #include <math.h>
 
 #define CYRBM_BR_PAD (-1000.0)   /* pre-activation of lanes past the row: adds 0 to every sum */
+#if IS_F32
+#define BR_LOADD(p) ld_f_as_d(p)
+#else
+#define BR_LOADD(p) ld_d(p)
+#endif
 
-/* a + bias: n pre-activations, the sum taken in T (IN; bias may be NULL).  rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform,
- * one draw per unit in unit order (the draws of cyrbm_bernoulli_*), writing h (OUT); or
+/* a + bias: n pre-activations, summed in float64 (IN; bias may be NULL).
+ * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit order (the draws of cyrbm_bernoulli_*), writing h (OUT); or
  * NULL: h holds given 0/1 states (IN), or is NULL too (then sums[0] = 0).
  * full: also sums[0] and sums[2] (else they are 0).
  * sums (OUT): [0] sum_j h_j a_j, [1] sum_j softplus(a_j), [2] sum_j sigma(a_j) a_j. */
@@ -38,33 +43,42 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
         }
         for (j0 = b0; j0 < b1; j0 += 8) {
             const int nv = b1 - j0 < 8 ? (int)(b1 - j0) : 8;
-            if (bias != NULL)
-                for (l = 0; l < nv; l++) ad[l] = (double)(a[j0 + l] + bias[j0 + l]);
-            else
-                for (l = 0; l < nv; l++) ad[l] = (double)a[j0 + l];
-            for (; l < 8; l++) ad[l] = CYRBM_BR_PAD;
+            const int whole = nv == 8;      /* else the row's tail, through ad / hd */
+            if (!whole) {
+                for (l = 0; l < nv; l++)
+                    ad[l] = bias != NULL ? (double)a[j0 + l] + (double)bias[j0 + l]
+                                         : (double)a[j0 + l];
+                for (; l < 8; l++) ad[l] = CYRBM_BR_PAD;
+                if (rng == NULL && h != NULL) {
+                    for (l = 0; l < nv; l++) hd[l] = (double)h[j0 + l];
+                    for (; l < 8; l++) hd[l] = 0.0;
+                }
+            }
             if (rng != NULL) {
                 for (l = 0; l < nv; l++) ud[l] = cyrbm_rng_uniform(rng);
                 for (; l < 8; l++) ud[l] = 2.0;
-            } else if (h != NULL) {
-                for (l = 0; l < nv; l++) hd[l] = (double)h[j0 + l];
-                for (; l < 8; l++) hd[l] = 0.0;
             }
             for (q = 0; q < NQD; q++) {
-                const vd x = ld_d(ad + q * VLD);
-                const vd na = ASD(ASQ(x) | 0x8000000000000000ULL);     /* -|x| */
-                const vd e = vexp_d(na);
-                const vq pos = MASKQ(x >= 0.0);
+                vd x, na, e, num, hv = BCD(0.0);
+                vq pos;
+                if (whole) {
+                    x = BR_LOADD(a + j0 + q * VLD);
+                    if (bias != NULL) x = x + BR_LOADD(bias + j0 + q * VLD);
+                } else {
+                    x = ld_d(ad + q * VLD);
+                }
+                na = ASD(ASQ(x) | 0x8000000000000000ULL);     /* -|x| */
+                e = vexp_d(na);
+                pos = MASKQ(x >= 0.0);
                 vrl[q] += ASD(MASKQ(x > 0.0) & ASQ(x));
                 vpr[q] *= 1.0 + e;
-                const vd num = SELD(pos, BCD(1.0), e);
-                vd hv = BCD(0.0);
+                num = SELD(pos, BCD(1.0), e);
                 if (rng != NULL) {
                     const vd u = ld_d(ud + q * VLD);
                     hv = ASD(MASKQ(u * (1.0 + e) < num) & ASQ(BCD(1.0)));
                     st_d(hd + q * VLD, hv);
                 } else if (h != NULL) {
-                    hv = ld_d(hd + q * VLD);
+                    hv = whole ? BR_LOADD(h + j0 + q * VLD) : ld_d(hd + q * VLD);
                 }
                 if (full) {
                     vhx[q] += hv * x;
@@ -88,3 +102,4 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
 }
 
 #undef CYRBM_BR_PAD
+#undef BR_LOADD
