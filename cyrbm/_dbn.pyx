@@ -91,7 +91,7 @@ cdef void bound_block(const floating **W, const floating **vb, const floating **
         n = n0 + i
         for m in range(M):
             r = i * M + m
-            bern_row(a1 + i * sz[1], hb[0], sz[1], &streams[n], H[1] + r * sz[1], 1, s)
+            bern_row(a1 + i * sz[1], hb[0], sz[1], &streams[n], H[1] + r * sz[1], 3, s)
             lq[n * M + m] = s[0] - s[1]
             ent[n * M + m] = s[1] - s[2]
             lrest[n * M + m] = 0.0
@@ -102,7 +102,7 @@ cdef void bound_block(const floating **W, const floating **vb, const floating **
         for r in range(R):
             n = n0 + r // M
             bern_row(X + r * sz[l + 1], hb[l], sz[l + 1], &streams[n], H[l + 1] + r * sz[l + 1],
-                     1, s)
+                     3, s)
             lq[n0 * M + r] += s[0] - s[1]
             ent[n0 * M + r] += s[1] - s[2]
         gemm_rows(True, <int> R, <int> sz[l], <int> sz[l + 1], H[l + 1], <int> sz[l + 1], W[l],

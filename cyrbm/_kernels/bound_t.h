@@ -24,7 +24,7 @@
 /* a + bias: n pre-activations, summed in float64 (IN; bias may be NULL).
  * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit order (the draws of cyrbm_bernoulli_*), writing h (OUT); or
  * NULL: h holds given 0/1 states (IN), or is NULL too (then sums[0] = 0).
- * full: also sums[0] and sums[2] (else they are 0).
+ * full: bit 1 also sums[0], bit 2 also sums[2] (else they are 0).
  * sums (OUT): [0] sum_j h_j a_j, [1] sum_j softplus(a_j), [2] sum_j sigma(a_j) a_j. */
 void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n,
                         cyrbm_rng *rng, T *restrict h,
@@ -80,10 +80,8 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
                 } else if (h != NULL) {
                     hv = whole ? BR_LOADD(h + j0 + q * VLD) : ld_d(hd + q * VLD);
                 }
-                if (full) {
-                    vhx[q] += hv * x;
-                    vsa[q] += (num / (1.0 + e)) * x;
-                }
+                if (full & 1) vhx[q] += hv * x;
+                if (full & 2) vsa[q] += (num / (1.0 + e)) * x;
             }
             if (rng != NULL)
                 for (l = 0; l < nv; l++) h[j0 + l] = (T)hd[l];
