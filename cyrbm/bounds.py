@@ -131,7 +131,7 @@ class BoundResult:
 
     def to_dict(self, values=True):
         """A JSON-ready dict; infinite ends become None."""
-        from cyrbm.annealing import json_number as num, json_pair as pair
+        from cyrbm.annealing import _json_number as num, _json_pair as pair
         out = {
             "method": self.method,
             "mean": num(self.mean),

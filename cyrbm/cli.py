@@ -21,6 +21,12 @@ Usage:
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--logz VALUE] [--runs R] [--schedule SCHED] [--seed S] [--threads T]
               [--json]
+  cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
+              [--seed S] [--threads T]
+  cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
+  cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
+              [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
+              [--seed S] [--threads T] [--json]
   cyrbm -h | --help
   cyrbm --version
 
@@ -38,9 +44,15 @@ Commands:
   bound   Bound ln p(v) of DATA under a DBN: the variational lower bound (SM08 Eq.
           19-24; ln Z of the top RBM by AIS, or --logz) or the harmonic-mean estimate
           (--method harmonic, a cautionary baseline that over-estimates).
+  sample  Draw samples from MODEL and write them to IMAGE (.png) as a grid of images
+          (needs Pillow: pip install "cyrbm[images]").
+  filters Draw each hidden unit's weights as an image, in a grid written to IMAGE.
+  evaluate  The mean test log-probability of DATA from forward AIS (optimistic) and
+          from reverse annealing, RAISE (conservative), side by side.
 
 Options:
-  -o MODEL, --output MODEL   Model file to write (.npz).
+  -o FILE, --output FILE     File to write: the model (.npz) of train, the image
+                             (.png) of sample and filters.
   --hidden N                 Hidden units [default: 100].
   --method METHOD            cd or pcd (persistent CD / SML) [default: cd].
   --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
@@ -72,7 +84,9 @@ Options:
   --data DATA                Data whose average log-probability to estimate.
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: 100].
-  --schedule SCHED           paper, linear:K, or a text file of betas [default: paper].
+  --schedule SCHED           paper, linear:K, or a text file of betas; evaluate also
+                             takes adaptive:K (K betas tuned by a pilot run)
+                             [default: paper].
   --start HOW                Starting states of ratio runs: exact (draws from MODEL_A
                              by enumerating its smaller layer, up to 30 units), gibbs
                              (chains on MODEL_A), or auto: exact up to 20 units
@@ -82,6 +96,7 @@ Options:
                              [default: 20000].
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
+                             evaluate: reverse (RAISE) chains per test row (default: 10).
   --steps-between N          Gibbs sweeps between the states a chain gives
                              [default: 100].
   --exact                    Enumerate (the only method of logz).
@@ -93,13 +108,24 @@ Options:
   --entropy E                analytic (SM08 Eq. 23) or sampled (-ln Q) [default:
                              analytic].
   --logz VALUE               ln Z of the top RBM, instead of estimating it by AIS.
+  --n N                      Samples to draw, or hidden units to draw (the first N)
+                             [default: 100].
+  --steps S                  Gibbs sweeps of each sample's chain, from uniform random
+                             bits [default: 1000].
+  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) [default: gibbs].
+  --shape HxW                Height x width of one image, e.g. 28x28 (default: square).
+  --save-schedule FILE       Write the schedule's betas to FILE (one per line) for
+                             reuse with --schedule FILE.
+  --simulate N               Also the bidirectional check on N states drawn from MODEL
+                             (exactly when its smaller layer has <= 20 units).
+  --plot FILE                Write a PNG: ln Z-hat against runs, the log weights, the
+                             AIS/RAISE gap against K (needs matplotlib).
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.
   --version                  Show the version.
 
 Errors are printed as one sentence on stderr, with a non-zero exit status.
 """
-import difflib
 import json
 import math
 import os
@@ -125,11 +151,14 @@ _VALUE_OPTIONS = {
     "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--layers", "--samples", "--entropy", "--logz",
+    "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
-                "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"]}
+                "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
+                "sample": ["MODEL"], "filters": ["MODEL"],
+                "evaluate": ["MODEL"]}
 _OPTIONAL_POSITIONALS = {"info": ["MODEL"]}
 _WHAT = {"DATA": "DATA (the training data)", "MODEL": "MODEL (a model file)",
          "MODEL_A": "MODEL_A and MODEL_B (two model files)",
@@ -153,7 +182,7 @@ def _usage_lines():
 def _short_usage(command):
     line = _usage_lines().get(command)
     if line is None:
-        return "usage: cyrbm (train|info|ais|ratio|logz) ...; 'cyrbm --help' lists the options."
+        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate|dbn|bound) ...; 'cyrbm --help' lists the options."
     required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
     return f"usage: {required} [options]; 'cyrbm --help' lists them."
 
@@ -161,17 +190,18 @@ def _short_usage(command):
 def _usage_problem(argv):
     """(command or None, one sentence) saying why ``argv`` does not fit the usage."""
     if not argv:
-        return None, "no command given (commands: train, info, ais, ratio, logz)."
+        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)."
     command = argv[0]
     if command not in _POSITIONALS:
         if command.startswith("-"):
             return None, f"unknown option {command!r} before the command."
+        import difflib          # only for a usage error (6 ms at start-up otherwise)
         close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
-        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz)"
+        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)"
         return None, f"unknown command {command!r}{also}."
     usage = _usage_lines()[command]
     allowed = set(re.findall(r"--[\w-]+", usage)) | {"--help", "--version"}
-    if "-o MODEL" in usage or "-o DBN" in usage:
+    if " -o " in usage:
         allowed.add("--output")
     known = _VALUE_OPTIONS | _FLAG_OPTIONS
     positionals, given = [], set()
@@ -191,6 +221,7 @@ def _usage_problem(argv):
                 elif matches:
                     return command, f"option {name} is ambiguous ({', '.join(sorted(matches))})."
                 else:
+                    import difflib
                     close = difflib.get_close_matches(name, sorted(allowed), n=1)
                     also = f" (did you mean {close[0]}?)" if close else ""
                     return command, f"unknown option {name}{also}."
@@ -234,6 +265,10 @@ def _usage_problem(argv):
         return command, "'cyrbm dbn' needs --layers, the hidden-layer sizes (such as 500,2000)."
     if command == "bound" and "--data" not in given:
         return command, "'cyrbm bound' needs --data DATA, the vectors to bound."
+    if command in ("sample", "filters") and "--output" not in given:
+        return command, f"'cyrbm {command}' needs -o IMAGE, the image file (.png) to write."
+    if command == "evaluate" and "--data" not in given:
+        return command, "'cyrbm evaluate' needs --data DATA, the test rows."
     return command, "the arguments do not fit its usage."
 
 
@@ -616,6 +651,16 @@ def print_measure(name, r, out):
         print(f"ln Z = {r['log_Z']:.6f}  (exact, {r['terms']} terms over the "
               f"{r['enumerated_layer']} layer, {r['seconds']:.2f} s)", file=out)
         return
+    if name == "evaluate":
+        from cyrbm._cli_measure import print_evaluate
+        print_evaluate(r, out)
+        return
+    _print_measure_estimate(name, r, out)
+    if r.get("weight_warning"):
+        print(f"warning: {r['weight_warning']}", file=out)
+
+
+def _print_measure_estimate(name, r, out):
     if name == "ais":
         print(f"ln Z = {r['log_Z']:.4f}  ln(Z +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
               f"ln(Z +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}", file=out)
@@ -655,11 +700,48 @@ def _dbn_command(name):
             return _cli_dbn.cmd_bound(args, out, args.get("__explicit__", ()))
         return _cli_dbn.cmd_dbn(args, out)
     return run
+# ------------------------------------------------------------------ sample, filters
+_SAMPLERS = ("gibbs",)
+
+
+def cmd_sample(args, out):
+    from cyrbm import _io, images
+    from cyrbm.models import RBM
+    n = _whole(args, "--n", 1)
+    steps = _whole(args, "--steps", 0)
+    seed = _whole(args, "--seed", 0)
+    threads = parse_threads(args["--threads"])
+    sampler = str(args["--sampler"]).strip().lower()
+    if sampler not in _SAMPLERS:
+        raise UsageError(f"--sampler must be {' or '.join(_SAMPLERS)}, not {args['--sampler']!r}.")
+    _io.check_writable(args["--output"])
+    model = RBM.load(args["MODEL"])
+    shape = images.image_shape(model.n_visible, args["--shape"])
+    samples = model.sample(n, steps, seed=seed, threads=threads)
+    width, height = images.save_samples(args["--output"], samples, shape)
+    print(f"wrote {args['--output']}: {n} samples of {shape[0]}x{shape[1]} pixels after "
+          f"{steps} {sampler} sweeps (seed {seed}), a {width}x{height} image", file=out)
+    return 0
+
+
+def cmd_filters(args, out):
+    from cyrbm import _io, images
+    from cyrbm.models import RBM
+    n = _whole(args, "--n", 1)
+    _io.check_writable(args["--output"])
+    model = RBM.load(args["MODEL"])
+    shape = images.image_shape(model.n_visible, args["--shape"])
+    n = min(n, model.n_hidden)
+    width, height = images.save_filters(args["--output"], model.W[:, :n], shape)
+    print(f"wrote {args['--output']}: the weights of {n} of {model.n_hidden} hidden units "
+          f"as {shape[0]}x{shape[1]} images, a {width}x{height} image", file=out)
+    return 0
 
 
 COMMANDS = {"train": cmd_train, "info": cmd_info, "ais": _measure("ais"),
             "ratio": _measure("ratio"), "logz": _measure("logz"),
-            "dbn": _dbn_command("dbn"), "bound": _dbn_command("bound")}
+            "dbn": _dbn_command("dbn"), "bound": _dbn_command("bound"),
+            "sample": cmd_sample, "filters": cmd_filters, "evaluate": _measure("evaluate")}
 
 
 def _one_sentence(exc):
@@ -674,7 +756,8 @@ def _run(argv):
         return 2
     command = next(name for name in COMMANDS if args.get(name))
     from cyrbm import _validation
-    _validation.set_interface("cli" if command in ("train", "info", "dbn") else "cli-measure")
+    _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
+                              else "cli-measure")
     try:
         if (command == "train" and args["--resume"]) or command == "bound":
             args["__explicit__"] = _explicit_options(argv)

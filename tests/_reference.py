@@ -263,3 +263,36 @@ def check_sampler(sample, model, *, target=None, wrong=None, n=DRAWS, seed=0,
         assert p_wrong < alpha, (f"no power: a distribution {distance:.4f} away in total "
                                  f"variation passes too (p = {p_wrong:.3g})")
     return pvalue, tv
+
+
+# ------------------------------------------------------------ annealing model
+def tempered_transition(model, base_biases, beta):
+    """The visible-to-visible matrix of one block-Gibbs transition T_beta of AIS from a
+    base-rate model (SM08 Eq. 15-17): T[v, v'] = sum_h p_beta(h | v) p_beta(v' | h),
+    with p_beta(v, h) ~ exp((1 - beta) bA.v + beta (b.v + v W h + a.h)); states in the
+    order of all_states."""
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
+    bA = np.asarray(base_biases, dtype=np.float64)
+    Vf = all_states(model.n_visible).astype(np.float64)
+    Hf = all_states(model.n_hidden).astype(np.float64)
+    neg = (1.0 - beta) * (Vf @ bA)[:, None] + beta * (
+        Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :])
+    h_given_v = np.exp(neg - logsumexp(neg, axis=1, keepdims=True))
+    v_given_h = np.exp(neg - logsumexp(neg, axis=0, keepdims=True)).T
+    return h_given_v @ v_given_h
+
+
+def annealing_model_distribution(model, base_biases, betas):
+    """p_ann over every visible state: x_0 ~ p_0 (the base rate), x_k ~ T_k(. | x_{k-1})
+    for k = 1 .. K (beta_K = 1): the distribution RAISE's weights are unbiased for."""
+    bA = np.asarray(base_biases, dtype=np.float64)
+    Vf = all_states(model.n_visible).astype(np.float64)
+    p = np.exp(Vf @ bA - np.sum(np.logaddexp(0.0, bA)))
+    for beta in np.asarray(betas, dtype=np.float64)[1:]:
+        p = p @ tempered_transition(model, bA, beta)
+    return p
+
+
+def state_index(v):
+    """Row of all_states holding the 0/1 vector v."""
+    return int("".join(str(int(x)) for x in v), 2)

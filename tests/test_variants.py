@@ -3,8 +3,8 @@
 The default build holds one variant per instruction set of the target (avx512, avx2, sse2,
 generic on x86-64); each is chosen in turn at run time (the modules' use_kernels, as the
 CYRBM_FORCE_ISA environment variable does at import) and must reproduce the default
-variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, RBM.sample and CD/PCD
-training, in float32 and float64.  .ci/run also builds restricted variants
+variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, the pseudo-log-likelihood,
+RBM.sample and CD/PCD training, in float32 and float64.  .ci/run also builds restricted variants
 (CYRBM_ISA=...) and shows that a changed summation order breaks the same check.
 """
 import numpy as np
@@ -45,6 +45,7 @@ def numbers(dtype):
     rat = ann.log_ratio(small, model, start="gibbs", burn_in=20, chains=3, steps_between=4)
     out["ratio"], out["ratio_v"] = rat.log_weights, rat.samples
     out["exact"] = cyrbm.exact_log_partition(small)
+    out["pll"] = model.pseudo_log_likelihood(data[:7], threads=2)
     # the engine's kept inputs: they follow every flip, so they show any change of
     # summation order even when samples and weights do not move
     eng = _anneal.GibbsEngine(b, W[:, :11], a[:11], W, b, a, ann._streams(0, 5),
@@ -55,6 +56,10 @@ def numbers(dtype):
     for key, arr in zip(("xA", "xB", "uA", "uB"), eng.inputs()):
         out["engine_" + key] = arr
     out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
+    # reverse annealing (RAISE): the engine's steps over a decreasing schedule
+    from cyrbm.evaluation import raise_log_weights
+    out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
+                                     seed=5, threads=2, refresh=13, batch=5)
     for method in ("cd", "pcd"):
         fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,
                             learning_rate=0.05, seed=11, threads=2, dtype=dtype,
@@ -63,10 +68,21 @@ def numbers(dtype):
     return out
 
 
+@pytest.mark.parametrize("dense", ["auto", "always"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_every_variant_gives_the_default_bits(variant, dtype):
+def test_every_variant_gives_the_default_bits(variant, dtype, dense):
+    """With the engine's default choice of input updates, and with the subset tables
+    ("Many flips" in anneal.c) at every step."""
     isas = _gibbs.kernels_runnable()
     assert "generic" in isas
+    previous = _anneal.use_dense_tables(dense)
+    try:
+        check_variants(isas, variant, dtype)
+    finally:
+        _anneal.use_dense_tables(previous)
+
+
+def check_variants(isas, variant, dtype):
     default = numbers(dtype)
     for isa in isas:
         variant(isa)
