@@ -6,8 +6,10 @@ capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h`
 Both run exactly the kernels behind the Python API, so they give the same answers.
 Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
 Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
-Version 3 adds ``chib_log_prob_f32/f64``: the Chib-style estimator of a two-layer DBN's
-test log-probabilities (Murray & Salakhutdinov 2009), streams from ``make_chib_streams``.
+Version 3 adds the DBNs' estimators: ``chib_log_prob_f32/f64``, the Chib-style estimator
+of a two-layer DBN's test log-probabilities (Murray & Salakhutdinov 2009, streams from
+``make_chib_streams``), and ``dbn_bound_terms_f32/f64``, the terms of the variational
+bound (SM08 Eq. 19-24, streams from ``make_bound_streams``).
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint64_t
@@ -19,6 +21,7 @@ from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, free
+from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
 
@@ -59,6 +62,14 @@ cdef extern from "cyrbm/cyrbm.h":
                                const float *, const float *, Py_ssize_t, Py_ssize_t,
                                Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                double, cyrbm_rng *, double *, int) noexcept nogil
+    ctypedef int (*bound_f64_t)(const double **, const double **, const double **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
+    ctypedef int (*bound_f32_t)(const float **, const float **, const float **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
     ctypedef struct cyrbm_capi:
         int version
         gibbs_f64_t gibbs_sweeps_f64
@@ -71,6 +82,8 @@ cdef extern from "cyrbm/cyrbm.h":
         exact_f32_t exact_log_partition_f32
         chib_f64_t chib_log_prob_f64
         chib_f32_t chib_log_prob_f32
+        bound_f64_t dbn_bound_terms_f64
+        bound_f32_t dbn_bound_terms_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
@@ -219,6 +232,26 @@ cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hb
                            int n_threads) noexcept nogil:
     return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
                           n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+# ------------------------------------------------- version 3: the DBN bound's terms
+# (blocks of 512 rows, vectors x samples: cyrbm.bounds.BLOCK_ROWS, so the same bits)
+
+
+cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
+
+
+cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
 
 
 cdef cyrbm_capi _table
@@ -233,6 +266,8 @@ _table.exact_log_partition_f64 = exact_log_partition_f64
 _table.exact_log_partition_f32 = exact_log_partition_f32
 _table.chib_log_prob_f64 = chib_log_prob_f64
 _table.chib_log_prob_f32 = chib_log_prob_f32
+_table.dbn_bound_terms_f64 = dbn_bound_terms_f64
+_table.dbn_bound_terms_f32 = dbn_bound_terms_f32
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION
@@ -260,6 +295,10 @@ def make_chib_streams(seed, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats=1
     ``chib_log_prob_f32/f64``: exactly those ``cyrbm.chib.chib_log_prob(dbn, v, log_Z,
     steps=steps, repeats=repeats, seed=seed)`` uses for n test vectors."""
     return _make_streams(seed, "chib", n * repeats, 0, steps)
+def make_bound_streams(seed, Py_ssize_t n):
+    """States of the ``n`` per-vector streams (a (n, 4) uint64 array) of
+    ``dbn_bound_terms_f32/f64``: those ``BoundEstimator(..., seed=seed)`` draws Q with."""
+    return _make_streams(seed, "bound", n)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);
