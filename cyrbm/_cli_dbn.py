@@ -210,13 +210,7 @@ def cmd_bound(args, out, explicit=()):
               f"'{args['--data']}': {res.mean:.4f} nats", file=out)
         print(f"  Monte Carlo error (+-3 std): +-{3 * res.stderr:.4f}   "
               f"M = {M} sample{'s' if M > 1 else ''} of Q per vector, entropy {entropy}", file=out)
-        shift = res.ais_interval(3)
-        if res.ais is not None:
-            up = "+inf" if not math.isfinite(shift[1]) else f"{shift[1]:+.4f}"
-            print(f"  AIS error ln(Z +- 3 sigma) - ln Z: {shift[0]:+.4f}, {up}   ln Z = "
-                  f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
-        else:
-            print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
+        _print_log_z(res, out)
     elif method in ("chib", "ais"):
         what = (f"Chib-style estimate (MS09 Figure 1), S = {steps}, {repeats} repeat"
                 f"{'s' if repeats > 1 else ''} per vector" if method == "chib" else
@@ -225,13 +219,7 @@ def cmd_bound(args, out, explicit=()):
               f"'{args['--data']}': {res.mean:.4f} nats", file=out)
         mc = "" if res.mc_stderr is None else f", of which Monte Carlo {res.mc_stderr:.4f}"
         print(f"  standard error {res.stderr:.4f}{mc}", file=out)
-        shift = res.ais_interval(3)
-        if res.ais is not None:
-            up = "+inf" if not math.isfinite(shift[1]) else f"{shift[1]:+.4f}"
-            print(f"  AIS error ln(Z +- 3 sigma) - ln Z: {shift[0]:+.4f}, {up}   ln Z = "
-                  f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
-        else:
-            print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
+        _print_log_z(res, out)
         if trace is not None:
             print(trace.table(), file=out)
             if args["--plot"] is not None:
@@ -242,6 +230,17 @@ def cmd_bound(args, out, explicit=()):
               f"(+-3 std {3 * res.stderr:.4f}), M = {M}", file=out)
     print(f"  {result['seconds']:.2f} s", file=out)
     return 0
+
+
+def _print_log_z(res, out):
+    """The ln Z-hat a result used, with its AIS error ln(Z +- 3 sigma) - ln Z apart."""
+    shift = res.ais_interval(3)
+    if res.ais is not None:
+        up = "+inf" if not math.isfinite(shift[1]) else f"{shift[1]:+.4f}"
+        print(f"  AIS error ln(Z +- 3 sigma) - ln Z: {shift[0]:+.4f}, {up}   ln Z = "
+              f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
+    else:
+        print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
 
 
 def dbn_info(path, arrays, out, as_json):
