@@ -22,7 +22,8 @@ half-step lowers the joint energy, so it ends at a local mode), adds the current
 state closer than R to one already kept.
 
 Random numbers come from chain streams of cyrbm's one generator
-(``_anneal.chain_uniforms``); the arithmetic is NumPy over chains, in float64.
+(``_anneal.chain_uniforms``); the arithmetic is NumPy over chains (products in the
+model's dtype, probabilities in float64), ln P* the model's compiled free energy.
 """
 import numpy as np
 
@@ -35,29 +36,43 @@ def _softplus(x):
     return np.logaddexp(0.0, x)
 
 
-def _params(model):
-    return (np.asarray(model.W, np.float64), np.asarray(model.vbias, np.float64),
-            np.asarray(model.hbias, np.float64))
-
-
 def log_unnormalized(model, v):
-    """ln P*(v) = b.v + sum_j softplus(c_j + (W^T v)_j) (SM08 Eq. 2), float64, NumPy."""
-    W, b, c = _params(model)
-    v = np.asarray(v, np.float64)
-    return v @ b + _softplus(v @ W + c).sum(axis=1)
+    """ln P*(v) = b.v + sum_j softplus(c_j + (W^T v)_j) (SM08 Eq. 2), float64: the
+    model's compiled ``log_unnormalized``."""
+    v = np.ascontiguousarray(v, dtype=np.uint8)
+    if v.shape[0] == 0:
+        return np.zeros(0)
+    return model.log_unnormalized(v, threads=1)
+
+
+def _hidden_inputs(W, c, v):
+    """c + W^T v for 0/1 rows v: sums of the rows of W where v is on (no BLAS call:
+    products of a few rows are slow in a multithreaded BLAS on a busy machine)."""
+    return np.stack([W[r.astype(bool)].sum(axis=0) for r in v]) + c if len(v) else \
+        np.zeros((0, W.shape[1]), W.dtype)
+
+
+def _visible_inputs(W, b, h):
+    """b + W h for 0/1 rows h: sums of the columns of W where h is on."""
+    return np.stack([W[:, r.astype(bool)].sum(axis=1) for r in h]) + b if len(h) else \
+        np.zeros((0, W.shape[0]), W.dtype)
 
 
 def local_mode(model, v, max_iter=100):
     """mu(v): alternate h = argmax P(h | v), v = argmax P(v | h) until v is a fixed point
-    (at most ``max_iter`` rounds); rows of 0/1."""
-    W, b, c = _params(model)
-    v = np.asarray(v, np.uint8).copy()
+    (at most ``max_iter`` rounds; each half-step lowers the joint energy); rows of 0/1.
+    Products in the model's dtype, only rows not yet fixed are carried on."""
+    W, b, c = model.W, model.vbias, model.hbias
+    v = np.array(v, dtype=np.uint8)
+    live = np.arange(v.shape[0])
     for _ in range(max_iter):
-        h = (v @ W + c > 0).astype(np.float64)
-        nv = (h @ W.T + b > 0).astype(np.uint8)
-        if np.array_equal(nv, v):
+        if live.size == 0:
             break
-        v = nv
+        h = _hidden_inputs(W, c, v[live]) > 0
+        nv = (_visible_inputs(W, b, h) > 0).astype(np.uint8)
+        moved = np.any(nv != v[live], axis=1)
+        v[live] = nv
+        live = live[moved]
     return v
 
 
@@ -75,6 +90,18 @@ class ModeSet:
         if modes is None:
             modes = np.zeros((0, n_visible or 0), np.uint8)
         self.modes = np.ascontiguousarray(modes, dtype=np.uint8)
+        self.proposal = None
+
+    def update_proposal(self, model):
+        """Compute the proposal kernels for the current parameters and keep them:
+        a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))), sum_d softplus(a_id) and
+        ln H.  ``hop`` uses the kept ones (any fixed proposal keeps Eq. 6 exact; older
+        ones only lower the acceptance), so a trainer refreshes them every few updates."""
+        W, b, c = model.W, model.vbias, model.hbias
+        hstar = _hidden_inputs(W, c, self.modes) > 0
+        A = _visible_inputs(W, b, hstar).astype(np.float64)
+        self.proposal = (A, _softplus(A).sum(axis=1), self.log_hop(model))
+        return self.proposal
 
     def __len__(self):
         return self.modes.shape[0]
@@ -82,8 +109,10 @@ class ModeSet:
     def rebuild(self, model, walk):
         """Rebuild L from the random-walk states ``walk`` and the current modes: mu of
         each, ranked by ln P*, kept greedily while at distance >= R from those kept."""
-        cand = np.concatenate([np.asarray(walk, np.uint8), self.modes]) if len(self) else \
-            np.asarray(walk, np.uint8)
+        walk = np.asarray(walk, np.uint8)
+        if walk.shape[0] > 2 * self.capacity:       # 2K states of the walk, evenly spaced
+            walk = walk[np.linspace(0, walk.shape[0] - 1, 2 * self.capacity).astype(int)]
+        cand = np.concatenate([walk, self.modes]) if len(self) else walk
         cand = np.unique(local_mode(model, cand), axis=0)
         lp = log_unnormalized(model, cand)
         kept = []
@@ -94,6 +123,7 @@ class ModeSet:
                 if len(kept) == self.capacity:
                     break
         self.modes = np.ascontiguousarray(cand[kept])
+        self.proposal = None
         return self.modes
 
     def log_hop(self, model):
@@ -120,7 +150,8 @@ class ModeSet:
 
 def _log_gtilde(v, A, spA):
     """ln g~(i, v) for every row v and mode i: v.a_i - sum_d softplus(a_id)."""
-    return np.asarray(v, np.float64) @ A.T - spA
+    v = np.asarray(v, bool)
+    return np.stack([A[:, r].sum(axis=1) for r in v]) - spA   # no BLAS call (see above)
 
 
 def _log_ghat(lg):
@@ -140,7 +171,8 @@ def hop(model, chains, modes, p, streams, *, accept_rule=None):
     """One round of mode-hopping proposals on the persistent ``chains`` (INOUT, rows of
     0/1): each chain proposes with probability ``p`` (a uniform of its stream), the
     proposal is accepted by Eq. 6.  ``streams`` (one chain stream per row, INOUT) give
-    every random number.  Returns (proposed, accepted).
+    every random number.  The proposal kernels are those kept by
+    ``modes.update_proposal`` (made now if there are none).  Returns (proposed, accepted).
 
     ``accept_rule`` (tests only) replaces the log acceptance ratio: a function of the
     dict of its terms.
@@ -151,12 +183,7 @@ def hop(model, chains, modes, p, streams, *, accept_rule=None):
     go = np.flatnonzero(_anneal.chain_uniforms(streams, 1)[:, 0] < p)
     if go.size == 0:
         return 0, 0
-    W, b, c = _params(model)
-    M = modes.modes
-    hstar = (M @ W + c > 0).astype(np.float64)
-    A = hstar @ W.T + b                                   # |L| x D: g~(i, .) = Bernoulli(sigma(A_i))
-    spA = _softplus(A).sum(axis=1)
-    logH = modes.log_hop(model)
+    A, spA, logH = modes.proposal or modes.update_proposal(model)
     sub = streams[go]
     D = chains.shape[1]
     u = _anneal.chain_uniforms(sub, D + 3)

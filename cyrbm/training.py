@@ -48,6 +48,8 @@ _TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
 #: the parallel-tempering state in a checkpoint (cyrbm.tempering.TemperedChains.arrays)
 _PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperatures",
             "epoch_counts")
+#: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
+_PROPOSAL_EVERY = 10
 #: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
 _AMH_KEYS = ("modes", "hop_streams", "hop_counts")
 
@@ -434,6 +436,8 @@ class Trainer:
                     if modeset is not None:
                         if state["n_updates"] % self.mode_every == 0:
                             self.modes_ = modeset.rebuild(model, chains)
+                        if state["n_updates"] % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
+                            modeset.update_proposal(model)
                         proposed, accepted = modehop.hop(model, chains, modeset, self.hop_prob,
                                                          state["amh"]["hop_streams"])
                         state["amh"]["hop_counts"] += (proposed, accepted)
