@@ -277,3 +277,41 @@ def test_ladder_parsing():
     assert not ad and t[0] == 0.9
     assert parse_temperatures(5)[0].size == 5
     np.testing.assert_array_equal(check_temperatures([0, 1]), [0.0, 1.0])
+
+
+# ------------------------------------------------------------------ command line
+@pytest.mark.parametrize("options, needle", [
+    (["--method", "pt", "--temperatures", "0,0.5,0.4,1"], "increase strictly"),
+    (["--method", "pt", "--temperatures", "0,0.5,0.9"], "end at 1"),
+    (["--method", "pt", "--chains", "0"], "--chains must be at least 1"),
+    (["--method", "amh", "--hop-prob", "1.5"], "--hop-prob must be at least 0 and at most 1"),
+    (["--method", "amh", "--hop-prob", "-0.5"], "--hop-prob"),
+    (["--method", "amh", "--radius", "-1"], "--radius must be at least 0"),
+    (["--method", "amh", "--modes", "0"], "--modes must be at least 1"),
+    (["--method", "amh", "--hop-weight", "far"], "--hop-weight"),
+    (["--method", "cd", "--temperatures", "5"], "option of --method pt"),
+])
+def test_cli_bad_sampler_options(options, needle, tmp_path, capsys):
+    from cyrbm.cli import main
+    code = main(["train", "digits:train", "-o", str(tmp_path / "m.npz"), "--hidden", "4",
+                 "--epochs", "1", *options])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert needle in lines[0], err
+
+
+def test_cli_trains_pt_and_amh(tmp_path, capsys):
+    import json
+    from cyrbm.cli import main
+    for method, extra in (("pt", ["--temperatures", "adaptive:4", "--chains", "50"]),
+                          ("amh", ["--hop-prob", "0.2", "--modes", "5", "--radius", "3",
+                                   "--hop-weight", "distance"])):
+        code = main(["train", "digits:train", "-o", str(tmp_path / f"{method}.npz"),
+                     "--hidden", "8", "--epochs", "2", "--method", method, "--json", *extra])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["method"] == method
+        rec = out["history"][-1]
+        assert ("swap_rates" in rec) if method == "pt" else ("hop_acceptance" in rec)
+        saved = cyrbm.RBM.load(tmp_path / f"{method}.npz").meta["training"]["settings"]
+        assert saved["method"] == method
