@@ -6,9 +6,11 @@ capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h`
 Both run exactly the kernels behind the Python API, so they give the same answers.
 Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
 Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
+Version 3 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
+with streams from ``make_pt_streams``).
 """
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t, int64_t, uint64_t
 
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
@@ -45,6 +47,12 @@ cdef extern from "cyrbm/cyrbm.h":
                                 Py_ssize_t, double *, int) noexcept nogil
     ctypedef int (*exact_f32_t)(const float *, const float *, const float *, Py_ssize_t,
                                 Py_ssize_t, double *, int) noexcept nogil
+    ctypedef int (*pt_f64_t)(const double *, const double *, const double *, Py_ssize_t,
+                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
+                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
+    ctypedef int (*pt_f32_t)(const float *, const float *, const float *, Py_ssize_t,
+                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
+                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
     ctypedef struct cyrbm_capi:
         int version
         gibbs_f64_t gibbs_sweeps_f64
@@ -55,6 +63,8 @@ cdef extern from "cyrbm/cyrbm.h":
         ais_f32_t ais_log_partition_f32
         exact_f64_t exact_log_partition_f64
         exact_f32_t exact_log_partition_f32
+        pt_f64_t pt_sweeps_f64
+        pt_f32_t pt_sweeps_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
@@ -142,6 +152,29 @@ cdef int exact_log_partition_f32(const float *W, const float *vbias, const float
                                            n_threads)
 
 
+# ------------------------------------------------- version 3: parallel tempering
+cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
+            or streams == NULL or swap_streams == NULL:
+        return -2
+    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
+                             steps, streams, swap_streams, accepted, n_threads)
+
+
+cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
+            or streams == NULL or swap_streams == NULL:
+        return -2
+    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
+                             steps, streams, swap_streams, accepted, n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _table.gibbs_sweeps_f64 = gibbs_sweeps_f64
@@ -152,6 +185,8 @@ _table.ais_log_partition_f64 = ais_log_partition_f64
 _table.ais_log_partition_f32 = ais_log_partition_f32
 _table.exact_log_partition_f64 = exact_log_partition_f64
 _table.exact_log_partition_f32 = exact_log_partition_f32
+_table.pt_sweeps_f64 = pt_sweeps_f64
+_table.pt_sweeps_f32 = pt_sweeps_f32
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION
@@ -172,6 +207,14 @@ def make_ais_streams(seed, Py_ssize_t runs):
     so the C/Cython entry gives that annealer's log weights bit for bit."""
     from cyrbm.annealing import ais_streams
     return ais_streams(seed, runs)
+
+
+def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
+    """(streams, swap_streams) for ``pt_sweeps_f32/f64`` on ``n`` ladders of ``n_temps``
+    chains: (n n_temps, 4) and (n, 4) uint64 arrays, exactly those
+    ``RBM.sample(n, seed=seed, sampler="pt", temperatures=...)`` uses, so the entry gives
+    its samples bit for bit."""
+    return _make_streams(seed, "sample", n * n_temps), _make_streams(seed, "sample", n, 2)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);
