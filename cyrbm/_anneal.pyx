@@ -515,33 +515,64 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     cdef Py_ssize_t i, j, s0, width
     cdef double x, bound, colsum
     cdef double *db = <double *> P.dbias
+    cdef floating *Wr_t = <floating *> Wr
+    cdef floating *Wt_t = <floating *> Wt
+    cdef double *colsums = NULL
+    # parameters of the buffers' own type (every training update of parallel tempering
+    # stores them): plain row copies, W read row by row, the same values
+    cdef bint same
+    if floating is float:
+        same = B.float32
+    else:
+        same = not B.float32
+    same = same and n > 0 and W != NULL
+    if same:
+        colsums = <double *> calloc(n, sizeof(double))
+        same = colsums != NULL
     for i in range(D):
         _store(B, b, i, vbias[i])
     for j in range(n):
         _store(B, a, j, hbias[j])
-    for i in range(D):
-        for j in range(n):
-            _store(B, Wr, i * ld + j, W[i * n + j])
+    if same:
+        for i in range(D):
+            memcpy(Wr_t + i * ld, W + i * n, n * sizeof(floating))
+    else:
+        for i in range(D):
+            for j in range(n):
+                _store(B, Wr, i * ld + j, W[i * n + j])
     # W^T (n x ldV) in column chunks of `chunk` elements, each chunk row-major
     s0 = 0
     while s0 < ldV:
         width = chunk if s0 + chunk <= ldV else ldV - s0
-        for j in range(n):
+        if same:
             for i in range(s0, s0 + width if s0 + width < D else D):
-                _store(B, Wt, rows * s0 + j * width + (i - s0), W[i * n + j])
+                for j in range(n):
+                    Wt_t[rows * s0 + j * width + (i - s0)] = W[i * n + j]
+        else:
+            for j in range(n):
+                for i in range(s0, s0 + width if s0 + width < D else D):
+                    _store(B, Wt, rows * s0 + j * width + (i - s0), W[i * n + j])
         s0 += chunk
     for i in range(ldV):
         db[i] = _load(B, P.bA, i) - _load(B, P.bB, i)
     bound = 0.0
+    if same:          # each column summed over i in order, as below, a row at a time
+        for i in range(D):
+            for j in range(n):
+                colsums[j] = colsums[j] + fabs(<double> Wr_t[i * ld + j])
     if n > 0:
         for j in range(n):
             colsum = 0.0
-            for i in range(D):
-                colsum = colsum + fabs(_load(B, Wr, i * ld + j))
+            if same:
+                colsum = colsums[j]
+            else:
+                for i in range(D):
+                    colsum = colsum + fabs(_load(B, Wr, i * ld + j))
             x = fabs(_load(B, a, j)) + colsum
             if j == 0 or x > bound:
                 bound = x
         bound = bound * 1.01 + 1e-6
+    free(colsums)
     if which == 0:
         P.xboundA = bound
     else:
