@@ -27,7 +27,7 @@ model's dtype, probabilities in float64), ln P* the model's compiled free energy
 """
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, _gibbs
 
 WEIGHTS = ("uniform", "prob", "distance")
 
@@ -42,7 +42,7 @@ def log_unnormalized(model, v):
     v = np.ascontiguousarray(v, dtype=np.uint8)
     if v.shape[0] == 0:
         return np.zeros(0)
-    return model.log_unnormalized(v, threads=1)
+    return _gibbs.log_unnormalized(model.W, model.vbias, model.hbias, v, 1)
 
 
 def _hidden_inputs(W, c, v):
@@ -150,8 +150,8 @@ class ModeSet:
 
 def _log_gtilde(v, A, spA):
     """ln g~(i, v) for every row v and mode i: v.a_i - sum_d softplus(a_id)."""
-    v = np.asarray(v, bool)
-    return np.stack([A[:, r].sum(axis=1) for r in v]) - spA   # no BLAS call (see above)
+    # sum_d v_d A_id without a BLAS call (see _hidden_inputs)
+    return np.einsum("nd,ld->nl", np.asarray(v, np.float64), A) - spA
 
 
 def _log_ghat(lg):
@@ -198,8 +198,9 @@ def hop(model, chains, modes, p, streams, *, accept_rule=None):
     lg_new = _log_gtilde(v_new, A, spA)
     lh_new = _log_ghat(lg_new)
     rows = np.arange(go.size)
+    lp = log_unnormalized(model, np.concatenate([v_new, v]))
     terms = {
-        "log_p_new": log_unnormalized(model, v_new), "log_p_old": log_unnormalized(model, v),
+        "log_p_new": lp[:go.size], "log_p_old": lp[go.size:],
         "ghat_new_j": lh_new[rows, j], "H_ji": logH[j, i], "gtilde_i_old": lg_v[rows, i],
         "ghat_old_i": lh_v[rows, i], "H_ij": logH[i, j], "gtilde_j_new": lg_new[rows, j],
     }
