@@ -27,6 +27,7 @@ Options:
   --momentum=M      Momentum [default: 0.5].
   --batch=B         Rows per update; 0: all (the paper's batch style) [default: 0].
   --temps=K1        Temperatures per PT ladder, K+1 [default: 21].
+  --tmin=T0         The lowest temperature of the ladder [default: 0].
   --lr=LR           eta_0 [default: 0.05].
   --threads=T       Threads [default: 1].
 """
@@ -48,19 +49,23 @@ def main(argv=None):
     seeds = range(int(args["--seeds"]))
     B = int(args["--batch"]) or X.shape[0]
     K1 = int(args["--temps"])
+    t0_ = float(args["--tmin"])
+    ladder = K1 if t0_ == 0 else np.linspace(t0_, 1.0, K1)
     M = max(1, round(B / K1))                  # PT's Gibbs sweeps per update match CD-1's
     epochs = max(1, round(updates * B / X.shape[0]))
     common = dict(epochs=epochs, batch_size=B, learning_rate=float(args["--lr"]), lr_decay=300,
                   momentum=float(args["--momentum"]), weight_decay=0.0, threads=threads,
                   monitor_size=0, progress=False)
     methods = [("CD-1", dict(method="cd", k=1)),
-               ("PT", dict(method="pt", temperatures=K1, chains=M)),
-               ("PT adapt", dict(method="pt", temperatures=f"adaptive:{K1}", chains=M))]
+               ("PT", dict(method="pt", temperatures=ladder, chains=M)),
+               ("PT adapt", dict(method="pt", chains=M, temperatures="adaptive:" + ",".join(
+                   f"{t:.17g}" for t in np.linspace(t0_, 1.0, K1))))]
     n_up = epochs * -(-X.shape[0] // B)
     print(f"Cho et al. Sec. VI.B: 64 x 100 RBM, {X.shape[0]} training digits, batch {B}, "
           f"{n_up} updates, eta {common['learning_rate']:g} / (1 + t/300), momentum "
           f"{common['momentum']:g}; Gibbs sweeps per update: CD-1 {B}, PT {K1} x {M} = "
-          f"{K1 * M}; "
+          f"{K1 * M} (temperatures {t0_:g} to 1); "
+          f""
           f"test ln p(v) on {T.shape[0]} digits by AIS (100 runs, 14,500 betas)")
     results = {}
     for name, kw in methods:

@@ -42,7 +42,8 @@ def _show(t):
 def parse_temperatures(spec):
     """(ladder, adaptive) from a specification: None (CRI10's 0, 0.05, ..., 1), N (N
     evenly spaced temperatures from 0 to 1, N >= 2), a list or "0,0.5,1", or
-    "adaptive:N" (N evenly spaced to start, then re-tuned during training)."""
+    "adaptive:N" (N evenly spaced to start, then re-tuned during training; its ends
+    stay) or "adaptive:LIST" (that ladder to start)."""
     if spec is None:
         return DEFAULT_TEMPERATURES.copy(), False
     adaptive = False
@@ -60,9 +61,7 @@ def parse_temperatures(spec):
         if len(values) == 1 and (adaptive or "." not in parts[0]):
             spec = values[0]
         else:
-            if adaptive:
-                raise ValueError(f"adaptive temperatures take a count, 'adaptive:N', not {spec!r}.")
-            return check_temperatures(values), False
+            return check_temperatures(values), adaptive
     if np.ndim(spec) == 0:
         n = float(spec)
         if not n.is_integer() or n < 2:

@@ -238,7 +238,7 @@ def test_adaptive_retune_equalises_rates():
     ([-0.1, 1.0], "negative"),
     ("1", "at least 2"),
     ("adaptive:x", "count"),
-    ("adaptive:0,1", "count"),
+    ("adaptive:0,0.5", "end at 1"),
 ])
 def test_bad_temperatures(spec, message):
     with pytest.raises(ValueError, match=message):
@@ -276,6 +276,8 @@ def test_ladder_parsing():
     t, ad = parse_temperatures("0.9,0.95,1")
     assert not ad and t[0] == 0.9
     assert parse_temperatures(5)[0].size == 5
+    t, ad = parse_temperatures("adaptive:0.8,0.9,1")
+    assert ad and t[0] == 0.8
     np.testing.assert_array_equal(check_temperatures([0, 1]), [0.0, 1.0])
 
 
