@@ -52,10 +52,10 @@ def _hidden_inputs(W, c, v):
         np.zeros((0, W.shape[1]), W.dtype)
 
 
-def _visible_inputs(W, b, h):
-    """b + W h for 0/1 rows h: sums of the columns of W where h is on."""
-    return np.stack([W[:, r.astype(bool)].sum(axis=1) for r in h]) + b if len(h) else \
-        np.zeros((0, W.shape[0]), W.dtype)
+def _visible_inputs(WT, b, h):
+    """b + W h for 0/1 rows h, from WT = W^T (C order): sums of its rows where h is on."""
+    return np.stack([WT[r.astype(bool)].sum(axis=0) for r in h]) + b if len(h) else \
+        np.zeros((0, WT.shape[1]), WT.dtype)
 
 
 def local_mode(model, v, max_iter=100):
@@ -63,13 +63,14 @@ def local_mode(model, v, max_iter=100):
     (at most ``max_iter`` rounds; each half-step lowers the joint energy); rows of 0/1.
     Products in the model's dtype, only rows not yet fixed are carried on."""
     W, b, c = model.W, model.vbias, model.hbias
+    WT = np.ascontiguousarray(W.T)
     v = np.array(v, dtype=np.uint8)
     live = np.arange(v.shape[0])
     for _ in range(max_iter):
         if live.size == 0:
             break
         h = _hidden_inputs(W, c, v[live]) > 0
-        nv = (_visible_inputs(W, b, h) > 0).astype(np.uint8)
+        nv = (_visible_inputs(WT, b, h) > 0).astype(np.uint8)
         moved = np.any(nv != v[live], axis=1)
         v[live] = nv
         live = live[moved]
@@ -99,7 +100,7 @@ class ModeSet:
         ones only lower the acceptance), so a trainer refreshes them every few updates."""
         W, b, c = model.W, model.vbias, model.hbias
         hstar = _hidden_inputs(W, c, self.modes) > 0
-        A = _visible_inputs(W, b, hstar).astype(np.float64)
+        A = _visible_inputs(np.ascontiguousarray(W.T), b, hstar).astype(np.float64)
         self.proposal = (A, _softplus(A).sum(axis=1), self.log_hop(model))
         return self.proposal
 
