@@ -33,6 +33,37 @@ cdef Py_ssize_t _MAX_UNITS = 1 << 24
 cdef Py_ssize_t _MAX_RUNS = 1 << 28
 # block-Gibbs chains recompute their inputs exactly every so many sweeps (float32 drift)
 cdef Py_ssize_t GIBBS_REFRESH = 200
+# subset tables for steps with many flips: 0 never, 1 when cheaper (default), 2 always;
+# not built beyond this size (they take 8 times the weights' memory)
+cdef int _dense_mode = 1
+cdef size_t _MAX_TABLE_BYTES = (<size_t> 1) << 28
+cdef Py_ssize_t _dense_x = CYRBM_AK_DENSE_X, _dense_u = CYRBM_AK_DENSE_U
+
+
+def _dense_thresholds(x=None, u=None):
+    """Tuning hook (bench/README.md): the percentages of a layer's units whose flips make
+    a run recompute its inputs from the tables; returns the previous pair."""
+    global _dense_x, _dense_u
+    previous = (_dense_x, _dense_u)
+    if x is not None:
+        _dense_x = x
+    if u is not None:
+        _dense_u = u
+    return previous
+
+
+def use_dense_tables(mode):
+    """Set when the engines made from now on recompute inputs from subset tables
+    ("never", "auto": when many units flip, "always"); returns the previous mode.  The
+    numbers depend on the mode (it changes summation orders), never on the variant or the
+    threads; "never" and "always" exist for tests of both paths."""
+    global _dense_mode
+    names = ("never", "auto", "always")
+    if mode not in names:
+        raise ValueError(f"mode must be one of {names}, not {mode!r}.")
+    previous = names[_dense_mode]
+    _dense_mode = names.index(mode)
+    return previous
 
 
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
@@ -403,6 +434,12 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     P.aB = _take(base, &total, ldB1 * s)
     P.bB = _take(base, &total, ldV * s)
     P.dbias = <const double *> _take(base, &total, ldV * sizeof(double))
+    # subset tables (16 rows per group of 4 units), when the pair uses them
+    if P.dense:
+        P.TVA = _take(base, &total, 16 * P.gV * ldA * s) if nA > 0 else NULL
+        P.THA = _take(base, &total, 16 * P.gA * ldV * s) if nA > 0 else NULL
+        P.TVB = _take(base, &total, 16 * P.gV * ldB * s) if nB > 0 else NULL
+        P.THB = _take(base, &total, 16 * P.gB * ldV * s) if nB > 0 else NULL
     # per-run states: rows of ldV / ldA / ldB elements (hidden rows at least 16)
     S.v = <uint8_t *> _take(base, &total, R * ldV)
     S.hA = <uint8_t *> _take(base, &total, R * ldA16)
@@ -427,6 +464,9 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.dot = <double *> _take(base, &total, R * sizeof(double))
     S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
+    S.dcur = <int32_t *> _take(base, &total, R * <size_t> S.dcur_stride * i32)
+    S.sel_dense = <int32_t *> _take(base, &total, R * i32)
+    S.sel_sparse = <int32_t *> _take(base, &total, R * i32)
     B.ebuf = _take(base, &total, ldB1 * s)     # P.eB stays NULL until ais_set_tempered
     return total
 
@@ -446,9 +486,9 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """
     cdef cyrbm_ais_pair *P = &B.pair
     cdef cyrbm_ais_state *S = &B.st
-    cdef Py_ssize_t tile_rows
+    cdef Py_ssize_t tile_rows, groups, dtile_rows
     cdef size_t s = sizeof(float) if float32 else sizeof(double)
-    cdef size_t total
+    cdef size_t total, table_bytes
     memset(P, 0, sizeof(cyrbm_ais_pair))
     memset(S, 0, sizeof(cyrbm_ais_state))
     B.block = NULL
@@ -462,6 +502,15 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     tile_rows = CYRBM_AK_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
     S.cur_stride = 2 * ((nA + tile_rows - 1) // tile_rows + 1) \
         + 2 * ((nB + tile_rows - 1) // tile_rows + 1)
+    P.gV, P.gA, P.gB = (n_visible + 3) // 4, (nA + 3) // 4, (nB + 3) // 4
+    groups = P.gV if P.gV > P.gA else P.gA
+    groups = groups if groups > P.gB else P.gB
+    dtile_rows = CYRBM_AK_DENSE_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
+    P.dtile = dtile_rows
+    P.dense_x, P.dense_u = _dense_x, _dense_u
+    S.dcur_stride = 2 * ((16 * groups + dtile_rows - 1) // dtile_rows + 1)
+    table_bytes = 16 * s * (<size_t> P.gV * (P.ldA + P.ldB) + <size_t> (P.gA + P.gB) * P.ldV)
+    P.dense = _dense_mode if table_bytes <= _MAX_TABLE_BYTES else 0
     B.runs = runs
     total = _ais_layout(B, NULL, s)
     B.block = calloc(total + 64, 1)
@@ -515,6 +564,8 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     cdef Py_ssize_t i, j, s0, width
     cdef double x, bound, colsum
     cdef double *db = <double *> P.dbias
+    cdef void *V
+    cdef void *H
     cdef floating *Wr_t = <floating *> Wr
     cdef floating *Wt_t = <floating *> Wt
     cdef double *colsums = NULL
@@ -577,6 +628,49 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
         P.xboundA = bound
     else:
         P.xboundB = bound
+    if P.dense and n > 0:
+        V = <void *> (P.TVA if which == 0 else P.TVB)
+        H = <void *> (P.THA if which == 0 else P.THB)
+        if B.float32:
+            _subset_table(<float *> V, <const float *> Wr, ld, D, n, P.gV, True, ld)
+            _subset_table(<float *> H, <const float *> Wr, ld, D, n, P.gA if which == 0 else P.gB,
+                          False, ldV)
+        else:
+            _subset_table(<double *> V, <const double *> Wr, ld, D, n, P.gV, True, ld)
+            _subset_table(<double *> H, <const double *> Wr, ld, D, n, P.gA if which == 0 else P.gB,
+                          False, ldV)
+
+
+cdef void _subset_table(floating *out, const floating *Wr, Py_ssize_t ld, Py_ssize_t D,
+                        Py_ssize_t n, Py_ssize_t groups, bint visible,
+                        Py_ssize_t width) noexcept nogil:
+    """The subset table of one layer's groups of 4 units (anneal.c, "Many flips"): row
+    16 g + c holds the sum of the weight rows of the units 4 g + k with bit k of c set,
+    made as row (c without its top bit) + the top bit's unit's row, in the stored float
+    type (the same bits in every variant).  ``visible``: groups of visible units, columns
+    the hidden units (row i of W, stored D x ld); else groups of hidden units, columns the
+    visible units (column j of W).  Stored in column chunks of CYRBM_AK_CHUNK_BYTES like
+    W^T; ``width`` (a multiple of the chunk) columns, those past the layer zero."""
+    cdef Py_ssize_t chunk = CYRBM_AK_CHUNK_BYTES // sizeof(floating)
+    cdef Py_ssize_t rows = 16 * groups, b, g, c, col, j, top, unit
+    cdef floating *blk
+    cdef floating w
+    for b in range(width // chunk):
+        blk = out + b * chunk * rows
+        for g in range(groups):
+            for col in range(chunk):
+                blk[16 * g * chunk + col] = 0
+            for c in range(1, 16):
+                top = 3 if c >= 8 else (2 if c >= 4 else (1 if c >= 2 else 0))
+                unit = 4 * g + top
+                for col in range(chunk):
+                    j = b * chunk + col
+                    if visible:
+                        w = Wr[unit * ld + j] if unit < D else 0
+                    else:
+                        w = Wr[j * ld + unit] if unit < n and j < D else 0
+                    blk[(16 * g + c) * chunk + col] = \
+                        blk[(16 * g + c - (1 << top)) * chunk + col] + w
 
 
 cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,
@@ -772,6 +866,37 @@ def exact_chunk_range(W, vbias, hbias, double[::1] chunks, Py_ssize_t c0, Py_ssi
                                       &chunks[2 * c], NULL)
             finally:
                 free(act)
+
+
+def pseudo_log_likelihood(W, vbias, hbias, const uint8_t[:, ::1] v, int n_threads=1):
+    """sum_i ln p(v_i | v_-i) for each 0/1 row, exactly (all bits, no sampling), float64.
+
+    Flipping bit i changes the hidden inputs by +-W[i, :], so each term costs O(n_hidden)
+    exps, taken in vectors (``cyrbm_pll_row`` in anneal.c, on the one softplus sum of the
+    exact enumeration): ln p(v_i | v_-i) = -softplus(ln p*(v with i flipped) - ln p*(v)).
+    Rows in parallel; each row's result does not depend on the number of threads.
+    """
+    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    cdef Py_ssize_t n_pad = _pad(M), r
+    out = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return out
+    Wp = np.zeros((D, n_pad))
+    Wp[:, :M] = W
+    ap = np.full(n_pad, -1e4)
+    ap[:M] = hbias
+    cdef double[:, ::1] Wd = Wp
+    cdef double[::1] a = ap, o = out
+    cdef double[::1] b = np.ascontiguousarray(vbias, dtype=np.float64)
+    cdef double *act
+    with nogil, parallel(num_threads=cap_threads(n_threads, n)):
+        act = <double *> malloc(n_pad * sizeof(double) + 64)
+        try:
+            for r in prange(n, schedule='static'):
+                o[r] = cyrbm_pll_row(&Wd[0, 0], &b[0], &a[0], D, n_pad, &v[r, 0], act)
+        finally:
+            free(act)
+    return out
 
 
 def exact_combine_chunks(const double[::1] chunks):

@@ -83,6 +83,9 @@ cdef extern from "kernels.h" nogil:
         CYRBM_AK_BLOCK
         CYRBM_AK_CHUNK_BYTES
         CYRBM_AK_TILE_BYTES
+        CYRBM_AK_DENSE_TILE_BYTES
+        CYRBM_AK_DENSE_X
+        CYRBM_AK_DENSE_U
         CYRBM_AK_RNG_WORDS
 
     ctypedef struct cyrbm_ais_pair:
@@ -98,6 +101,14 @@ cdef extern from "kernels.h" nogil:
         const void *bB
         const double *dbias
         double xboundA, xboundB
+        const void *TVA
+        const void *TVB
+        const void *THA
+        const void *THB
+        Py_ssize_t gV, gA, gB
+        int dense
+        Py_ssize_t dtile
+        Py_ssize_t dense_x, dense_u
         const void *eB
 
     ctypedef struct cyrbm_ais_state:
@@ -125,6 +136,10 @@ cdef extern from "kernels.h" nogil:
         uint64_t *rng
         int32_t *cur
         Py_ssize_t cur_stride
+        int32_t *dcur
+        Py_ssize_t dcur_stride
+        int32_t *sel_dense
+        int32_t *sel_sparse
 
     void cyrbm_ais_block_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
                              Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,
@@ -153,3 +168,5 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
                            Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,
                            double *act, double *out, double *each)
+    double cyrbm_pll_row(const double *W, const double *b, const double *a, Py_ssize_t D,
+                         Py_ssize_t n_pad, const uint8_t *v, double *act)

@@ -264,50 +264,6 @@ def log_unnormalized(const floating[:, ::1] W, const floating[::1] vbias,
     return out
 
 
-def pseudo_log_likelihood(const floating[:, ::1] W, const floating[::1] vbias,
-                          const floating[::1] hbias, const uint8_t[:, ::1] v,
-                          int n_threads=1):
-    """sum_i ln p(v_i | v_{-i}) for each row, exactly (all bits, no sampling), float64.
-
-    Flipping bit i changes the hidden activations by +-W[i, :], so each term costs
-    O(n_hidden): ln p(v_i | v_-i) = -softplus(ln p*(v with i flipped) - ln p*(v)).
-    """
-    cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
-    out = np.zeros(n, dtype=np.float64)
-    cdef double[::1] o = out
-    cdef Py_ssize_t r, i, j
-    cdef double *act
-    cdef double *sp
-    cdef double base, delta, s, total, sign
-    if n == 0:
-        return out
-    with nogil, parallel(num_threads=cap_threads(n_threads, n)):
-        act = <double *> malloc(M * sizeof(double))
-        sp = <double *> malloc(M * sizeof(double))
-        try:
-            for r in prange(n, schedule='static'):
-                for j in range(M):
-                    act[j] = hbias[j]
-                for i in range(D):
-                    if v[r, i]:
-                        for j in range(M):
-                            act[j] = act[j] + W[i, j]
-                for j in range(M):
-                    sp[j] = cyrbm_softplus(act[j])
-                total = 0.0
-                for i in range(D):
-                    sign = 1.0 - 2.0 * v[r, i]
-                    delta = sign * vbias[i]
-                    for j in range(M):
-                        delta = delta + cyrbm_softplus(act[j] + sign * W[i, j]) - sp[j]
-                    total = total - cyrbm_softplus(delta)
-                o[r] = total
-        finally:
-            free(act)
-            free(sp)
-    return out
-
-
 # ---------------------------------------------------------------------------------------
 # One CD-k / PCD-k step on aligned, padded buffers (cyrbm/_kernels/gibbs_t.h)
 # ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Atomic .npz writing and careful .npz reading for model and checkpoint files.
+"""Atomic file writing (models, checkpoints, images) and careful .npz reading.
 
-Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` in the directory of the file
+Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` (``.png.tmp``) in the directory of the file
 being written, so one left behind by a process that was killed (SIGKILL, power loss) is
 recognisably stale: its process no longer runs.  Every write removes the stale ones it
 finds there.
@@ -96,7 +96,14 @@ def _process_alive(pid):
 
 
 def atomic_savez(path, arrays, *, compress=False):
-    """Write ``arrays`` (name -> array) as an .npz at ``path`` atomically.
+    """Write ``arrays`` (name -> array) as an .npz at ``path`` atomically (see
+    :func:`atomic_write`)."""
+    atomic_write(path, lambda f: (np.savez_compressed if compress else np.savez)(f, **arrays),
+                 ".npz.tmp")
+
+
+def atomic_write(path, write, suffix=".tmp"):
+    """Create the file ``path`` atomically: ``write(f)`` fills a binary file object.
 
     The data go to a temporary file in the same directory, are flushed to disk, and the
     file is renamed over ``path``: a reader (or a crash) never sees a half-written file.
@@ -114,12 +121,12 @@ def atomic_savez(path, arrays, *, compress=False):
         mode = 0o666 & ~_umask()
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
-                                   suffix=".npz.tmp")
+                                   suffix=suffix)
     except OSError as exc:
         raise OutputError(f"cannot write '{path}': {exc.strerror or exc}.") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            (np.savez_compressed if compress else np.savez)(f, **arrays)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)            # mkstemp makes 0600; give the usual (or kept) mode

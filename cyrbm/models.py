@@ -70,7 +70,7 @@ class RBM:
         W = scale * rng.standard_normal((int(n_visible), int(n_hidden)))
         vbias = np.zeros(int(n_visible))
         if data is not None:
-            p = np.clip(np.asarray(data).mean(axis=0, dtype=np.float64), 1e-3, 1 - 1e-3)
+            p = np.clip(_column_means(data), 1e-3, 1 - 1e-3)
             vbias = np.log(p / (1 - p))
         return cls(W, vbias, np.zeros(int(n_hidden)), dtype=dtype)
 
@@ -156,8 +156,8 @@ class RBM:
     def pseudo_log_likelihood(self, v, *, threads=None):
         """sum_i ln p(v_i | v_-i) for each row, over all bits (no sampling), float64."""
         v = self._visible_data(v)
-        return _gibbs.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
-                                            resolve_threads(threads))
+        return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
+                                             resolve_threads(threads))
 
     def sample(self, n, steps=1000, *, seed=None, init=None, threads=None, sampler="gibbs",
                temperatures=None):
@@ -271,6 +271,18 @@ class RBM:
                 if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
                              "cyrbm_version")}
         return cls(W, vbias, hbias, dtype=dtype, meta=meta)
+
+
+def _column_means(data):
+    """Mean of each column, float64; 0/1 uint8 data summed in blocks of 255 rows in uint16
+    (exact, and 3-4 times faster than a float64 mean over 60,000 x 784)."""
+    data = np.asarray(data)
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[0] == 0:
+        return np.asarray(data).mean(axis=0, dtype=np.float64)
+    counts = np.zeros(data.shape[1], dtype=np.int64)
+    for start in range(0, data.shape[0], 255):
+        counts += data[start:start + 255].sum(axis=0, dtype=np.uint16)
+    return counts / data.shape[0]
 
 
 def expit(x):

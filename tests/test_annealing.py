@@ -78,6 +78,15 @@ def test_exact_large_weights_are_stable():
     assert abs(exact_log_partition(model) - brute_log_z(model.W, model.vbias, model.hbias)) < 1e-9
 
 
+def test_exact_wide_layer_of_zero_inputs_does_not_overflow():
+    # 1100 units at input 0 each give a factor 1 + e^0 = 2: a block of 1024 makes 2^128
+    # per lane, and the 8 lanes' product 2^1024 would overflow to inf if taken at once
+    model = RBM(np.zeros((6, 1100)), np.zeros(6), np.zeros(1100))
+    assert exact_log_partition(model) == pytest.approx(1106 * np.log(2), rel=1e-13)
+    assert model.pseudo_log_likelihood(np.zeros((1, 6), np.uint8))[0] == \
+        pytest.approx(6 * np.log(0.5), rel=1e-13)
+
+
 def test_exact_many_chunks_and_refreshes():
     # 2^16 states: several chunks of 2^12, each with exact recomputations every 1024 steps
     model = random_rbm(40, 16, seed=4, scale=0.3)

@@ -3,8 +3,8 @@
 The default build holds one variant per instruction set of the target (avx512, avx2, sse2,
 generic on x86-64); each is chosen in turn at run time (the modules' use_kernels, as the
 CYRBM_FORCE_ISA environment variable does at import) and must reproduce the default
-variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, RBM.sample and CD/PCD
-training, in float32 and float64.  .ci/run also builds restricted variants
+variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, the pseudo-log-likelihood,
+RBM.sample and CD/PCD training, in float32 and float64.  .ci/run also builds restricted variants
 (CYRBM_ISA=...) and shows that a changed summation order breaks the same check.
 """
 import numpy as np
@@ -45,6 +45,7 @@ def numbers(dtype):
     rat = ann.log_ratio(small, model, start="gibbs", burn_in=20, chains=3, steps_between=4)
     out["ratio"], out["ratio_v"] = rat.log_weights, rat.samples
     out["exact"] = cyrbm.exact_log_partition(small)
+    out["pll"] = model.pseudo_log_likelihood(data[:7], threads=2)
     # the engine's kept inputs: they follow every flip, so they show any change of
     # summation order even when samples and weights do not move
     eng = _anneal.GibbsEngine(b, W[:, :11], a[:11], W, b, a, ann._streams(0, 5),
@@ -72,10 +73,21 @@ def numbers(dtype):
     return out
 
 
+@pytest.mark.parametrize("dense", ["auto", "always"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_every_variant_gives_the_default_bits(variant, dtype):
+def test_every_variant_gives_the_default_bits(variant, dtype, dense):
+    """With the engine's default choice of input updates, and with the subset tables
+    ("Many flips" in anneal.c) at every step."""
     isas = _gibbs.kernels_runnable()
     assert "generic" in isas
+    previous = _anneal.use_dense_tables(dense)
+    try:
+        check_variants(isas, variant, dtype)
+    finally:
+        _anneal.use_dense_tables(previous)
+
+
+def check_variants(isas, variant, dtype):
     default = numbers(dtype)
     for isa in isas:
         variant(isa)

@@ -51,6 +51,7 @@ def fingerprint():
             out[f"{name}_engine_{key}"] = arr
         # block Gibbs (RBM.sample), CD-1 and PCD-1 training, on the same model
         out[f"{name}_sample"] = model.sample(37, steps=25, seed=3, threads=2)
+        out[f"{name}_pll"] = model.pseudo_log_likelihood(data[:9], threads=2)
         for method in ("cd", "pcd"):
             tr = cyrbm.Trainer(120, method=method, k=1, epochs=2, batch_size=50,
                                learning_rate=0.05, seed=11, threads=2, dtype=dtype,

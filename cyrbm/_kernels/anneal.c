@@ -19,6 +19,17 @@
  * as mantissa x 2^exponent: one exp per unit and one log per run and step; the exp at the
  * previous beta is the current one times a short exact series when the step is small.
  *
+ * Many flips.  Where many units flip in one step (early in a schedule, untrained models),
+ * adding their rows costs more than recomputing the inputs from subset tables ("four
+ * Russians"): for each group of 4 units of a layer and each of the group's 16 states, the
+ * sum of the active units' rows, built once per model (16 / 4 = 4 times the weights per
+ * direction) and stored in column chunks like W^T.  A run whose flips exceed 20% of D
+ * (hidden inputs x) or 40% of n (visible inputs u) recomputes that input as its bias plus
+ * one table row per group, all such runs of a block together through the tiled update
+ * (cyrbm_ak_update, tiles of 128 KB).  The choice depends only on the run's own flips,
+ * so results stay independent of threads and variants; the pair's `dense` field turns it
+ * off or forces it (for tests; no tables beyond 256 MB).
+ *
  * Determinism.  Every per-lane partial result (the 8 partial sums and products of the
  * hidden layer, the 8 random streams of a run) has a fixed logical width of 8 float64
  * lanes, 64 bytes, made of 64 / CYRBM_VBYTES native vectors, so all variants give the same
@@ -176,6 +187,78 @@ static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const i
     }
 }
 
+/* The subset-table rows of a 0/1 row s (groups of 4 units, pads 0): list[g] = 16 g + the
+ * state of units 4g .. 4g+3, unit 4g + k as bit k, for g < groups (ascending). */
+static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32_t *list) {
+    ptrdiff_t g;
+    for (g = 0; g < groups; g++)
+        list[g] = (int32_t)(16 * g + (s[4 * g] | s[4 * g + 1] << 1 | s[4 * g + 2] << 2 |
+                                      s[4 * g + 3] << 3));
+}
+
+/* sum_j softplus(a_j) over j < n_pad (a multiple of 8), a_j = act_j + s w_j (w not NULL)
+ * or act_j, as 8 lanes (unit j in lane j % 8) of max(a, 0) and of products of
+ * 1 + exp(-|a|) over blocks of 1024 units, each lane's product taken into the running
+ * mantissa * 2^exponent on its own (a lane's block product is at most 2^128), all in
+ * float64: the same bits in every variant. */
+CYRBM_INLINE double CYRBM_K(cyrbm_softplus_sum)(const double *act, const double *w, double s,
+                                                ptrdiff_t n_pad) {
+    double relu = 0.0, P = 1.0, E = 0.0;
+    vd rv[NQD];
+    ptrdiff_t c, c0;
+    int q, l;
+    for (q = 0; q < NQD; q++) rv[q] = BCD(0.0);
+    for (c0 = 0; c0 < n_pad; c0 += 1024) {
+        const ptrdiff_t c1 = c0 + 1024 < n_pad ? c0 + 1024 : n_pad;
+        vd pv[NQD];
+        for (q = 0; q < NQD; q++) pv[q] = BCD(1.0);
+        if (w) {
+            const vd sv = BCD(s);
+            for (c = c0; c < c1; c += 8)
+                for (q = 0; q < NQD; q++) {
+                    const vd a = ld_d(act + c + q * VLD) + sv * ld_d(w + c + q * VLD);
+                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
+                    pv[q] *= 1.0 + vexp_d(ASD(ASQ(a) | 0x8000000000000000ULL));   /* -|a| */
+                }
+        } else {
+            for (c = c0; c < c1; c += 8)
+                for (q = 0; q < NQD; q++) {
+                    const vd a = ld_d(act + c + q * VLD);
+                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
+                    pv[q] *= 1.0 + vexp_d(ASD(ASQ(a) | 0x8000000000000000ULL));
+                }
+        }
+        for (l = 0; l < 8; l++) cyrbm_ak_mulexp(&P, &E, LANE(pv[l / VLD], l % VLD));
+    }
+    for (l = 0; l < 8; l++) relu += LANE(rv[l / VLD], l % VLD);
+    return relu + (log(P) + E * LN2);
+}
+
+/* ------------------------------------------------------------------------------------
+ * Exact pseudo-log-likelihood of one 0/1 row v (D visible units):
+ *   sum_i ln p(v_i | v_-i) = -sum_i softplus(f(v with bit i flipped) - f(v)),
+ *   f(v) = b.v + sum_j softplus(a_j + sum_i v_i W_ij)   (ln p*(v), SM08 Eq. 2),
+ * W in float64, D x n_pad (pads 0), a padded to n_pad with -1e4 (pads add nothing);
+ * act (scratch, n_pad) = a + the rows of the active units, in unit order.  Flipping bit i
+ * adds s W[i, :] to act, s = 1 - 2 v_i: O(n_hidden) exps per bit, in vectors.
+ * ------------------------------------------------------------------------------------ */
+double CYRBM_K(cyrbm_pll_row)(const double *W, const double *b, const double *a, ptrdiff_t D,
+                              ptrdiff_t n_pad, const uint8_t *v, double *act) {
+    ptrdiff_t i, c;
+    double f0, total = 0.0;
+    memcpy(act, a, (size_t)n_pad * sizeof(double));
+    for (i = 0; i < D; i++)
+        if (v[i])
+            for (c = 0; c < n_pad; c++) act[c] += W[i * n_pad + c];
+    f0 = CYRBM_K(cyrbm_softplus_sum)(act, NULL, 0.0, n_pad);
+    for (i = 0; i < D; i++) {
+        const double s = v[i] ? -1.0 : 1.0;
+        const double fi = CYRBM_K(cyrbm_softplus_sum)(act, W + i * n_pad, s, n_pad);
+        total -= cyrbm_softplus(s * b[i] + (fi - f0));
+    }
+    return total;
+}
+
 /* ------------------------------------------------------------------------------------
  * Exact ln Z: a chunk of the Gray-code enumeration of the smaller layer.
  *
@@ -209,12 +292,10 @@ void CYRBM_K(cyrbm_exact_chunk)(const double *Ws, ptrdiff_t ld, const double *cs
                                 uint64_t i1, double *act, double *out, double *each) {
     uint64_t i, g = i0 ^ (i0 >> 1);
     double lin, mx = -INFINITY, sm = 0.0;
-    ptrdiff_t c, c0;
+    ptrdiff_t c;
     cyrbm_ak_exact_reset(Ws, ld, cs, co, m, n_pad, g, act, &lin);
     for (i = i0; i < i1; i++) {
-        double f, relu = 0.0, P = 1.0, E = 0.0;
-        vd rv[NQD];
-        int q, l;
+        double f;
         if (i > i0) {
             if (((i - i0) & 1023u) == 0) {
                 g = i ^ (i >> 1);
@@ -232,24 +313,7 @@ void CYRBM_K(cyrbm_exact_chunk)(const double *Ws, ptrdiff_t ld, const double *cs
                 }
             }
         }
-        for (q = 0; q < NQD; q++) rv[q] = BCD(0.0);
-        for (c0 = 0; c0 < n_pad; c0 += 1024) {
-            const ptrdiff_t c1 = c0 + 1024 < n_pad ? c0 + 1024 : n_pad;
-            vd pv[NQD];
-            double prod = 1.0;
-            for (q = 0; q < NQD; q++) pv[q] = BCD(1.0);
-            for (c = c0; c < c1; c += 8)
-                for (q = 0; q < NQD; q++) {
-                    const vd a = ld_d(act + c + q * VLD);
-                    const vd na = ASD(ASQ(a) | 0x8000000000000000ULL);   /* -|a| */
-                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
-                    pv[q] *= 1.0 + vexp_d(na);
-                }
-            for (l = 0; l < 8; l++) prod *= LANE(pv[l / VLD], l % VLD);
-            cyrbm_ak_mulexp(&P, &E, prod);
-        }
-        for (l = 0; l < 8; l++) relu += LANE(rv[l / VLD], l % VLD);
-        f = lin + relu + (log(P) + E * LN2);
+        f = lin + CYRBM_K(cyrbm_softplus_sum)(act, NULL, 0.0, n_pad);
         if (each) each[i - i0] = f;
         if (f > mx) {
             sm = sm * exp(mx - f) + 1.0;

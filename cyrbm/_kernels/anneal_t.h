@@ -11,7 +11,10 @@
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
  * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
  * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
- * is first set to 0 and on_r lists all the active units.
+ * is first set to init (0 when init is NULL) and on_r lists all the active units.  The
+ * runs are sel[0..R-1] (offsets from the base pointers), or 0..R-1 when sel is NULL.
+ * With a subset table as W, on_r lists one table row per group (16 g + the group's state)
+ * and the sum recomputes the inputs from scratch (refresh, off_r empty).
  *
  * W (nrows x ld) is stored in column chunks of CHUNK columns (64 bytes), each chunk
  * row-major: chunk b holds columns [b CHUNK, (b + 1) CHUNK) of every row, row i at offset
@@ -24,14 +27,19 @@
 CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld,
                                       ptrdiff_t tile, const int32_t *on, const int32_t *off,
                                       ptrdiff_t ldl, const int32_t *bounds, ptrdiff_t bstride,
-                                      T *out, ptrdiff_t ldo, ptrdiff_t R, int refresh) {
+                                      T *out, ptrdiff_t ldo, const int32_t *sel, ptrdiff_t R,
+                                      int refresh, const T *init) {
     const ptrdiff_t ntiles = (nrows + tile - 1) / tile, nch = ld / CHUNK;
-    ptrdiff_t b, t, r, q, qe, qq;
+    ptrdiff_t b, t, k, r, q, qe, qq;
     int pass;
     for (b = 0; b < nch; b++) {
         const T *blk = Wb + b * CHUNK * nrows;
         if (refresh)
-            for (r = 0; r < R; r++) memset(out + r * ldo + b * CHUNK, 0, (size_t)CHUNK * sizeof(T));
+            for (k = 0; k < R; k++) {
+                T *o = out + (sel ? sel[k] : k) * ldo + b * CHUNK;
+                if (init) memcpy(o, init + b * CHUNK, (size_t)CHUNK * sizeof(T));
+                else memset(o, 0, (size_t)CHUNK * sizeof(T));
+            }
         for (t = 0; t < ntiles; t++) {
             /* the next tile (of this chunk or the next one) on its way to the cache */
             const T *nxt = t + 1 < ntiles ? blk + (t + 1) * tile * CHUNK
@@ -40,10 +48,12 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
                                      (t + 1 < ntiles ? (nrows - (t + 1) * tile < tile
                                                             ? nrows - (t + 1) * tile : tile)
                                                      : (nrows < tile ? nrows : tile));
-            for (r = 0; r < R; r++) {
-                T *o = out + r * ldo + b * CHUNK;
+            for (k = 0; k < R; k++) {
+                T *o;
+                r = sel ? sel[k] : k;
+                o = out + r * ldo + b * CHUNK;
                 if (nxt) {
-                    const ptrdiff_t p0 = nbytes * r / R / 64 * 64, p1 = nbytes * (r + 1) / R;
+                    const ptrdiff_t p0 = nbytes * k / R / 64 * 64, p1 = nbytes * (k + 1) / R;
                     ptrdiff_t pb;
                     for (pb = p0; pb < p1; pb += 64) CYRBM_PREFETCH((const char *)nxt + pb);
                 }
@@ -382,14 +392,24 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
+    const ptrdiff_t dtile = P->dtile;
     const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
-    const ptrdiff_t bs = S->cur_stride;
-    ptrdiff_t r;
-    /* x += rows of W for the flipped visible units (few), run by run */
+    const ptrdiff_t bs = S->cur_stride, ds = S->dcur_stride;
+    int32_t *dsel = S->sel_dense + r0, *ssel = S->sel_sparse + r0;
+    ptrdiff_t r, k, nd = 0, ns;
+    int L;
+    /* x += rows of W for the flipped visible units, run by run; runs where many flipped
+     * (or every run, dense == 2) recompute x from the visible subset tables instead, all
+     * together, chunk by chunk (see "Many flips" in anneal.c) */
     for (r = r0; r < r1; r++) {
         if (refresh) {
             S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
             S->nv_off[r] = 0;
+        }
+        if (P->dense &&
+            (P->dense == 2 || 100 * (ptrdiff_t)(S->nv[r] + S->nv_off[r]) > P->dense_x * D)) {
+            dsel[nd++] = (int32_t)(r - r0);
+            continue;
         }
         if (nA > 0)
             FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
@@ -400,41 +420,64 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                   S->vlist_off + r * ldV, S->nv_off[r],
                                   (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
     }
+    if (nd > 0) {
+        const ptrdiff_t rows = 16 * P->gV;
+        for (k = 0; k < nd; k++) {   /* the visible lists are free until the next half-step */
+            int32_t *l = S->vlist + (r0 + dsel[k]) * ldV;
+            cyrbm_ak_group_rows(S->v + (r0 + dsel[k]) * ldV, P->gV, l);
+            cyrbm_ak_tile_bounds(l, (int32_t)P->gV, l, 0, rows, dtile, S->dcur + (r0 + dsel[k]) * ds);
+        }
+        if (nA > 0)
+            FN(cyrbm_ak_update)((const T *)P->TVA, rows, ldA, dtile, S->vlist + r0 * ldV,
+                                S->vlist + r0 * ldV, ldV, S->dcur + r0 * ds, ds,
+                                (T *)S->xA + r0 * ldA, ldA, dsel, nd, 1, (const T *)P->aA);
+        if (nB > 0)
+            FN(cyrbm_ak_update)((const T *)P->TVB, rows, ldB, dtile, S->vlist + r0 * ldV,
+                                S->vlist + r0 * ldV, ldV, S->dcur + r0 * ds, ds,
+                                (T *)S->xB + r0 * ldB, ldB, dsel, nd, 1, (const T *)P->aB);
+    }
     /* log weights and hidden draws */
     for (r = r0; r < r1; r++)
         FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
                                 transition, refresh);
     if (!transition) return;
-    /* where each tile of rows starts in the lists of hidden flips */
-    for (r = r0; r < r1; r++) {
-        int32_t *bd = S->cur + r * bs;
-        if (nA > 0) {
+    /* u += rows of W^T for the flipped hidden units: chunk by chunk, tile by tile, all runs
+     * of the block; runs where many flipped recompute u from the hidden subset tables */
+    for (L = 0; L < 2; L++) {
+        const ptrdiff_t n = L == 0 ? nA : nB, ld = L == 0 ? ldA : ldB;
+        const ptrdiff_t groups = L == 0 ? P->gA : P->gB;
+        const uint8_t *h = L == 0 ? S->hA : S->hB;
+        int32_t *on = L == 0 ? S->hlistA : S->hlistB, *off = L == 0 ? S->hlistA_off : S->hlistB_off;
+        int32_t *non = L == 0 ? S->nhA : S->nhB, *noff = L == 0 ? S->nhA_off : S->nhB_off;
+        int32_t *bd0 = S->cur + (L == 0 ? 0 : offB);
+        T *u = (T *)(L == 0 ? S->uA : S->uB);
+        if (n == 0) continue;
+        nd = ns = 0;
+        for (r = r0; r < r1; r++) {
             if (refresh) {
-                S->nhA[r] = FN(cyrbm_ak_active)(S->hA + r * ldA, nA, S->hlistA + r * ldA);
-                S->nhA_off[r] = 0;
+                non[r] = FN(cyrbm_ak_active)(h + r * ld, n, on + r * ld);
+                noff[r] = 0;
             }
-            cyrbm_ak_tile_bounds(S->hlistA + r * ldA, S->nhA[r], S->hlistA_off + r * ldA,
-                                 S->nhA_off[r], nA, tile, bd);
-        }
-        if (nB > 0) {
-            if (refresh) {
-                S->nhB[r] = FN(cyrbm_ak_active)(S->hB + r * ldB, nB, S->hlistB + r * ldB);
-                S->nhB_off[r] = 0;
+            if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
+                int32_t *l = on + r * ld;
+                dsel[nd++] = (int32_t)(r - r0);
+                cyrbm_ak_group_rows(h + r * ld, groups, l);
+                cyrbm_ak_tile_bounds(l, (int32_t)groups, l, 0, 16 * groups, dtile, S->dcur + r * ds);
+            } else {
+                ssel[ns++] = (int32_t)(r - r0);
+                cyrbm_ak_tile_bounds(on + r * ld, non[r], off + r * ld, noff[r], n, tile,
+                                     bd0 + r * bs);
             }
-            cyrbm_ak_tile_bounds(S->hlistB + r * ldB, S->nhB[r], S->hlistB_off + r * ldB,
-                                 S->nhB_off[r], nB, tile, bd + offB);
         }
+        if (ns > 0)
+            FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
+                                off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, ssel, ns,
+                                refresh, NULL);
+        if (nd > 0)
+            FN(cyrbm_ak_update)((const T *)(L == 0 ? P->THA : P->THB), 16 * groups, ldV, dtile,
+                                on + r0 * ld, on + r0 * ld, ld, S->dcur + r0 * ds, ds,
+                                u + r0 * ldV, ldV, dsel, nd, 1, NULL);
     }
-    /* u += rows of W^T for the flipped hidden units (many): chunk by chunk, tile by tile,
-     * all runs of the block */
-    if (nA > 0)
-        FN(cyrbm_ak_update)((const T *)P->WAT, nA, ldV, tile, S->hlistA + r0 * ldA,
-                            S->hlistA_off + r0 * ldA, ldA, S->cur + r0 * bs, bs,
-                            (T *)S->uA + r0 * ldV, ldV, r1 - r0, refresh);
-    if (nB > 0)
-        FN(cyrbm_ak_update)((const T *)P->WBT, nB, ldV, tile, S->hlistB + r0 * ldB,
-                            S->hlistB_off + r0 * ldB, ldB, S->cur + r0 * bs + offB, bs,
-                            (T *)S->uB + r0 * ldV, ldV, r1 - r0, refresh);
     /* visible draws */
     for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc[per_run ? r : 0]);
 }

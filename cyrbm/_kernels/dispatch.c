@@ -60,6 +60,7 @@ static struct {
 /* the entry points */
 #define RETURN_void
 #define RETURN_int return
+#define RETURN_double return
 #define ENTRY(RET, NAME, PARAMS, ARGS) \
     RET cyrbm_##NAME PARAMS { RETURN_##RET table.NAME ARGS; }
 FAMILY(ENTRY)

@@ -47,6 +47,15 @@ static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
 #define CYRBM_AK_TILE_BYTES 32768 /* rows of a chunk taken at a time (L1 cache) */
 #endif
 #define CYRBM_AK_RNG_WORDS CYRBM_RNG_RUN_WORDS
+/* A run recomputes its inputs from the subset tables instead of adding the weight rows
+ * of its flipped units when 100 flips > CYRBM_AK_DENSE_X D (hidden inputs x) or
+ * 100 flips > CYRBM_AK_DENSE_U n_hidden (visible inputs u), percentages measured on
+ * bench/ais_dense.py and bench/ais_speed.py (see bench/README.md). */
+#define CYRBM_AK_DENSE_X 20
+#define CYRBM_AK_DENSE_U 40
+#ifndef CYRBM_AK_DENSE_TILE_BYTES
+#define CYRBM_AK_DENSE_TILE_BYTES 131072 /* table rows of a chunk taken at a time (L2) */
+#endif
 
 /* The two RBMs of an annealing run, sharing the D visible units (SM08 Eq. 13-14):
  *   ln p*_k(v) = (1-beta_k) bA.v + beta_k bB.v
@@ -58,6 +67,16 @@ typedef struct {
     const void *WB, *WBT, *aB, *bB; /* D x ldB, nB x ldV, ldB, ldV */
     const double *dbias;            /* ldV: bA - bB in float64 */
     double xboundA, xboundB;        /* bounds on |x| = |W^T v + a| over all v and units */
+    /* Subset tables for steps where many units flip (NULL: none; anneal.c, "Many
+     * flips"): for each group of 4 units of a layer and each of the 16 states of the
+     * group, the sum of the group's active weight rows, in column chunks like WAT:
+     *   TVA, TVB  visible groups -> inputs x of A's / B's hidden units (16 gV x ldA / ldB)
+     *   THA, THB  A's / B's hidden groups -> the visible inputs u (16 gA / 16 gB x ldV) */
+    const void *TVA, *TVB, *THA, *THB;
+    ptrdiff_t gV, gA, gB;           /* groups: ceil(D / 4), ceil(nA / 4), ceil(nB / 4) */
+    int dense;                      /* 0: never use the tables, 1: when cheaper, 2: always */
+    ptrdiff_t dtile;                /* table rows of a chunk taken at a time */
+    ptrdiff_t dense_x, dense_u;     /* thresholds, percent: CYRBM_AK_DENSE_X, _U */
     const void *eB;                 /* ldB or NULL: B's hidden biases added after beta,
                                      * sigma(beta xB + eB) (CRI10's family; no weights) */
 } cyrbm_ais_pair;
@@ -77,6 +96,9 @@ typedef struct {
     uint64_t *rng;                  /* R x 32: the runs' random streams (rng.h layout) */
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
+    int32_t *dcur;                  /* R x dcur_stride: tile bounds of table-row lists */
+    ptrdiff_t dcur_stride;          /* 2 (ceil(16 max(gV, gA, gB) / tile) + 1) */
+    int32_t *sel_dense, *sel_sparse;  /* R, R: runs of a block taking each path */
 } cyrbm_ais_state;
 
 /* ---- the dispatched kernels: X(return type, name, parameters, arguments) ---- */
@@ -176,7 +198,11 @@ typedef struct {
     X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
                           const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \
                           uint64_t i1, double *act, double *out, double *each),           \
-      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))
+      (Ws, ld, cs, co, m, n_pad, i0, i1, act, out, each))                                 \
+    /* exact pseudo-log-likelihood of one row, see anneal.c (scratch act) */              \
+    X(double, pll_row, (const double *W, const double *b, const double *a, ptrdiff_t D,   \
+                        ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
+      (W, b, a, D, n_pad, v, act))
 
 /* the variant-free entry points */
 #define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
