@@ -137,9 +137,17 @@ class TemperedChains:
         self.beta = np.empty(R)
         self.beta[self.order.ravel()] = np.tile(self.temps, self.M)
         zeros_b = np.zeros(n_visible)
-        self.engine = _anneal.GibbsEngine(zeros_b, None, None, np.zeros((n_visible, n_hidden)),
-                                          zeros_b, np.zeros(n_hidden), state["streams"],
-                                          dtype=dtype, n_threads=n_threads)
+        # no subset tables: the parameters change at every update, and rebuilding the
+        # tables (about 8 n_visible n_hidden additions) costs more than they save on the
+        # refreshed sweeps of fewer than about a thousand chains (bench/README.md)
+        previous = _anneal.use_dense_tables("never")
+        try:
+            self.engine = _anneal.GibbsEngine(zeros_b, None, None,
+                                              np.zeros((n_visible, n_hidden)), zeros_b,
+                                              np.zeros(n_hidden), state["streams"],
+                                              dtype=dtype, n_threads=n_threads)
+        finally:
+            _anneal.use_dense_tables(previous)
         self.engine.set_visible(chains_v)
         self.accepted = np.zeros((self.M, max(K1 - 1, 1)), dtype=np.int64)
 
