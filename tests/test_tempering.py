@@ -317,3 +317,22 @@ def test_cli_trains_pt_and_amh(tmp_path, capsys):
         assert ("swap_rates" in rec) if method == "pt" else ("hop_acceptance" in rec)
         saved = cyrbm.RBM.load(tmp_path / f"{method}.npz").meta["training"]["settings"]
         assert saved["method"] == method
+
+
+def test_cli_sample_by_parallel_tempering(tmp_path, capsys):
+    """cyrbm sample --sampler pt: the image of RBM.sample(sampler="pt") (needs Pillow)."""
+    Image = pytest.importorskip("PIL.Image")
+    from cyrbm.cli import main
+    model_path = tmp_path / "m.npz"
+    assert main(["train", "digits:train", "-o", str(model_path), "--hidden", "16",
+                 "--epochs", "5", "--lr", "0.1", "--no-progress"]) == 0
+    out = tmp_path / "pt.png"
+    code = main(["sample", str(model_path), "-o", str(out), "--n", "12", "--steps", "50",
+                 "--sampler", "pt", "--seed", "2"])
+    text = capsys.readouterr().out
+    assert code == 0 and "pt sweeps" in text
+    with Image.open(out) as picture:
+        pixels = np.asarray(picture)
+    assert pixels.std() > 0                                  # not blank
+    v = cyrbm.RBM.load(model_path).sample(12, 50, seed=2, sampler="pt")
+    assert 0 < v.mean() < 1
