@@ -128,11 +128,11 @@ def kernel_libraries():
     have = [(f"CYRBM_HAVE_{v.upper()}", "1") for v in variants]
     rel = lambda p: str(p.relative_to(HERE))  # noqa: E731
     libs = []
-    for family in ("gibbs", "anneal"):
+    for family in ("gibbs", "anneal", "chib"):
         libs.append((f"cyrbm_{family}_dispatch", {
             "sources": [rel(KERNELS / "dispatch.c")], "include_dirs": incl,
             "macros": have + [(f"CYRBM_FAMILY_{family.upper()}", "1")], "cflags": base}))
-    for family in ("gibbs", "anneal"):
+    for family in ("gibbs", "anneal", "chib"):
         for v in variants:
             libs.append((f"cyrbm_{family}_{v}", {
                 "sources": [rel(KERNELS / f"{family}.c")], "include_dirs": incl,

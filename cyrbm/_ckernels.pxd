@@ -10,6 +10,7 @@ cdef extern from "kernels.h" nogil:
     double cyrbm_rng_uniform(cyrbm_rng *r)
     uint64_t cyrbm_rng_next_lane(uint64_t *s, int l)
     void cyrbm_rng_seed_run(cyrbm_rng *chain, uint64_t *run)
+    double cyrbm_exp_neg(double x)
     double cyrbm_softplus(double x)
     float cyrbm_softplusf(float x)
     double cyrbm_sigmoid(double x)
@@ -18,10 +19,13 @@ cdef extern from "kernels.h" nogil:
     # ---- variant choice ----
     int cyrbm_gibbs_kernels_init(const char *force)
     int cyrbm_anneal_kernels_init(const char *force)
+    int cyrbm_chib_kernels_init(const char *force)
     const char *cyrbm_gibbs_kernels_isa()
     const char *cyrbm_anneal_kernels_isa()
+    const char *cyrbm_chib_kernels_isa()
     const char *cyrbm_gibbs_kernels_built()
     const char *cyrbm_anneal_kernels_built()
+    const char *cyrbm_chib_kernels_built()
 
     # ---- block Gibbs and CD/PCD (gibbs.c) ----
     Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)
@@ -170,3 +174,41 @@ cdef extern from "kernels.h" nogil:
                            double *act, double *out, double *each)
     double cyrbm_pll_row(const double *W, const double *b, const double *a, Py_ssize_t D,
                          Py_ssize_t n_pad, const uint8_t *v, double *act)
+
+    # ---- single-site Gibbs on a DBN's first hidden layer (chib.c) ----
+    ctypedef struct cyrbm_chib_model:
+        Py_ssize_t D, H1, H2
+        Py_ssize_t ld1, ld2
+        const void *W1T
+        const void *E1
+        const void *b1
+        const void *W2
+        const void *E2
+        const void *c2
+        const double *b2
+        const double *c1
+        const double *s1
+        const double *s2
+        Py_ssize_t K1, K2
+
+    ctypedef struct cyrbm_chib_work:
+        pass
+
+    size_t cyrbm_chib_layout(const cyrbm_chib_model *M, Py_ssize_t S, size_t itemsize,
+                             char *base, cyrbm_chib_work *W)
+    void cyrbm_chib_items_f32(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                              Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t S, int tilde_backward,
+                              Py_ssize_t refresh_every, cyrbm_rng *streams, double *lpstar,
+                              double *logphat, void *work)
+    void cyrbm_chib_items_f64(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                              Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t S, int tilde_backward,
+                              Py_ssize_t refresh_every, cyrbm_rng *streams, double *lpstar,
+                              double *logphat, void *work)
+    void cyrbm_chib_ais_f32(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                            Py_ssize_t i0, Py_ssize_t i1, const double *betas,
+                            Py_ssize_t n_betas, int base_q, Py_ssize_t refresh_every,
+                            cyrbm_rng *streams, double *logw, void *work)
+    void cyrbm_chib_ais_f64(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                            Py_ssize_t i0, Py_ssize_t i1, const double *betas,
+                            Py_ssize_t n_betas, int base_q, Py_ssize_t refresh_every,
+                            cyrbm_rng *streams, double *logw, void *work)

@@ -20,6 +20,7 @@ PURPOSES = {
     "ais": 5,         # annealing runs
     "data": 6,        # stochastic binarization, splits
     "monitor": 7,     # choice of monitoring rows
+    "chib": 9,        # DBN estimators over h1 (key 0: Chib-style chains, 1: per-vector AIS)
 }
 
 

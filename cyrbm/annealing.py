@@ -99,13 +99,7 @@ def make_schedule(spec):
                                     np.linspace(0.5, 0.9, 4000, endpoint=False),
                                     np.linspace(0.9, 1.0, 10000)])
         elif text.startswith("linear:"):
-            count = text.split(":", 1)[1]
-            try:
-                k = int(count)
-            except ValueError:
-                raise ScheduleError(f"schedule 'linear:K' needs a whole number K, not {count!r}.") from None
-            if k < 2:
-                raise ScheduleError(f"schedule 'linear:K' needs K >= 2 betas, not {k}.")
+            k = schedule_count(text)
             check_memory(16 * k, f"schedule 'linear:{k}'", "use fewer betas")
             betas = np.linspace(0.0, 1.0, k)
         elif os.path.isfile(text):
@@ -136,6 +130,18 @@ def make_schedule(spec):
             raise ScheduleError(f"a schedule must be a 1-D list of betas, not an array of shape "
                                 f"{betas.shape}.")
     return _check_schedule(betas)
+
+
+def schedule_count(spec):
+    """K of a schedule "name:K" ("linear:K", "adaptive:K"): a whole number >= 2."""
+    name, count = spec.split(":", 1)
+    try:
+        k = int(count)
+    except ValueError:
+        raise ScheduleError(f"schedule '{name}:K' needs a whole number K, not {count!r}.") from None
+    if k < 2:
+        raise ScheduleError(f"schedule '{name}:K' needs K >= 2 betas, not {k}.")
+    return k
 
 
 def _check_schedule(betas):
@@ -299,6 +305,19 @@ def _human_time(seconds):
 
 
 # ---------------------------------------------------------------------------- result
+def _json_number(x):
+    """A float for JSON, None for None and for an infinite or NaN value (JSON null)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _json_pair(p):
+    """An interval for JSON: [low, high] with null ends, or None."""
+    return None if p is None else [_json_number(p[0]), _json_number(p[1])]
+
+
 class AISResult:
     """The outcome of an AIS estimate (SM08 Eq. 11-12).
 
@@ -389,6 +408,20 @@ class AISResult:
         """Effective sample size of the importance weights, (sum w)^2 / sum w^2."""
         return self._ess
 
+    @property
+    def max_weight_share(self):
+        """The largest weight's share of the sum of the weights."""
+        from cyrbm.evaluation import weight_diagnostics
+        return weight_diagnostics(self.log_weights)[1]
+
+    @property
+    def weight_warning(self):
+        """A plain sentence when so few runs carry the weight that sigma-hat cannot be
+        trusted (ESS below min(10, runs / 2), or one weight above half the total), else
+        None (cyrbm.evaluation.weight_diagnostics)."""
+        from cyrbm.evaluation import weight_diagnostics
+        return weight_diagnostics(self.log_weights)[2]
+
     # -- average log-probability of data
     @property
     def avg_log_prob(self):
@@ -414,15 +447,7 @@ class AISResult:
         """A JSON-ready dict (keys documented in docs/json_keys_ais.md); infinite interval
         ends become None (JSON null)."""
 
-        def num(x):
-            if x is None:
-                return None
-            x = float(x)
-            return x if math.isfinite(x) else None
-
-        def pair(p):
-            return None if p is None else [num(p[0]), num(p[1])]
-
+        num, pair = _json_number, _json_pair
         out = {
             "kind": self.kind,
             "log_Z": num(self.log_Z),
@@ -434,6 +459,8 @@ class AISResult:
             "log_ratio_sigma_interval": pair(self.log_ratio_interval(1)),
             "log_ratio_3sigma_interval": pair(self.log_ratio_interval(3)),
             "ess": num(self.ess),
+            "max_weight_share": num(self.max_weight_share),
+            "weight_warning": self.weight_warning,
             "runs": self.runs,
             "betas": self.betas,
             "schedule": self.schedule,
@@ -703,6 +730,30 @@ class Annealer:
                          mean_log_unnormalized=mean_lp, n_data=n_data,
                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
                                     n_hidden_b=B.n_hidden))
+
+    def evaluate(self, model, data, *, base_rate="data", base_data=None, chains=10,
+                 simulate=None, pseudocount=1.0):
+        """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under
+        ``model`` from forward AIS (optimistic) and from reverse annealing, RAISE
+        (conservative; Burda, Grosse & Salakhutdinov 2015), side by side.
+
+        Both use this annealer's schedule, base-rate model (fitted as in
+        :meth:`log_partition`) and block-Gibbs transitions (SM08 Eq. 13-18).  Forward
+        AIS runs ``runs`` runs; RAISE runs ``chains`` reverse chains from every test
+        vector (see :mod:`cyrbm.evaluation`).  With ``simulate=N`` the bidirectional check
+        (Grosse, Ghahramani & Adams 2015) also runs on N states drawn from the model
+        (exactly when its smaller layer has at most 20 units, else the end states of
+        forward AIS runs): there the AIS/RAISE gap bounds the error of ln Z-hat.
+
+        Returns
+        -------
+        cyrbm.evaluation.EvaluationResult
+            ``ais_mean_log_prob``, ``raise_mean_log_prob`` (each with ``ais_se`` /
+            ``raise_se``), ``gap``, ``disagreement`` (a sentence or None), ``to_dict()``.
+        """
+        from cyrbm.evaluation import evaluate
+        return evaluate(self, model, data, base_rate=base_rate, base_data=base_data,
+                        chains=chains, simulate=simulate, pseudocount=pseudocount)
 
     # ------------------------------------------------------------------ internals
     def _streams(self, key, n=None):

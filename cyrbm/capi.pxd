@@ -59,7 +59,25 @@ cdef int exact_log_partition_f32(const float *W, const float *vbias, const float
                                  Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
                                  int n_threads) noexcept nogil
 
-# ---- version 3: parallel tempering (Cho, Raiko & Ilin 2010, Table I) ----
+# ---- version 3: the Chib-style estimator of a two-layer DBN (MS09 Figure 1) ----
+# out[i] = ln P-hat(v_i) (repeats averaged in P); streams: n * repeats cyrbm_rng states,
+# cyrbm.capi.make_chib_streams(seed, n, steps, repeats); bit-identical to
+# cyrbm.chib.chib_log_prob(...).log_probs for a DBN of that dtype.  -2 for invalid sizes
+# or weights beyond 80 (f32) / 700 (f64) in magnitude.
+cdef int chib_log_prob_f64(const double *W1, const double *vbias1, const double *hbias1,
+                           const double *W2, const double *vbias2, const double *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil
+cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hbias1,
+                           const float *W2, const float *vbias2, const float *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil
+
+# ---- version 4: parallel tempering (Cho, Raiko & Ilin 2010, Table I) ----
 # steps rounds on n ladders of n_temps chains (temps: 0 <= t_0 < ... < t_K = 1): a tempered
 # sweep of every chain (the RBM (t W, b, c)), then swaps of neighbours by Eq. 5.  v: (n
 # n_temps) x n_visible, row m n_temps + k at temps[k] (in and out); streams: n n_temps chain

@@ -6,7 +6,9 @@ capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h`
 Both run exactly the kernels behind the Python API, so they give the same answers.
 Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
 Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
-Version 3 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
+Version 3 adds ``chib_log_prob_f32/f64``: the Chib-style estimator of a two-layer DBN's
+test log-probabilities (Murray & Salakhutdinov 2009), streams from ``make_chib_streams``.
+Version 4 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
 with streams from ``make_pt_streams``).
 """
 from cpython.pycapsule cimport PyCapsule_New
@@ -15,6 +17,10 @@ from libc.stdint cimport uint8_t, int64_t, uint64_t
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
 from cyrbm cimport _anneal
+from cyrbm cimport _chib
+from cython cimport floating
+from libc.stdint cimport int32_t
+from libc.stdlib cimport malloc, free
 
 from cyrbm._random import make_streams as _make_streams
 
@@ -47,6 +53,14 @@ cdef extern from "cyrbm/cyrbm.h":
                                 Py_ssize_t, double *, int) noexcept nogil
     ctypedef int (*exact_f32_t)(const float *, const float *, const float *, Py_ssize_t,
                                 Py_ssize_t, double *, int) noexcept nogil
+    ctypedef int (*chib_f64_t)(const double *, const double *, const double *, const double *,
+                               const double *, const double *, Py_ssize_t, Py_ssize_t,
+                               Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                               double, cyrbm_rng *, double *, int) noexcept nogil
+    ctypedef int (*chib_f32_t)(const float *, const float *, const float *, const float *,
+                               const float *, const float *, Py_ssize_t, Py_ssize_t,
+                               Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                               double, cyrbm_rng *, double *, int) noexcept nogil
     ctypedef int (*pt_f64_t)(const double *, const double *, const double *, Py_ssize_t,
                              Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
                              int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
@@ -63,6 +77,8 @@ cdef extern from "cyrbm/cyrbm.h":
         ais_f32_t ais_log_partition_f32
         exact_f64_t exact_log_partition_f64
         exact_f32_t exact_log_partition_f32
+        chib_f64_t chib_log_prob_f64
+        chib_f32_t chib_log_prob_f32
         pt_f64_t pt_sweeps_f64
         pt_f32_t pt_sweeps_f32
 
@@ -152,7 +168,70 @@ cdef int exact_log_partition_f32(const float *W, const float *vbias, const float
                                            n_threads)
 
 
-# ------------------------------------------------- version 3: parallel tempering
+# ------------------------------------------------- version 3: the Chib-style estimator
+cdef int _chib_log_prob(const floating *W1, const floating *vbias1, const floating *hbias1,
+                        const floating *W2, const floating *vbias2, const floating *hbias2,
+                        Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                        const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats,
+                        double log_Z, cyrbm_rng *streams, double *out,
+                        int n_threads) noexcept nogil:
+    """cyrbm.chib.chib_log_prob in one call: the same layout (chib_alloc), items i * R + r,
+    the same refresh (10) and the same combination of the repeats (chib_combine)."""
+    cdef _chib.chib_buffers B
+    cdef Py_ssize_t items, i
+    cdef int32_t *vec = NULL
+    cdef double *lp = NULL
+    cdef double *ph = NULL
+    cdef int status
+    if (W1 == NULL or vbias1 == NULL or hbias1 == NULL or W2 == NULL or vbias2 == NULL
+            or hbias2 == NULL or streams == NULL or out == NULL or n < 0 or steps < 1
+            or repeats < 1 or (n > 0 and v == NULL) or n > (1 << 28) // repeats):
+        return -2
+    if n == 0:
+        return 0
+    status = _chib.chib_alloc(&B, W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible,
+                              n_hidden1, n_hidden2)
+    if status != 0:
+        return -1 if status == -1 else -2
+    items = n * repeats
+    vec = <int32_t *> malloc(items * sizeof(int32_t))
+    lp = <double *> malloc(items * sizeof(double))
+    ph = <double *> malloc(items * sizeof(double))
+    status = -1
+    if vec != NULL and lp != NULL and ph != NULL:
+        for i in range(items):
+            vec[i] = <int32_t> (i // repeats)
+        status = _chib.chib_run(&B, v, vec, items, steps, 1, 10, streams, lp, ph, n_threads)
+        if status == 0:
+            _chib.chib_combine(lp, ph, n, repeats, log_Z, out)
+    free(vec)
+    free(lp)
+    free(ph)
+    _chib.chib_free(&B)
+    return status
+
+
+cdef int chib_log_prob_f64(const double *W1, const double *vbias1, const double *hbias1,
+                           const double *W2, const double *vbias2, const double *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil:
+    return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
+                          n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+
+
+cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hbias1,
+                           const float *W2, const float *vbias2, const float *hbias2,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                           int n_threads) noexcept nogil:
+    return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
+                          n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+
+
+# ------------------------------------------------- version 4: parallel tempering
 cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
                        Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
                        const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
@@ -185,6 +264,8 @@ _table.ais_log_partition_f64 = ais_log_partition_f64
 _table.ais_log_partition_f32 = ais_log_partition_f32
 _table.exact_log_partition_f64 = exact_log_partition_f64
 _table.exact_log_partition_f32 = exact_log_partition_f32
+_table.chib_log_prob_f64 = chib_log_prob_f64
+_table.chib_log_prob_f32 = chib_log_prob_f32
 _table.pt_sweeps_f64 = pt_sweeps_f64
 _table.pt_sweeps_f32 = pt_sweeps_f32
 
@@ -209,6 +290,11 @@ def make_ais_streams(seed, Py_ssize_t runs):
     return ais_streams(seed, runs)
 
 
+def make_chib_streams(seed, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats=1):
+    """States of the n * repeats random streams (a (n * repeats, 4) uint64 array) of
+    ``chib_log_prob_f32/f64``: exactly those ``cyrbm.chib.chib_log_prob(dbn, v, log_Z,
+    steps=steps, repeats=repeats, seed=seed)`` uses for n test vectors."""
+    return _make_streams(seed, "chib", n * repeats, 0, steps)
 def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
     """(streams, swap_streams) for ``pt_sweeps_f32/f64`` on ``n`` ladders of ``n_temps``
     chains: (n n_temps, 4) and (n, 4) uint64 arrays, exactly those

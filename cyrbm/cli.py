@@ -18,6 +18,9 @@ Usage:
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
               [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
+  cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
+              [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
+              [--seed S] [--threads T] [--json]
   cyrbm -h | --help
   cyrbm --version
 
@@ -33,6 +36,8 @@ Commands:
   sample  Draw samples from MODEL and write them to IMAGE (.png) as a grid of images
           (needs Pillow: pip install "cyrbm[images]").
   filters Draw each hidden unit's weights as an image, in a grid written to IMAGE.
+  evaluate  The mean test log-probability of DATA from forward AIS (optimistic) and
+          from reverse annealing, RAISE (conservative), side by side.
 
 Options:
   -o FILE, --output FILE     File to write: the model (.npz) of train, the image
@@ -81,7 +86,9 @@ Options:
   --data DATA                Data whose average log-probability to estimate.
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: 100].
-  --schedule SCHED           paper, linear:K, or a text file of betas [default: paper].
+  --schedule SCHED           paper, linear:K, or a text file of betas; evaluate also
+                             takes adaptive:K (K betas tuned by a pilot run)
+                             [default: paper].
   --start HOW                Starting states of ratio runs: exact (draws from MODEL_A
                              by enumerating its smaller layer, up to 30 units), gibbs
                              (chains on MODEL_A), or auto: exact up to 20 units
@@ -91,6 +98,7 @@ Options:
                              [default: 20000].
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
+                             evaluate: reverse (RAISE) chains per test row (default: 10).
   --steps-between N          Gibbs sweeps between the states a chain gives
                              [default: 100].
   --exact                    Enumerate (the only method of logz).
@@ -102,6 +110,12 @@ Options:
                              tempering: the T = 1 chain of a ladder of 21 temperatures
                              0, 0.05, ..., 1 per sample) [default: gibbs].
   --shape HxW                Height x width of one image, e.g. 28x28 (default: square).
+  --save-schedule FILE       Write the schedule's betas to FILE (one per line) for
+                             reuse with --schedule FILE.
+  --simulate N               Also the bidirectional check on N states drawn from MODEL
+                             (exactly when its smaller layer has <= 20 units).
+  --plot FILE                Write a PNG: ln Z-hat against runs, the log weights, the
+                             AIS/RAISE gap against K (needs matplotlib).
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.
   --version                  Show the version.
@@ -133,11 +147,12 @@ _VALUE_OPTIONS = {
     "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
-    "--n", "--steps", "--sampler", "--shape",
+    "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
-                "logz": ["MODEL"], "sample": ["MODEL"], "filters": ["MODEL"]}
+                "logz": ["MODEL"], "sample": ["MODEL"], "filters": ["MODEL"],
+                "evaluate": ["MODEL"]}
 _OPTIONAL_POSITIONALS = {"info": ["MODEL"]}
 _WHAT = {"DATA": "DATA (the training data)", "MODEL": "MODEL (a model file)",
          "MODEL_A": "MODEL_A and MODEL_B (two model files)",
@@ -161,7 +176,7 @@ def _usage_lines():
 def _short_usage(command):
     line = _usage_lines().get(command)
     if line is None:
-        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters) ...; 'cyrbm --help' lists the options."
+        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate) ...; 'cyrbm --help' lists the options."
     required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
     return f"usage: {required} [options]; 'cyrbm --help' lists them."
 
@@ -169,14 +184,14 @@ def _short_usage(command):
 def _usage_problem(argv):
     """(command or None, one sentence) saying why ``argv`` does not fit the usage."""
     if not argv:
-        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters)."
+        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate)."
     command = argv[0]
     if command not in _POSITIONALS:
         if command.startswith("-"):
             return None, f"unknown option {command!r} before the command."
         import difflib          # only for a usage error (6 ms at start-up otherwise)
         close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
-        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters)"
+        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate)"
         return None, f"unknown command {command!r}{also}."
     usage = _usage_lines()[command]
     allowed = set(re.findall(r"--[\w-]+", usage)) | {"--help", "--version"}
@@ -240,6 +255,8 @@ def _usage_problem(argv):
         return command, "'cyrbm train' needs -o MODEL, the model file to write."
     if command in ("sample", "filters") and "--output" not in given:
         return command, f"'cyrbm {command}' needs -o IMAGE, the image file (.png) to write."
+    if command == "evaluate" and "--data" not in given:
+        return command, "'cyrbm evaluate' needs --data DATA, the test rows."
     return command, "the arguments do not fit its usage."
 
 
@@ -652,6 +669,16 @@ def print_measure(name, r, out):
         print(f"ln Z = {r['log_Z']:.6f}  (exact, {r['terms']} terms over the "
               f"{r['enumerated_layer']} layer, {r['seconds']:.2f} s)", file=out)
         return
+    if name == "evaluate":
+        from cyrbm._cli_measure import print_evaluate
+        print_evaluate(r, out)
+        return
+    _print_measure_estimate(name, r, out)
+    if r.get("weight_warning"):
+        print(f"warning: {r['weight_warning']}", file=out)
+
+
+def _print_measure_estimate(name, r, out):
     if name == "ais":
         print(f"ln Z = {r['log_Z']:.4f}  ln(Z +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
               f"ln(Z +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}", file=out)
@@ -724,7 +751,7 @@ def cmd_filters(args, out):
 
 COMMANDS = {"train": cmd_train, "info": cmd_info, "ais": _measure("ais"),
             "ratio": _measure("ratio"), "logz": _measure("logz"),
-            "sample": cmd_sample, "filters": cmd_filters}
+            "sample": cmd_sample, "filters": cmd_filters, "evaluate": _measure("evaluate")}
 
 
 def _one_sentence(exc):

@@ -263,3 +263,82 @@ def check_sampler(sample, model, *, target=None, wrong=None, n=DRAWS, seed=0,
         assert p_wrong < alpha, (f"no power: a distribution {distance:.4f} away in total "
                                  f"variation passes too (p = {p_wrong:.3g})")
     return pvalue, tv
+
+
+# ------------------------------------------------------------ annealing model
+def tempered_transition(model, base_biases, beta):
+    """The visible-to-visible matrix of one block-Gibbs transition T_beta of AIS from a
+    base-rate model (SM08 Eq. 15-17): T[v, v'] = sum_h p_beta(h | v) p_beta(v' | h),
+    with p_beta(v, h) ~ exp((1 - beta) bA.v + beta (b.v + v W h + a.h)); states in the
+    order of all_states."""
+    W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
+    bA = np.asarray(base_biases, dtype=np.float64)
+    Vf = all_states(model.n_visible).astype(np.float64)
+    Hf = all_states(model.n_hidden).astype(np.float64)
+    neg = (1.0 - beta) * (Vf @ bA)[:, None] + beta * (
+        Vf @ W @ Hf.T + (Vf @ b)[:, None] + (Hf @ a)[None, :])
+    h_given_v = np.exp(neg - logsumexp(neg, axis=1, keepdims=True))
+    v_given_h = np.exp(neg - logsumexp(neg, axis=0, keepdims=True)).T
+    return h_given_v @ v_given_h
+
+
+def annealing_model_distribution(model, base_biases, betas):
+    """p_ann over every visible state: x_0 ~ p_0 (the base rate), x_k ~ T_k(. | x_{k-1})
+    for k = 1 .. K (beta_K = 1): the distribution RAISE's weights are unbiased for."""
+    bA = np.asarray(base_biases, dtype=np.float64)
+    Vf = all_states(model.n_visible).astype(np.float64)
+    p = np.exp(Vf @ bA - np.sum(np.logaddexp(0.0, bA)))
+    for beta in np.asarray(betas, dtype=np.float64)[1:]:
+        p = p @ tempered_transition(model, bA, beta)
+    return p
+
+
+def state_index(v):
+    """Row of all_states holding the 0/1 vector v."""
+    return int("".join(str(int(x)) for x in v), 2)
+# ------------------------------------------------------------- two-layer DBNs
+def tiny_dbn(sizes=(10, 8, 6), scale=1.0, seed=1, dtype=np.float64):
+    """A DBN [RBM1 (v, h1), top RBM (h1, h2)] as a list of two RBMs with random weights."""
+    rng = np.random.default_rng(seed)
+    D, H1, H2 = sizes
+    low = cyrbm.RBM(scale * rng.standard_normal((D, H1)), 0.5 * rng.standard_normal(D),
+                    0.5 * rng.standard_normal(H1), dtype=dtype)
+    top = cyrbm.RBM(scale * rng.standard_normal((H1, H2)), 0.5 * rng.standard_normal(H1),
+                    0.5 * rng.standard_normal(H2), dtype=dtype)
+    return [low, top]
+
+
+def dbn_log_joint(layers, v):
+    """ln P*(v, h1) for every h1 (rows of all_states(H1)): ln P(v | h1) + ln P*(h1),
+    the top layer summed out (MS09 Eq. 16), in plain NumPy."""
+    low, top = layers
+    W1, b1 = low.W.astype(np.float64), low.vbias.astype(np.float64)
+    W2, b2, c2 = (top.W.astype(np.float64), top.vbias.astype(np.float64),
+                  top.hbias.astype(np.float64))
+    H = all_states(low.n_hidden).astype(np.float64)
+    Y = H @ W1.T + b1
+    v = np.asarray(v, dtype=np.float64)
+    return (Y * v).sum(1) - np.logaddexp(0, Y).sum(1) + H @ b2 + np.logaddexp(0, H @ W2 + c2).sum(1)
+
+
+def dbn_exact(layers, V):
+    """(exact ln P(v) for each row of V, exact ln Z of the top RBM), by enumerating h1
+    and, for Z, both layers of the top RBM (brute_log_z)."""
+    top = layers[1]
+    log_z = brute_log_z(top.W.astype(np.float64), top.vbias.astype(np.float64),
+                        top.hbias.astype(np.float64))
+    return np.array([logsumexp(dbn_log_joint(layers, v)) for v in V]) - log_z, log_z
+
+
+def dbn_variational_bound(layers, V, log_z):
+    """SM08 Eq. 19-24's bound for two layers, with the expectation summed exactly:
+    sum_h1 Q(h1 | v) ln P*(v, h1) + H(Q) - ln Z, Q = sigma(W1^T v + c1) factorial."""
+    low = layers[0]
+    H = all_states(low.n_hidden).astype(np.float64)
+    out = []
+    for v in V:
+        q = expit(np.asarray(v, np.float64) @ low.W.astype(np.float64) + low.hbias)
+        logq = H @ np.log(q) + (1 - H) @ np.log1p(-q)
+        entropy = -np.sum(q * np.log(q) + (1 - q) * np.log1p(-q))
+        out.append(np.exp(logq) @ dbn_log_joint(layers, v) + entropy - log_z)
+    return np.array(out)

@@ -265,7 +265,7 @@ def _annealer_result(model, base, seed=11, **kw):
 
 
 def test_capi_version_and_constants():
-    assert cyrbm.capi.C_API_VERSION == 3
+    assert cyrbm.capi.C_API_VERSION == 4
     assert cyrbm.capi.EXACT_MAX_UNITS == EXACT_MAX_UNITS
     # the documented layout, derived from numpy's SeedSequence directly (the Annealer's
     # own streams are checked through its log weights in test_cython_ais_matches_the_annealer)
@@ -355,7 +355,7 @@ def test_c_ais_and_exact_match_the_python_api(downstream, small):
                    n, n, 0, 1)[0] == -2
 
 
-# --------------------------------------------------------- version 3: parallel tempering
+# --------------------------------------------------------- version 4: parallel tempering
 def test_cython_pt_matches_rbm_sample(downstream, model):
     cy, _ = downstream
     m32 = model.astype(np.float32)

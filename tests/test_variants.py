@@ -11,21 +11,23 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, _gibbs
+from cyrbm import _anneal, _chib, _gibbs
 from cyrbm.annealing import Annealer
 
 
 @pytest.fixture
 def variant():
-    saved = (_gibbs.kernels_in_use(), _anneal.kernels_in_use())
+    saved = (_gibbs.kernels_in_use(), _anneal.kernels_in_use(), _chib.kernels_in_use())
 
     def use(isa):
         assert _gibbs.use_kernels(isa) == isa
         assert _anneal.use_kernels(isa) == isa
+        assert _chib.use_kernels(isa) == isa
 
     yield use
     _gibbs.use_kernels(saved[0])
     _anneal.use_kernels(saved[1])
+    _chib.use_kernels(saved[2])
 
 
 def numbers(dtype):
@@ -56,6 +58,19 @@ def numbers(dtype):
     for key, arr in zip(("xA", "xB", "uA", "uB"), eng.inputs()):
         out["engine_" + key] = arr
     out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
+    # reverse annealing (RAISE): the engine's steps over a decreasing schedule
+    from cyrbm.evaluation import raise_log_weights
+    out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
+                                     seed=5, threads=2, refresh=13, batch=5)
+    # the DBN estimators over h1 (Chib-style, per-vector AIS): 70-37-11, every tail path
+    from cyrbm.chib import ais_per_vector, chib_log_prob
+    top = cyrbm.RBM(0.3 * rng.standard_normal((M, 11)), a, 0.5 * rng.standard_normal(11),
+                    dtype=dtype)
+    dbn = [model, top]
+    out["chib"] = chib_log_prob(dbn, data[:3], 1.0, steps=3, repeats=2, seed=4,
+                                threads=2).samples
+    out["chib_ais"] = ais_per_vector(dbn, data[:3], 1.0, schedule="linear:20", runs=2,
+                                     seed=4, threads=2).samples
     # parallel tempering: the tempered configuration (c added after beta) and the swaps
     out["sample_pt"] = model.sample(7, steps=9, seed=3, threads=2, sampler="pt",
                                     temperatures=[0.0, 0.4, 0.7, 1.0])

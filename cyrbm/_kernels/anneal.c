@@ -28,7 +28,8 @@
  * one table row per group, all such runs of a block together through the tiled update
  * (cyrbm_ak_update, tiles of 128 KB).  The choice depends only on the run's own flips,
  * so results stay independent of threads and variants; the pair's `dense` field turns it
- * off or forces it (for tests; no tables beyond 256 MB).
+ * off or forces it (for tests).  Tables beyond 16 MB are not built (they would stream
+ * from memory at every step).
  *
  * Determinism.  Every per-lane partial result (the 8 partial sums and products of the
  * hidden layer, the 8 random streams of a run) has a fixed logical width of 8 float64

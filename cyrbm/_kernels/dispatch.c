@@ -18,8 +18,13 @@
 #define INIT cyrbm_anneal_kernels_init
 #define ISA cyrbm_anneal_kernels_isa
 #define BUILT cyrbm_anneal_kernels_built
+#elif defined(CYRBM_FAMILY_CHIB)
+#define FAMILY CYRBM_CHIB_KERNELS
+#define INIT cyrbm_chib_kernels_init
+#define ISA cyrbm_chib_kernels_isa
+#define BUILT cyrbm_chib_kernels_built
 #else
-#error "dispatch.c: define CYRBM_FAMILY_GIBBS or CYRBM_FAMILY_ANNEAL"
+#error "dispatch.c: define CYRBM_FAMILY_GIBBS, CYRBM_FAMILY_ANNEAL or CYRBM_FAMILY_CHIB"
 #endif
 
 /* the variants' own symbols */

@@ -204,21 +204,73 @@ typedef struct {
                         ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
       (W, b, a, D, n_pad, v, act))
 
+/* A two-layer DBN for single-site Gibbs on h1 (chib.c): RBM1 (v, h1) and the top RBM
+ * (h1, h2), parameters in the kernel's float type T except where marked double. */
+typedef struct {
+    ptrdiff_t D, H1, H2;            /* visible units, first and top hidden layers */
+    ptrdiff_t ld1, ld2;             /* padded widths of the D and H2 rows (multiples of 32) */
+    const void *W1T, *E1, *b1;      /* H1 x ld1: W1's columns as rows, e^(W1^T); b1: ld1 */
+    const void *W2, *E2, *c2;       /* H1 x ld2: W2 and e^W2; c2: ld2 (top hidden biases) */
+    const double *b2, *c1;          /* H1: the top RBM's visible biases, Q's hidden biases */
+    const double *s1, *s2;          /* H1: row sums of W1^T and of W2 */
+    ptrdiff_t K1, K2;               /* blocks between rescalings of the products */
+} cyrbm_chib_model;
+
+/* A thread's scratch for one item at a time: three chain states (current, saved, the
+ * copy walked to h*), h*, W1^T v, Q's log-odds and ln T(h* <- h(s)) for s = 1..S. */
+typedef struct {
+    uint8_t *h[3];
+    void *f[3];                     /* each: y, p1, q1 (ld1 each), z, p2, q2 (ld2 each) */
+    uint8_t *hstar;
+    double *vw, *x, *logt;          /* H1, H1, S + 1 */
+} cyrbm_chib_work;
+
+#define CYRBM_CHIB_KERNELS(X)                                                             \
+    /* the estimator of MS09 (Figure 1) for items [i0, i1), see chib_t.h (OUT lpstar,   \
+     * logphat; INOUT streams) */                                                         \
+    X(void, chib_items_f32, (const cyrbm_chib_model *M, const uint8_t *v,                  \
+                             const int32_t *vec, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S,  \
+                             int tilde_backward, ptrdiff_t refresh_every,                  \
+                             cyrbm_rng *streams, double *lpstar, double *logphat,          \
+                             void *work),                                                  \
+      (M, v, vec, i0, i1, S, tilde_backward, refresh_every, streams, lpstar, logphat, work)) \
+    X(void, chib_items_f64, (const cyrbm_chib_model *M, const uint8_t *v,                  \
+                             const int32_t *vec, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S,  \
+                             int tilde_backward, ptrdiff_t refresh_every,                  \
+                             cyrbm_rng *streams, double *lpstar, double *logphat,          \
+                             void *work),                                                  \
+      (M, v, vec, i0, i1, S, tilde_backward, refresh_every, streams, lpstar, logphat, work)) \
+    /* per-vector AIS over h1 for items [i0, i1) (OUT logw; INOUT streams) */             \
+    X(void, chib_ais_f32, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
+                           ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
+                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
+                           cyrbm_rng *streams, double *logw, void *work),                  \
+      (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))            \
+    X(void, chib_ais_f64, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
+                           ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
+                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
+                           cyrbm_rng *streams, double *logw, void *work),                  \
+      (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))
+
 /* the variant-free entry points */
 #define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
 CYRBM_GIBBS_KERNELS(CYRBM_DECLARE_ENTRY)
 CYRBM_ANNEAL_KERNELS(CYRBM_DECLARE_ENTRY)
+CYRBM_CHIB_KERNELS(CYRBM_DECLARE_ENTRY)
 
 /* Choose the variant of this extension's kernels: `force` names one (avx512, avx2,
  * sse2, neon, generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1
  * when the named variant is not in this build or the CPU cannot run it. */
 int cyrbm_gibbs_kernels_init(const char *force);
 int cyrbm_anneal_kernels_init(const char *force);
+int cyrbm_chib_kernels_init(const char *force);
 /* The variant in use, and the variants this build holds (comma-separated). */
 const char *cyrbm_gibbs_kernels_isa(void);
 const char *cyrbm_anneal_kernels_isa(void);
+const char *cyrbm_chib_kernels_isa(void);
 const char *cyrbm_gibbs_kernels_built(void);
 const char *cyrbm_anneal_kernels_built(void);
+const char *cyrbm_chib_kernels_built(void);
 
 /* ---- no vector code, compiled once (common.c) ---- */
 /* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
@@ -234,6 +286,11 @@ int32_t cyrbm_bernoulli_f32(const float *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t
                             int32_t *idx);
 int32_t cyrbm_bernoulli_f64(const double *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
                             int32_t *idx);
+
+/* Point the buffers of W into base for a model M, S chain steps and floats of itemsize
+ * bytes (64-byte aligned); returns the bytes needed (base NULL: only measures). */
+size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
+                         cyrbm_chib_work *W);
 
 #ifdef __cplusplus
 }

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "cyrbm/cyrbm_types.h"
 
-#define CYRBM_CAPI_VERSION 3
+#define CYRBM_CAPI_VERSION 4
 
 /* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
 #define CYRBM_AIS_STREAM_WORDS 32
@@ -93,6 +93,31 @@ typedef struct cyrbm_capi {
                                    int n_threads);
 
     /* ---- version 3 ---- */
+
+    /* out[i] = ln P-hat(v_i) for n test vectors v (n x n_visible uint8) of a two-layer DBN
+     * by the Chib-style estimator of Murray & Salakhutdinov (2009, Figure 1): RBM1 (W1,
+     * n_visible x n_hidden1; vbias1; hbias1, used by Q(h1 | v) only) under the top RBM
+     * (W2, n_hidden1 x n_hidden2; vbias2 on h1; hbias2), with log_Z the top RBM's ln Z;
+     * steps = S >= 1 Markov chain steps, repeats >= 1 independent runs per vector averaged
+     * in P.  streams: n * repeats states (item i * repeats + r), advanced in place;
+     * cyrbm.capi.make_chib_streams(seed, n, steps, repeats) gives those of
+     * cyrbm.chib.chib_log_prob(dbn, v, log_Z, steps=S, repeats=R, seed=seed), whose
+     * log_probs these are, bit for bit, for a DBN of that dtype (the f32 entry: every
+     * |weight| <= 80).  -2 for invalid sizes or weights beyond 80 (f32) / 700 (f64). */
+    int (*chib_log_prob_f64)(const double *W1, const double *vbias1, const double *hbias1,
+                             const double *W2, const double *vbias2, const double *hbias2,
+                             Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                             const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                             Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                             int n_threads);
+    int (*chib_log_prob_f32)(const float *W1, const float *vbias1, const float *hbias1,
+                             const float *W2, const float *vbias2, const float *hbias2,
+                             Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                             const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
+                             Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
+                             int n_threads);
+
+    /* ---- version 4 ---- */
 
     /* steps rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on n ladders of
      * n_temps chains: each round one block-Gibbs sweep of every chain of the RBM

@@ -1,0 +1,40 @@
+/* Single-site Gibbs on the first hidden layer of a two-layer DBN (Murray & Salakhutdinov
+ * 2009): the Chib-style estimator of P(v) (Figure 1, Eq. 9-15) and per-vector AIS over
+ * h1, for one instruction set (see kernels.h, simd.h).
+ *
+ * Model.  RBM1 (v, h1) with W1 (D x H1), visible biases b1 and hidden biases c1 (used only
+ * by the factorial Q(h1 | v) = sigma(W1^T v + c1)); the top RBM (h1, h2) with W2 (H1 x
+ * H2), biases b2 (on h1) and c2 (on h2).  With h2 summed out,
+ *   ln P*(v, h1) = sum_i [v_i y_i - softplus(y_i)] + b2.h1 + sum_k softplus(z_k),
+ *   y = W1 h1 + b1,  z = W2^T h1 + c2,   P(v) = sum_h1 P*(v, h1) / Z.
+ *
+ * Incremental inputs.  A chain keeps y and z and their logistic pairs p = sigma(.),
+ * q = sigma(-.) (q is computed, never 1 - p, so it keeps its relative precision).  The
+ * log-odds of unit j needs sum_i [softplus(y_i +- w_i) - softplus(y_i)], which is the log of
+ * prod_i (q_i + p_i e^w_i) (turning on) or of prod_i (p_i + q_i e^w_i) minus sum_i w_i
+ * (turning off), with e^W tabulated once: a multiply-add per element and one log per site,
+ * O(D + H2).  A flip adds or subtracts one row of W1^T and of W2 and recomputes the pairs
+ * of those rows; every refresh_every sweeps the inputs are recomputed from h1 exactly.
+ *
+ * Determinism.  Products run in 128-byte logical lanes (element i in lane i % NL), each
+ * rescaled by its exponent bits at fixed points, lanes combined in order; the other loops
+ * are element by element; each item (a test vector and repeat) draws only from its own
+ * cyrbm_rng stream, in an order fixed by the algorithm.  So every variant and any number
+ * of threads give the same bits.
+ *
+ * Layout.  Rows of W1^T, e^(W1^T) and b1 are padded to ld1 elements (W1 and b1 pads 0,
+ * e^0 = 1: the pads' factors are exactly 1), those of W2, e^W2 and c2 to ld2; ld1 and ld2
+ * are multiples of 32 elements (128 bytes of float32). */
+#include <math.h>
+#include "simd.h"
+#include "kernels.h"
+
+#define LN2 0.69314718055994530942
+
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "chib_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "chib_t.h"

@@ -1,0 +1,367 @@
+/* Single-site Gibbs on the first hidden layer of a two-layer DBN, for one parameter
+ * type: included by chib.c once per type through float_t.h.  See chib.c for the
+ * algorithms (MS09 Figure 1, per-vector AIS), the layout and the determinism rules. */
+
+/* logical lanes: 128 bytes, made of NQ native vectors (two 64-byte blocks, so that the
+ * widest variant has two independent product chains) */
+#define NL (128 / (ptrdiff_t)sizeof(T))
+#define NQ (NL / VL)
+#if IS_F32
+#define VB vu
+#define ASB ASU
+#define ASV ASF
+#define MASKT MASKU
+#define SELT SELF
+#define EXP_SHIFT 23
+#define EXP_BITS 0xffu
+#define EXP_BIAS 127
+#define MANT_KEEP 0x807fffffu
+#define ONE_BITS 0x3f800000u
+#define SIGN_BIT 0x80000000u
+#else
+#define VB vq
+#define ASB ASQ
+#define ASV ASD
+#define MASKT MASKQ
+#define SELT SELD
+#define EXP_SHIFT 52
+#define EXP_BITS 0x7ffULL
+#define EXP_BIAS 1023
+#define MANT_KEEP 0x800fffffffffffffULL
+#define ONE_BITS 0x3ff0000000000000ULL
+#define SIGN_BIT 0x8000000000000000ULL
+#endif
+
+/* One chain's state: h1, the visible layer's input y = W1 h1 + b1 and the top layer's
+ * input z = W2^T h1 + c2, each with its logistic pair p = sigma(.), q = sigma(-.). */
+typedef struct {
+    uint8_t *h;
+    T *y, *p1, *q1, *z, *p2, *q2;
+    ptrdiff_t since;        /* sweeps since the inputs were last recomputed exactly */
+} FN(chib_state);
+
+CYRBM_INLINE FN(chib_state) FN(chib_view)(const cyrbm_chib_model *M, const cyrbm_chib_work *W,
+                                          int k) {
+    FN(chib_state) s;
+    T *f = (T *)W->f[k];
+    s.h = W->h[k];
+    s.y = f;
+    s.p1 = f + M->ld1;
+    s.q1 = f + 2 * M->ld1;
+    s.z = f + 3 * M->ld1;
+    s.p2 = s.z + M->ld2;
+    s.q2 = s.z + 2 * M->ld2;
+    s.since = 0;
+    return s;
+}
+
+CYRBM_INLINE void FN(chib_copy)(const cyrbm_chib_model *M, FN(chib_state) *dst,
+                                const FN(chib_state) *src) {
+    memcpy(dst->h, src->h, (size_t)M->H1);
+    memcpy(dst->y, src->y, (size_t)(3 * M->ld1 + 3 * M->ld2) * sizeof(T));
+    dst->since = src->since;
+}
+
+/* p = sigma(x), q = sigma(-x) for n values (a multiple of VL): e = exp(-|x|), then
+ * (x < 0 ? e : 1) / (1 + e) and (x < 0 ? 1 : e) / (1 + e), never overflowing */
+CYRBM_INLINE void FN(chib_pairs)(const T *x, T *p, T *q, ptrdiff_t n) {
+    ptrdiff_t i;
+    for (i = 0; i < n; i += VL) {
+        const VT xv = VLOAD(x + i);
+        const VT e = VEXP(ASV(ASB(xv) | SIGN_BIT));
+        const VT one = (VT){0} + (T)1;
+        const VT d = one + e;
+        const VB neg = MASKT(xv < (VT){0});
+        VSTORE(p + i, SELT(neg, e, one) / d);
+        VSTORE(q + i, SELT(neg, one, e) / d);
+    }
+}
+
+/* x[0:n] += sgn w[0:n], then its pairs */
+CYRBM_INLINE void FN(chib_shift)(T *x, T *p, T *q, const T *w, ptrdiff_t n, int on) {
+    ptrdiff_t i;
+    if (on)
+        for (i = 0; i < n; i += VL) VSTORE(x + i, VLOAD(x + i) + VLOAD(w + i));
+    else
+        for (i = 0; i < n; i += VL) VSTORE(x + i, VLOAD(x + i) - VLOAD(w + i));
+    FN(chib_pairs)(x, p, q, n);
+}
+
+/* Unit j of h1 turns on (on = 1) or off: y and z move by one weight row each, O(D + H2). */
+CYRBM_INLINE void FN(chib_flip)(const cyrbm_chib_model *M, FN(chib_state) *s, ptrdiff_t j,
+                                int on) {
+    s->h[j] = (uint8_t)on;
+    FN(chib_shift)(s->y, s->p1, s->q1, (const T *)M->W1T + j * M->ld1, M->ld1, on);
+    FN(chib_shift)(s->z, s->p2, s->q2, (const T *)M->W2 + j * M->ld2, M->ld2, on);
+}
+
+/* The inputs recomputed exactly from h1: y = b1 + sum_{j on} W1T[j], z = c2 + sum_{j on}
+ * W2[j], rows added in ascending j (element by element: the same bits in every variant). */
+CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s) {
+    const ptrdiff_t ld1 = M->ld1, ld2 = M->ld2;
+    ptrdiff_t j, i;
+    memcpy(s->y, M->b1, (size_t)ld1 * sizeof(T));
+    memcpy(s->z, M->c2, (size_t)ld2 * sizeof(T));
+    for (j = 0; j < M->H1; j++) {
+        if (!s->h[j]) continue;
+        {
+            const T *w1 = (const T *)M->W1T + j * ld1, *w2 = (const T *)M->W2 + j * ld2;
+            for (i = 0; i < ld1; i += VL) VSTORE(s->y + i, VLOAD(s->y + i) + VLOAD(w1 + i));
+            for (i = 0; i < ld2; i += VL) VSTORE(s->z + i, VLOAD(s->z + i) + VLOAD(w2 + i));
+        }
+    }
+    FN(chib_pairs)(s->y, s->p1, s->q1, ld1);
+    FN(chib_pairs)(s->z, s->p2, s->q2, ld2);
+    s->since = 0;
+}
+
+/* ln prod_{i < n} (A_i + B_i e_i), n a multiple of NL: element i multiplies logical lane
+ * i % NL (in T); every K blocks each lane is split into a mantissa in [1, 2) and its
+ * exponent (kept apart as an integer), K chosen from the weights' range so that no lane
+ * overflows or leaves the normal range; the lanes are then combined in order (float64). */
+CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff_t n,
+                                     ptrdiff_t K) {
+    VT P[NQ];
+    VB X[NQ];
+    ptrdiff_t i = 0, nres = 0;
+    double m = 1.0, ex = 0.0;
+    int q, l;
+    for (q = 0; q < NQ; q++) {
+        P[q] = (VT){0} + (T)1;
+        X[q] = (VB){0};
+    }
+    while (i < n) {
+        const ptrdiff_t stop = n - i > K * NL ? i + K * NL : n;
+        for (; i < stop; i += NL)
+            for (q = 0; q < NQ; q++) {
+                const ptrdiff_t o = i + q * VL;
+                P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
+            }
+        for (q = 0; q < NQ; q++) {
+            const VB b = ASB(P[q]);
+            X[q] += (b >> EXP_SHIFT) & EXP_BITS;
+            P[q] = ASV((b & MANT_KEEP) | ONE_BITS);
+        }
+        nres++;
+    }
+    for (l = 0; l < NL; l++) {
+        m *= (double)LANE(P[l / VL], l % VL);
+        ex += (double)LANE(X[l / VL], l % VL);
+    }
+    return log(m) + (ex - (double)(nres * NL) * EXP_BIAS) * LN2;
+}
+
+/* The log-odds of unit j of h1 given v and the other units, the top layer summed out:
+ *   ln P*(v, h1 with h_j = 1) - ln P*(v, h1 with h_j = 0)
+ *   = (W1^T v)_j + b2_j - sum_i [sp(y_i^on) - sp(y_i^off)] + sum_k [sp(z_k^on) - sp(z_k^off)]
+ * (sp = softplus).  From the current pairs: sp(y + w) - sp(y) = ln(q + p e^w) and
+ * sp(y - w) - sp(y) = ln(p + q e^w) - w, with e^w from the table E. */
+CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                   ptrdiff_t j, double vw) {
+    const T *e1 = (const T *)M->E1 + j * M->ld1, *e2 = (const T *)M->E2 + j * M->ld2;
+    if (!s->h[j])
+        return vw + M->b2[j] - FN(chib_logprod)(s->q1, s->p1, e1, M->ld1, M->K1)
+               + FN(chib_logprod)(s->q2, s->p2, e2, M->ld2, M->K2);
+    return vw + M->b2[j] + (FN(chib_logprod)(s->p1, s->q1, e1, M->ld1, M->K1) - M->s1[j])
+           - (FN(chib_logprod)(s->p2, s->q2, e2, M->ld2, M->K2) - M->s2[j]);
+}
+
+/* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
+ * that were just recomputed */
+CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                      const uint8_t *v) {
+    double a = 0.0, b = 0.0, c = 0.0;
+    ptrdiff_t i;
+    for (i = 0; i < M->D; i++) {
+        const double y = (double)s->y[i];
+        a += (v[i] ? y : 0.0) - cyrbm_softplus(y);
+    }
+    for (i = 0; i < M->H1; i++)
+        if (s->h[i]) b += M->b2[i];
+    for (i = 0; i < M->H2; i++) c += cyrbm_softplus((double)s->z[i]);
+    return a + b + c;
+}
+
+/* vw = W1^T v (float64, i ascending) and Q's log-odds x = vw + c1 (SM08's factorial Q) */
+CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, double *vw,
+                                  double *x) {
+    ptrdiff_t j, i;
+    for (j = 0; j < M->H1; j++) {
+        const T *w = (const T *)M->W1T + j * M->ld1;
+        double a = 0.0;
+        for (i = 0; i < M->D; i++)
+            if (v[i]) a += (double)w[i];
+        vw[j] = a;
+        x[j] = a + M->c1[j];
+    }
+}
+
+/* h ~ Q(h1 | v): unit j on when a uniform < sigma(x_j), j ascending */
+CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, uint8_t *h,
+                                  cyrbm_rng *rng) {
+    ptrdiff_t j;
+    for (j = 0; j < M->H1; j++) h[j] = (uint8_t)(cyrbm_rng_uniform(rng) < cyrbm_sigmoid(x[j]));
+}
+
+/* One sweep of single-site Gibbs updates of h1, units in ascending order (T) or in
+ * descending order (backward: T-tilde), at inverse temperature beta: unit j is on with
+ * probability sigma(beta delta_j + (1 - beta) x_j), which leaves
+ * Q(h1 | v)^(1 - beta) P*(v, h1)^beta invariant (beta = 1: P(h1 | v)).  One uniform per
+ * unit.  lp (ln P*) and lq (ln Q) follow the flips when not NULL. */
+CYRBM_INLINE void FN(chib_sweep)(const cyrbm_chib_model *M, FN(chib_state) *s,
+                                 const double *vw, const double *x, double beta, int backward,
+                                 cyrbm_rng *rng, double *lp, double *lq) {
+    ptrdiff_t k;
+    for (k = 0; k < M->H1; k++) {
+        const ptrdiff_t j = backward ? M->H1 - 1 - k : k;
+        const double d = FN(chib_delta)(M, s, j, vw[j]);
+        const int on = cyrbm_rng_uniform(rng) < cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]);
+        if (on != s->h[j]) {
+            FN(chib_flip)(M, s, j, on);
+            if (lp) *lp += on ? d : -d;
+            if (lq) *lq += on ? x[j] : -x[j];
+        }
+    }
+    s->since++;
+}
+
+/* ln T(h* <- h) for the forward sweep T (MS09 Eq. 11): the product over j ascending of
+ * P(h*_j | h*_{<j}, h_{>j}, v), walking a copy w of the state from h to h*. */
+CYRBM_INLINE double FN(chib_log_t)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                   FN(chib_state) *w, const uint8_t *hstar, const double *vw) {
+    double lt = 0.0;
+    ptrdiff_t j;
+    FN(chib_copy)(M, w, s);
+    for (j = 0; j < M->H1; j++) {
+        const double d = FN(chib_delta)(M, w, j, vw[j]);
+        lt -= cyrbm_softplus(hstar[j] ? -d : d);
+        if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j]);
+    }
+    return lt;
+}
+
+CYRBM_INLINE void FN(chib_maybe_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s,
+                                         ptrdiff_t refresh_every) {
+    if (refresh_every > 0 && s->since >= refresh_every) FN(chib_refresh)(M, s);
+}
+
+/* The estimator of MS09 (Figure 1) for items [i0, i1): item t is test vector vec[t] (row
+ * of v, D bytes) with its own stream streams[t].  Out: lpstar[t] = ln P*(v, h*) and
+ * logphat[t] = ln((1/S) sum_s T(h* <- h(s))), so ln P-hat(v) = lpstar - ln Z - logphat.
+ *   h*: h ~ Q(h1 | v), then hill-climbing in ln P*(v, h1) (unit by unit, ascending, until a
+ *       whole sweep changes nothing);
+ *   s ~ Uniform{1..S}; h(s) ~ T-tilde(. <- h*); forward to S with T, backward to 1 with
+ *       T-tilde (tilde_backward = 0 makes T-tilde the forward sweep: a deliberately wrong
+ *       reverse operator, for tests).
+ * Random numbers: H1 for Q, one for s, H1 per sweep, in that order. */
+void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                          ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S, int tilde_backward,
+                          ptrdiff_t refresh_every, cyrbm_rng *streams, double *lpstar,
+                          double *logphat, void *work) {
+    cyrbm_chib_work W;
+    ptrdiff_t it, t, pass, j, s;
+    cyrbm_chib_layout(M, S, sizeof(T), (char *)work, &W);
+    for (it = i0; it < i1; it++) {
+        const uint8_t *vv = v + (ptrdiff_t)vec[it] * M->D;
+        cyrbm_rng *rng = streams + it;
+        FN(chib_state) cur = FN(chib_view)(M, &W, 0), sav = FN(chib_view)(M, &W, 1),
+                       wk = FN(chib_view)(M, &W, 2);
+        double mx, sm;
+        FN(chib_inputs)(M, vv, W.vw, W.x);
+        FN(chib_draw_q)(M, W.x, cur.h, rng);
+        FN(chib_refresh)(M, &cur);
+        for (pass = 0; pass < 10000; pass++) {       /* climb to a local mode */
+            int changed = 0;
+            for (j = 0; j < M->H1; j++) {
+                const double d = FN(chib_delta)(M, &cur, j, W.vw[j]);
+                const int want = cur.h[j] ? d >= 0.0 : d > 0.0;    /* strict ascent */
+                if (want != cur.h[j]) {
+                    FN(chib_flip)(M, &cur, j, want);
+                    changed = 1;
+                }
+            }
+            if (!changed) break;
+            if (refresh_every > 0 && (pass + 1) % refresh_every == 0) FN(chib_refresh)(M, &cur);
+        }
+        FN(chib_refresh)(M, &cur);
+        memcpy(W.hstar, cur.h, (size_t)M->H1);
+        lpstar[it] = FN(chib_logjoint)(M, &cur, vv);
+        s = 1 + (ptrdiff_t)(cyrbm_rng_uniform(rng) * (double)S);
+        if (s > S) s = S;
+        FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, tilde_backward, rng, NULL, NULL);
+        W.logt[s] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
+        FN(chib_copy)(M, &sav, &cur);
+        for (t = s - 1; t >= 1; t--) {
+            FN(chib_maybe_refresh)(M, &cur, refresh_every);
+            FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, tilde_backward, rng, NULL, NULL);
+            W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
+        }
+        FN(chib_copy)(M, &cur, &sav);
+        for (t = s + 1; t <= S; t++) {
+            FN(chib_maybe_refresh)(M, &cur, refresh_every);
+            FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, 0, rng, NULL, NULL);
+            W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
+        }
+        mx = -INFINITY;
+        for (t = 1; t <= S; t++)
+            if (W.logt[t] > mx) mx = W.logt[t];
+        sm = 0.0;
+        for (t = 1; t <= S; t++) sm += exp(W.logt[t] - mx);
+        logphat[it] = mx + log(sm / (double)S);
+    }
+}
+
+/* Per-vector AIS over h1 for items [i0, i1) (MS09 Sec. 5.1's gold standard): from
+ * p_0 = Q(h1 | v) (base_q; else the uniform distribution; normalized, drawn exactly) through p_k ~ Q^(1 - beta_k) P*(v, h1)^beta_k
+ * to P(h1 | v), with one forward sweep of the tempered single-site T at each intermediate
+ * beta.  logw[t] = sum_k (beta_k - beta_{k-1}) (ln P*(v, h_{k-1}) - ln Q(h_{k-1} | v)), so
+ * mean(w) estimates sum_h1 P*(v, h1) = Z P(v) without bias.  ln P* and ln Q follow the
+ * flips and are recomputed exactly with the inputs every refresh_every sweeps. */
+void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
+                        ptrdiff_t i0, ptrdiff_t i1, const double *betas, ptrdiff_t n_betas,
+                        int base_q, ptrdiff_t refresh_every, cyrbm_rng *streams, double *logw,
+                        void *work) {
+    cyrbm_chib_work W;
+    ptrdiff_t it, k, j;
+    cyrbm_chib_layout(M, 1, sizeof(T), (char *)work, &W);
+    for (it = i0; it < i1; it++) {
+        const uint8_t *vv = v + (ptrdiff_t)vec[it] * M->D;
+        cyrbm_rng *rng = streams + it;
+        FN(chib_state) cur = FN(chib_view)(M, &W, 0);
+        double lp, lq = 0.0, lw = 0.0;
+        FN(chib_inputs)(M, vv, W.vw, W.x);
+        if (!base_q)                       /* the uniform base: every log-odds 0 */
+            for (j = 0; j < M->H1; j++) W.x[j] = 0.0;
+        FN(chib_draw_q)(M, W.x, cur.h, rng);
+        FN(chib_refresh)(M, &cur);
+        lp = FN(chib_logjoint)(M, &cur, vv);
+        for (j = 0; j < M->H1; j++) lq += (cur.h[j] ? W.x[j] : 0.0) - cyrbm_softplus(W.x[j]);
+        for (k = 1; k < n_betas; k++) {
+            lw += (betas[k] - betas[k - 1]) * (lp - lq);
+            if (k == n_betas - 1) break;
+            if (refresh_every > 0 && cur.since >= refresh_every) {
+                FN(chib_refresh)(M, &cur);
+                lp = FN(chib_logjoint)(M, &cur, vv);
+                lq = 0.0;
+                for (j = 0; j < M->H1; j++)
+                    lq += (cur.h[j] ? W.x[j] : 0.0) - cyrbm_softplus(W.x[j]);
+            }
+            FN(chib_sweep)(M, &cur, W.vw, W.x, betas[k], 0, rng, &lp, &lq);
+        }
+        logw[it] = lw;
+    }
+}
+
+#undef NL
+#undef NQ
+#undef VB
+#undef ASB
+#undef ASV
+#undef MASKT
+#undef SELT
+#undef EXP_SHIFT
+#undef EXP_BITS
+#undef EXP_BIAS
+#undef MANT_KEEP
+#undef ONE_BITS
+#undef SIGN_BIT

@@ -1,0 +1,402 @@
+"""Test log-probabilities of a two-layer DBN by summing over its first hidden layer.
+
+Murray & Salakhutdinov (2009), *Evaluating probabilities under high-dimensional latent
+variable models* (MS09).  A DBN of two layers, RBM1 on (v, h1) and the top RBM on
+(h1, h2), has (MS09 Eq. 16)
+
+    P(v, h1) = P(v | h1) P*(h1) / Z,    P(v | h1) = prod_i sigma(W1 h1 + b1)_i^v_i (...),
+
+where P*(h1) is the top RBM's unnormalized marginal of its visible layer (h2 summed out)
+and Z its partition function.  P(v) = sum_h1 P*(v, h1) / Z needs a sum over 2^H1 states;
+given ln Z (exact, or shared from one AIS run of the ``Annealer``):
+
+* :func:`chib_log_prob`: the Chib-style estimator of MS09 Sec. 3 (Figure 1, Eq. 9-15),
+  unbiased in P(v) for any number of Markov chain steps S, so ln P(v) is underestimated
+  on average (Jensen), never overstated;
+* :func:`ais_per_vector`: annealed importance sampling over h1 for each test vector
+  (MS09's gold standard, Sec. 5.1), from Q(h1 | v) to P(h1 | v) with the same transition;
+* :func:`chib_trace`: the estimate against S (MS09 Figure 2).
+
+Both run compiled single-site Gibbs updates of h1 with the top layer summed out
+analytically (cyrbm/_kernels/chib.c): the inputs to the visible layer and to the top
+layer are kept and moved by one weight row per flip, O(n_visible + n_top) per site, in
+parallel over test vectors with one random stream each, so results are identical for
+any number of threads.
+
+A DBN is any object with a ``layers`` attribute (a list of ``RBM``, bottom first) or a
+plain list of two ``RBM``; RBM1's hidden biases are used only by Q(h1 | v) =
+sigma(W1^T v + c1), the factorial approximation of SM08 that gives the starting states.
+"""
+import math
+import time
+
+import numpy as np
+
+from cyrbm._random import make_streams
+from cyrbm._threads import auto_threads
+from cyrbm._validation import check_binary
+from cyrbm.errors import CyrbmError, ModelMismatchError
+
+__all__ = ["chib_log_prob", "chib_trace", "ais_per_vector", "LogProbEstimate",
+           "ChibTrace", "EstimatorError", "dbn_layers"]
+
+#: items (test vector x repeat) per call into the kernel, per thread: Ctrl-C is answered
+#: between calls, and the grouping changes no number
+_ITEMS_PER_CALL = 16
+#: default steps of per-vector AIS (uniform betas)
+AIS_SCHEDULE = "linear:1000"
+
+
+class EstimatorError(CyrbmError, ValueError):
+    """A request the DBN estimators cannot carry out (S < 1, R < 1, a one-layer model)."""
+
+
+# ------------------------------------------------------------------------- checks
+def dbn_layers(dbn, what="the Chib-style estimator"):
+    """The two RBMs of a DBN given as an object with ``.layers`` or as a list of RBMs,
+    checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible)."""
+    from cyrbm.models import RBM
+    layers = getattr(dbn, "layers", dbn)
+    if isinstance(layers, RBM):
+        layers = [layers]
+    try:
+        layers = list(layers)
+    except TypeError:
+        raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
+                        f"{type(dbn).__name__}.") from None
+    if not all(isinstance(layer, RBM) for layer in layers):
+        raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects.")
+    if len(layers) != 2:
+        raise EstimatorError(f"{what} needs a DBN of two layers (an RBM under a top RBM); "
+                             f"this model has {len(layers)}.")
+    low, top = layers
+    if low.n_hidden != top.n_visible:
+        raise ModelMismatchError(f"the DBN's layers do not chain: layer 1 has {low.n_hidden} "
+                                 f"hidden units but layer 2 has {top.n_visible} visible units.")
+    return low, top
+
+
+def _whole(value, name, least=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise EstimatorError(f"{name} must be a whole number, not {value!r}.")
+    if value < least:
+        raise EstimatorError(f"{name} must be at least {least}, not {value}.")
+    return int(value)
+
+
+def _log_z(log_Z):
+    """ln Z of the top RBM: a number or an AISResult (its log_Z)."""
+    value = getattr(log_Z, "log_Z", log_Z)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise EstimatorError(f"ln Z must be a number or an AISResult, not {log_Z!r}.") from None
+    if not math.isfinite(value):
+        raise EstimatorError(f"ln Z must be finite, not {value}.")
+    return value
+
+
+def _data(data, low):
+    v = check_binary(data, name="data", allow_1d=True)
+    if v.shape[1] != low.n_visible:
+        raise ModelMismatchError(f"data has {v.shape[1]} columns but the DBN has "
+                                 f"{low.n_visible} visible units.")
+    return v
+
+
+def _kernel_model(low, top):
+    """The DBN laid out for the kernels, in float32 when both layers are (and every
+    |weight| <= 80, so that e^w is a finite float32), else float64."""
+    from cyrbm import _chib
+    f32 = low.dtype == np.float32 and top.dtype == np.float32
+    wmax = max(float(np.max(np.abs(low.W))), float(np.max(np.abs(top.W))))
+    if wmax > _chib.MAX_WEIGHT_F64:
+        raise EstimatorError(f"the DBN has a weight of magnitude {wmax:.4g}; the estimators "
+                             f"take weights up to {_chib.MAX_WEIGHT_F64:g}.")
+    dtype = np.float32 if f32 and wmax <= _chib.MAX_WEIGHT_F32 else np.float64
+    return _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias, top.hbias,
+                           dtype=dtype), np.dtype(dtype).name
+
+
+def _threads(threads, low, top, items, sweeps):
+    work = items * sweeps * low.n_hidden * (low.n_visible + top.n_hidden)
+    return auto_threads(threads, work)
+
+
+def _in_calls(n_items, n_threads, run):
+    """run(i0, i1) over consecutive groups of items (Ctrl-C answered between groups)."""
+    step = max(1, _ITEMS_PER_CALL * n_threads)
+    for i0 in range(0, n_items, step):
+        run(i0, min(n_items, i0 + step))
+
+
+# ------------------------------------------------------------------------- result
+class LogProbEstimate:
+    """Estimated ln P(v) of each test vector of a DBN, and their mean.
+
+    Attributes
+    ----------
+    method : "chib" or "ais"
+    log_probs : float64 array (n,)
+        ln P-hat(v) per vector: for ``chib`` the repeats averaged in P (MS09 Eq. 15), for
+        ``ais`` ln mean(w) - ln Z over the runs.
+    samples : float64 array (n, R)
+        Per repeat (chib: ln P-hat of each repeat) or per run (ais: ln w - ln Z).
+    log_Z : float
+        ln Z of the top RBM that every value used.
+    mean, stderr : float
+        Mean of ``log_probs`` and its standard error over the vectors (test-set spread
+        and Monte Carlo noise together).
+    mc_stderr : float or None
+        Monte Carlo error of ``mean`` alone, from the spread of the repeats (runs) of
+        each vector (delta method, needs R >= 2): the error to compare two estimators
+        on the same vectors with.
+    steps, repeats, runs, betas, seed, seconds, threads, dtype : settings.
+    """
+
+    def __init__(self, *, method, samples, log_Z, seed, seconds, threads, dtype, steps=None,
+                 betas=None, log_probs=None):
+        self.method = method
+        self.samples = np.asarray(samples, dtype=np.float64)
+        n, R = self.samples.shape
+        self.log_Z = float(log_Z)
+        if log_probs is None:
+            from cyrbm.annealing import logmeanexp
+            log_probs = logmeanexp(self.samples, axis=1).reshape(n)
+        self.log_probs = np.asarray(log_probs, dtype=np.float64)
+        self.steps = steps
+        self.repeats = R if method == "chib" else None
+        self.runs = R if method == "ais" else None
+        self.betas = betas
+        self.seed = seed
+        self.seconds = float(seconds)
+        self.threads = int(threads)
+        self.dtype = dtype
+        self.n_data = n
+        self.mean = float(np.mean(self.log_probs))
+        self.stderr = (float(np.std(self.log_probs, ddof=1) / math.sqrt(n)) if n > 1
+                       else float("nan"))
+        self.mc_stderrs = None
+        self.mc_stderr = None
+        if R > 1:
+            shift = np.max(self.samples, axis=1, keepdims=True)
+            w = np.exp(self.samples - shift)
+            self.mc_stderrs = np.std(w, axis=1, ddof=1) / math.sqrt(R) / np.mean(w, axis=1)
+            self.mc_stderr = float(math.sqrt(float(np.sum(self.mc_stderrs ** 2))) / n)
+
+    def mean_interval(self, k=1.0):
+        """(mean - k stderr, mean + k stderr)."""
+        return (self.mean - k * self.stderr, self.mean + k * self.stderr)
+
+    def to_dict(self):
+        """A JSON-ready record (numbers in nats)."""
+        def num(x):
+            return None if x is None or not math.isfinite(x) else float(x)
+        return {
+            "method": self.method, "mean": num(self.mean), "stderr": num(self.stderr),
+            "mc_stderr": num(self.mc_stderr), "log_Z": self.log_Z, "n_data": self.n_data,
+            "steps": self.steps, "repeats": self.repeats, "runs": self.runs,
+            "betas": self.betas, "seed": self.seed, "seconds": self.seconds,
+            "threads": self.threads, "dtype": self.dtype,
+            "log_probs": [num(x) for x in self.log_probs],
+        }
+
+    def __repr__(self):
+        return (f"LogProbEstimate(method={self.method!r}, mean={self.mean:.4f}, "
+                f"stderr={self.stderr:.4f}, n_data={self.n_data})")
+
+
+# ------------------------------------------------------------------------- estimators
+def chib_log_prob(dbn, data, log_Z, *, steps=40, repeats=1, seed=0, threads=None,
+                  refresh=10, _tilde_backward=True):
+    """ln P(v) of each row of ``data`` by the Chib-style estimator of Murray &
+    Salakhutdinov (2009, Sec. 3, Figure 1).
+
+    For each test vector and repeat: h* is drawn from Q(h1 | v) and climbed to a local
+    mode of ln P*(v, h1), one unit at a time; s is uniform on 1..S; h(s) ~ T-tilde(. <-
+    h*), then the chain runs forward to S with T (a sweep of single-site Gibbs updates of
+    h1 in ascending order, h2 summed out) and backward to 1 with T-tilde (the same
+    updates in descending order); T(h* <- h(s')) is evaluated exactly as a product of
+    single-site conditionals (Eq. 11).  Then
+
+        P-hat(v) = P*(v, h*) / Z / [(1/S) sum_s' T(h* <- h(s'))],
+
+    unbiased in P(v) for every S (Eq. 13-15); ln P-hat underestimates ln P(v) on average.
+    Repeats are independent (a fresh h* each) and averaged in P.
+
+    Parameters
+    ----------
+    dbn : DBN or list of two RBMs
+    data : 0/1 array (n, n_visible)
+    log_Z : float or AISResult
+        ln Z of the top RBM (shared with the variational bound, estimated once).
+    steps : int
+        S, Markov chain steps per repeat (MS09 used 40).
+    repeats : int
+        Independent runs per vector, averaged in P (MS09 averaged 10).
+    seed, threads : every random number flows from ``seed`` (one stream per vector and
+        repeat); the result does not depend on ``threads``.
+    refresh : int
+        Sweeps between exact recomputations of the kept inputs.
+
+    Returns
+    -------
+    LogProbEstimate
+    """
+    low, top = dbn_layers(dbn)
+    steps = _whole(steps, "the number of Markov chain steps S")
+    repeats = _whole(repeats, "the number of repeats R")
+    refresh = _whole(refresh, "refresh")
+    lz = _log_z(log_Z)
+    v = _data(data, low)
+    model, dtype = _kernel_model(low, top)
+    n = v.shape[0]
+    items = n * repeats
+    vec = np.repeat(np.arange(n, dtype=np.int32), repeats)
+    streams = make_streams(seed, "chib", items, 0, steps)
+    nt = _threads(threads, low, top, items, 2 * steps)
+    lp, ph = np.empty(items), np.empty(items)
+    t0 = time.perf_counter()
+
+    def run(i0, i1):
+        st = np.ascontiguousarray(streams[i0:i1])
+        lp[i0:i1], ph[i0:i1] = model.estimate(v, vec[i0:i1], steps, st, nt, refresh,
+                                              _tilde_backward)
+
+    _in_calls(items, nt, run)
+    from cyrbm import _chib
+    log_probs = _chib.combine(lp, ph, repeats, lz)
+    return LogProbEstimate(method="chib", samples=(lp - ph - lz).reshape(n, repeats),
+                           log_probs=log_probs, log_Z=lz, seed=seed, steps=steps,
+                           seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
+
+
+def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, base="q", seed=0,
+                   threads=None, refresh=10):
+    """ln P(v) of each row of ``data`` by annealed importance sampling over h1, one
+    annealing per test vector (MS09 Sec. 5.1, their gold standard).
+
+    Each run starts from h1 ~ Q(h1 | v) (exact: Q is factorial and normalized; with
+    ``base="uniform"`` from the uniform distribution over h1 instead) and moves
+    through p_k(h1) ~ Q(h1 | v)^(1 - beta_k) P*(v, h1)^beta_k by one sweep of the same
+    single-site Gibbs updates as :func:`chib_log_prob` (at beta = 1 they are T), with log
+    weight sum_k (beta_k - beta_{k-1}) [ln P*(v, h1) - ln Q(h1 | v)] (Neal 2001; SM08
+    Eq. 13-16 with h1 in place of v).  mean(w) estimates Z P(v) without bias, so
+    ln P-hat(v) = ln mean(w) - ln Z.
+
+    Parameters
+    ----------
+    schedule : "linear:K", an array of betas, or anything
+        :func:`cyrbm.annealing.make_schedule` takes (0 = beta_0 < ... < beta_K = 1).
+    runs : int
+        Annealing runs per vector (at least 2, for the error bar).
+    base : "q" or "uniform"
+        The tractable start: SM08's factorial Q(h1 | v) (close to the posterior when
+        it is unimodal), or the uniform distribution (no preference for Q's mode, which
+        helps when the posterior has a mode Q does not point to).
+
+    Returns
+    -------
+    LogProbEstimate (``samples`` holds each run's ln w - ln Z)
+    """
+    from cyrbm.annealing import make_schedule
+    low, top = dbn_layers(dbn, "per-vector AIS")
+    runs = _whole(runs, "the number of AIS runs", least=2)
+    refresh = _whole(refresh, "refresh")
+    if base not in ("q", "uniform"):
+        raise EstimatorError(f"the AIS base must be 'q' or 'uniform', not {base!r}.")
+    lz = _log_z(log_Z)
+    betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
+    v = _data(data, low)
+    model, dtype = _kernel_model(low, top)
+    n = v.shape[0]
+    items = n * runs
+    vec = np.repeat(np.arange(n, dtype=np.int32), runs)
+    streams = make_streams(seed, "chib", items, 1)
+    nt = _threads(threads, low, top, items, betas.size)
+    lw = np.empty(items)
+    t0 = time.perf_counter()
+
+    def run(i0, i1):
+        st = np.ascontiguousarray(streams[i0:i1])
+        lw[i0:i1] = model.ais(v, vec[i0:i1], betas, st, nt, refresh, base == "q")
+
+    _in_calls(items, nt, run)
+    return LogProbEstimate(method="ais", samples=(lw - lz).reshape(n, runs), log_Z=lz,
+                           seed=seed, betas=int(betas.size),
+                           seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
+
+
+# ------------------------------------------------------------------------- trace
+class ChibTrace:
+    """The estimator against the number of Markov chain steps S (MS09 Figure 2):
+    ``results[k]`` is the :class:`LogProbEstimate` at ``steps[k]``, each an independent
+    run on the same vectors (``chib_log_prob`` with that S)."""
+
+    def __init__(self, steps, results, references=None):
+        self.steps = list(steps)
+        self.results = list(results)
+        self.references = dict(references or {})
+
+    @property
+    def means(self):
+        return np.array([r.mean for r in self.results])
+
+    def table(self):
+        """The trace as a text table: S, mean ln P-hat, its standard error, its Monte
+        Carlo error, seconds; then any reference lines (name: value)."""
+        lines = [f"{'S':>5}  {'mean ln P-hat':>14}  {'stderr':>8}  {'MC err':>8}  {'seconds':>8}"]
+        for s, r in zip(self.steps, self.results):
+            mc = f"{r.mc_stderr:8.4f}" if r.mc_stderr is not None else f"{'-':>8}"
+            lines.append(f"{s:>5}  {r.mean:14.4f}  {r.stderr:8.4f}  {mc}  {r.seconds:8.2f}")
+        for name, value in self.references.items():
+            lines.append(f"{name}: {value:.4f}")
+        return "\n".join(lines)
+
+    def to_dict(self):
+        return {"steps": self.steps,
+                "results": [r.to_dict() for r in self.results],
+                "references": {k: float(v) for k, v in self.references.items()}}
+
+    def plot(self, path, title=None):
+        """Draw the trace (with the reference lines) to ``path`` (needs matplotlib, the
+        'plot' extra); the file is written atomically."""
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise EstimatorError("drawing the trace needs matplotlib; install cyrbm[plot].") from None
+        from cyrbm import _io
+        fig, ax = plt.subplots(figsize=(5, 3.6))
+        # error bars: the Monte Carlo error of each mean (the vectors are the same for
+        # every S and reference, so their spread is no part of the comparison)
+        mc = [r.mc_stderr if r.mc_stderr is not None else 0.0 for r in self.results]
+        ax.errorbar(self.steps, self.means, yerr=mc, marker="o", capsize=3,
+                    label="Chib-style estimator (MS09), +-MC error")
+        styles = iter(["--", ":", "-."])
+        for name, value in self.references.items():
+            ax.axhline(value, linestyle=next(styles, "--"), color="k", lw=1, label=name)
+        ax.set_xlabel("Markov chain steps S")
+        ax.set_ylabel("mean test ln P(v) (nats)")
+        if title:
+            ax.set_title(title)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        try:
+            _io.atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110), ".png.tmp")
+        finally:
+            plt.close(fig)
+
+
+def chib_trace(dbn, data, log_Z, *, steps=(1, 2, 5, 10, 20, 40), repeats=1, seed=0,
+               threads=None, references=None):
+    """:func:`chib_log_prob` at each S of ``steps`` (MS09 Figure 2), each an independent
+    run; ``references`` (name: value, e.g. the variational bound and per-vector AIS) are
+    carried to the table and figure."""
+    steps = [_whole(s, "the number of Markov chain steps S") for s in np.atleast_1d(steps)]
+    if not steps:
+        raise EstimatorError("the trace needs at least one number of steps S.")
+    results = [chib_log_prob(dbn, data, log_Z, steps=s, repeats=repeats, seed=seed,
+                             threads=threads) for s in steps]
+    return ChibTrace(steps, results, references)

@@ -1,0 +1,528 @@
+"""Evaluation you can trust: the AIS/RAISE sandwich, self-tuned schedules, diagnostics.
+
+Forward AIS (Salakhutdinov & Murray 2008, "SM08", Eq. 8-18) tends to under-estimate Z
+(E[ln Z-hat] <= ln Z), so the test log-probability mean ln p*(v) - ln Z-hat it gives is
+*optimistic*.  Reverse annealing, RAISE (Burda, Grosse & Salakhutdinov 2015), gives a
+*conservative* estimate of the same number from the same ingredients, and the two
+together bracket it (the "sandwich").
+
+RAISE.  The annealing process of forward AIS defines a generative model, the *annealing
+model*: x_0 ~ p_0 (the base-rate model), x_k ~ T_k(. | x_{k-1}) for k = 1 .. K, where
+T_k is the block-Gibbs transition at beta_k (SM08 Eq. 15-17), reversible with respect
+to f_k(v) = p*_{beta_k}(v).  Its probability of a test vector v, p_ann(v), tends to
+p(v) as K grows.  RAISE estimates it without bias by running the chain backwards from
+the data: x_K = v, then x_{k-1} ~ T_k(. | x_k) for k = K .. 1, with weight
+
+    w = p_0(x_0) prod_{k=1..K} f_k(x_k) / f_k(x_{k-1})
+      = [f_K(v) / Z_0] prod_{k=1..K} f_{k-1}(x_{k-1}) / f_k(x_{k-1}),
+
+(T_k's reversibility makes the reverse proposal's density cancel the forward one's), so
+E[w] = p_ann(v) and, by Jensen, E[ln w] <= ln p_ann(v).  The second form is what the
+Gibbs engine computes: the engine's annealing step on the *reversed* schedule
+beta_K, ..., beta_0 accumulates ln f_{k-1}(x) - ln f_k(x) and then moves by T_{k-1}; one
+extra transition T_K at the start takes x_K = v to x_{K-1}.  No partition function is
+needed (Z_0 is the base rate's, Eq. 18).  Each test vector gets ``chains`` independent
+reverse chains, its estimate is ln mean(w) over them; every chain is one run of the
+engine with its own random stream, so the vectors and chains run in parallel with the
+same bits for any thread count.
+
+Bidirectional check (Grosse, Ghahramani & Adams 2015).  On states v drawn from the model
+itself, E[mean ln p*(v) - ln w_RAISE] >= ln Z + KL(p || p_ann) >= ln Z while forward AIS
+gives E[ln Z-hat] <= ln Z: ln Z is bracketed, and the AIS/RAISE gap bounds the error of
+ln Z-hat (exactly so when the states are exact draws).
+
+Self-tuned schedules.  A pilot run of forward AIS with few runs measures the variance of
+each step's log-weight increment, var_k ~ g(beta) dbeta_k^2; the betas are then
+re-spaced so that every step contributes the same variance (dbeta proportional to
+1 / sqrt(g), what MS09 did by hand: "to equalize the variance of the intermediate log
+weights"); for small steps this also minimises the total variance of ln w.
+"""
+import math
+import time
+
+import numpy as np
+
+from cyrbm import _anneal
+from cyrbm._omp import resolve_threads
+from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer, ScheduleError,
+                             _as_rbm, _check_run_memory, logmeanexp, make_schedule,
+                             schedule_count)
+from cyrbm.annealing import _json_number as _num, _json_pair as _pair
+from cyrbm.errors import DataError
+
+__all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedule",
+           "parse_adaptive", "save_schedule", "weight_diagnostics", "ESS_WARN",
+           "SHARE_WARN"]
+
+# stream keys of the "ais" purpose (the Annealer uses 0-3)
+_KEY_RAISE, _KEY_PILOT, _KEY_SIMULATE, _KEY_SIM_RAISE = 4, 5, 6, 7
+#: Runs of the engine held in memory at once by RAISE (vectors x chains are cut into
+#: batches of this many runs; the batching does not change a number).
+RAISE_BATCH = 2000
+#: A warning is given when the effective sample size is below min(ESS_WARN, runs / 2) ...
+ESS_WARN = 10.0
+#: ... or when the largest weight is more than this share of their sum.
+SHARE_WARN = 0.5
+
+
+# ------------------------------------------------------------------------ diagnostics
+def weight_diagnostics(log_weights, what="runs"):
+    """(ess, largest share, warning or None) of importance weights given as logs.
+
+    ess = (sum w)^2 / sum w^2 (between 1 and the number of weights); the largest share
+    is max w / sum w.  The warning, one plain sentence, is given when so few weights
+    carry the sum that the sample standard deviation sigma-hat (SM08 Eq. 12), and so
+    every interval built on it, cannot be trusted: ess < min(ESS_WARN, n / 2), or one
+    weight is more than SHARE_WARN of the total.
+    """
+    lw = np.asarray(log_weights, dtype=np.float64).ravel()
+    n = lw.size
+    if n == 0 or not np.all(np.isfinite(lw)):
+        return float("nan"), float("nan"), None
+    w = np.exp(lw - np.max(lw))
+    total = float(np.sum(w))
+    ess = total * total / float(np.sum(w * w))
+    share = float(np.max(w)) / total
+    warning = None
+    if ess < min(ESS_WARN, n / 2.0) or share > SHARE_WARN:
+        warning = (f"only {ess:.1f} of {n} {what} carry the weight (effective sample size; "
+                   f"the largest weight is {100.0 * share:.0f}% of the total), so sigma-hat "
+                   f"and the intervals built on it cannot be trusted: anneal with more betas "
+                   f"or more {what}.")
+    return ess, share, warning
+
+
+# ------------------------------------------------------------------------------ RAISE
+def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, threads=1,
+                      refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
+                      key=_KEY_RAISE):
+    """Log RAISE weights ln w of every chain of every test vector (see the module
+    docstring): a (n_vectors, chains) float64 array.
+
+    Parameters
+    ----------
+    model : RBM
+    data : uint8 array (n_vectors, n_visible)
+        0/1 test vectors; chain c of vector n is engine run n * chains + c.
+    base_biases : float64 array (n_visible,)
+        Visible biases b_A of the base-rate model p_0 (stored in the model's dtype, as
+        forward AIS uses them).
+    betas : float64 array
+        The forward schedule 0 = beta_0 < ... < beta_K = 1, run backwards.
+    chains : int >= 1
+    seed : int
+        Run r draws from stream r of (seed, "ais", key): independent of ``threads`` and
+        of ``batch``.
+
+    Notes
+    -----
+    ln w = ln p*(v) - ln Z_0 + (the engine's accumulated ln f_{k-1}(x_{k-1}) -
+    ln f_k(x_{k-1})), with ln p*(v) from :meth:`RBM.log_unnormalized` and
+    ln Z_0 = M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18).
+    """
+    from cyrbm.annealing import ais_streams
+    from cyrbm.training import progress_bar
+    model = _as_rbm(model)
+    V = np.ascontiguousarray(model._visible_data(data, "data"), dtype=np.uint8)
+    if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
+        raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
+    N = V.shape[0]
+    R = N * int(chains)
+    threads = resolve_threads(threads)
+    rev = np.ascontiguousarray(make_schedule(betas)[::-1])
+    K = rev.size - 1
+    log_z0 = _anneal.base_rate_log_z(base_biases, model.n_hidden)
+    out = np.empty(R)
+    if R == 0:
+        return out.reshape(N, chains)
+    streams = ais_streams(seed, R, key)
+    bar = progress_bar(progress, R * K, 0, "RAISE", unit="step")
+    try:
+        for r0 in range(0, R, batch):
+            r1 = min(R, r0 + batch)
+            eng = _anneal.GibbsEngine(base_biases, None, None, model.W, model.vbias,
+                                      model.hbias, streams[r0:r1], dtype=model.dtype,
+                                      n_threads=threads, refresh_every=refresh)
+            eng.set_visible(V[np.arange(r0, r1) // chains])
+            eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
+            k = 1
+            while k <= K:
+                k1 = min(K + 1, k + chunk)
+                # weight at x_{k-1}, then T_{k-1}; the first weighted step recomputes the
+                # inputs and (bA - bB).v, which a transition without weights leaves alone
+                eng.steps(rev, k, k1, K, True, k == 1)
+                if bar is not None:
+                    bar.update((k1 - k) * (r1 - r0))
+                k = k1
+            out[r0:r1] = eng.log_weights
+    finally:
+        if bar is not None:
+            bar.close()
+    lp = np.asarray(model.log_unnormalized(V, threads=threads), dtype=np.float64)
+    return out.reshape(N, chains) + (lp - log_z0)[:, None]
+
+
+def _per_vector(log_w):
+    """Per-vector ln mean(w) over the chains and its Monte Carlo variance (the delta
+    method: var(w) / (C mean(w)^2); NaN with one chain)."""
+    est = logmeanexp(log_w, axis=1) if log_w.shape[1] > 1 else log_w[:, 0].copy()
+    C = log_w.shape[1]
+    if C < 2:
+        return est, np.full(est.shape, np.nan)
+    w = np.exp(log_w - np.max(log_w, axis=1, keepdims=True))
+    m = np.mean(w, axis=1)
+    var = np.var(w, axis=1, ddof=1) / (C * m * m)
+    return est, var
+
+
+# ----------------------------------------------------------------------------- result
+class EvaluationResult:
+    """The sandwich: forward AIS's optimistic and RAISE's conservative estimates of the
+    mean test log-probability, side by side (see :meth:`Annealer.evaluate`).
+
+    Attributes
+    ----------
+    ais : AISResult
+        The forward AIS run (with ``avg_log_prob`` over the data).
+    raise_log_weights : float64 array (n_vectors, chains)
+        ln w of every RAISE chain.
+    raise_per_vector : float64 array (n_vectors,)
+        ln mean(w) over each vector's chains: RAISE's estimate of ln p(v).
+    log_unnormalized : float64 array (n_vectors,)
+        ln p*(v) of each test vector.
+    simulation : dict or None
+        The bidirectional check on states drawn from the model (``simulate=N``).
+    """
+
+    def __init__(self, *, ais, raise_log_weights, log_unnormalized, schedule, chains,
+                 raise_seconds, simulation=None):
+        self.ais = ais
+        self.raise_log_weights = np.asarray(raise_log_weights, dtype=np.float64)
+        self.log_unnormalized = np.asarray(log_unnormalized, dtype=np.float64)
+        self.schedule = schedule
+        self.chains = int(chains)
+        self.raise_seconds = float(raise_seconds)
+        self.simulation = simulation
+        self.raise_per_vector, self._var = _per_vector(self.raise_log_weights)
+
+    # -- forward AIS (optimistic)
+    @property
+    def ais_mean_log_prob(self):
+        return self.ais.avg_log_prob
+
+    @property
+    def ais_se(self):
+        """Standard error of AIS's mean test log-probability: sigma-hat / Z-hat (the
+        delta method on ln Z-hat, Eq. 12)."""
+        return math.exp(self.ais.log_sigma - self.ais.log_Z) if math.isfinite(
+            self.ais.log_sigma) else 0.0
+
+    # -- RAISE (conservative)
+    @property
+    def n_vectors(self):
+        return self.raise_per_vector.size
+
+    @property
+    def raise_mean_log_prob(self):
+        return float(np.mean(self.raise_per_vector))
+
+    @property
+    def raise_se(self):
+        """Monte Carlo standard error of RAISE's mean over the vectors: the root of the
+        summed per-vector variances (delta method over the chains) / n_vectors; None with
+        one chain per vector."""
+        if self.chains < 2:
+            return None
+        return float(math.sqrt(np.sum(self._var)) / self.n_vectors)
+
+    @property
+    def raise_data_se(self):
+        """Standard error over the test vectors (how much the mean would move with
+        another test set of the same size), not a Monte Carlo error."""
+        n = self.n_vectors
+        return float(np.std(self.raise_per_vector, ddof=1) / math.sqrt(n)) if n > 1 else None
+
+    def raise_interval(self, k=3.0):
+        se = self.raise_se
+        if se is None:
+            return None
+        m = self.raise_mean_log_prob
+        return (m - k * se, m + k * se)
+
+    # -- the sandwich
+    @property
+    def gap(self):
+        """AIS's mean test log-probability minus RAISE's (>= 0 up to noise)."""
+        return self.ais_mean_log_prob - self.raise_mean_log_prob
+
+    @property
+    def gap_se(self):
+        return math.sqrt(self.ais_se ** 2 + (self.raise_se or 0.0) ** 2)
+
+    def _subset_gap_se(self, n):
+        """gap_se over the first n vectors only."""
+        raise_var = 0.0 if self.chains < 2 else float(np.sum(self._var[:n])) / (n * n)
+        return math.sqrt(self.ais_se ** 2 + raise_var)
+
+    @property
+    def disagreement(self):
+        """One plain sentence when AIS and RAISE differ by more than 3 combined
+        standard errors, else None."""
+        gap, se = self.gap, self.gap_se
+        if abs(gap) <= 3.0 * se:
+            return None
+        if gap > 0:
+            return (f"AIS (optimistic) and RAISE (conservative) differ by {gap:.3f} nats, "
+                    f"more than 3 standard errors ({3.0 * se:.3f}): the mean test "
+                    f"log-probability is only known to lie roughly between "
+                    f"{self.raise_mean_log_prob:.3f} and {self.ais_mean_log_prob:.3f}; "
+                    f"anneal with more betas to narrow the gap.")
+        return (f"RAISE came out {-gap:.3f} nats above AIS, more than 3 standard errors "
+                f"({3.0 * se:.3f}): the chains have not mixed (too few betas, runs or "
+                f"chains), so neither estimate can be trusted.")
+
+    def to_dict(self):
+        """A JSON-ready dict (docs/json_keys_ais.md, ``cyrbm evaluate``)."""
+        a = self.ais
+        ess, share, warning = weight_diagnostics(a.log_weights, "runs")
+        ais = {
+            "mean_log_prob": _num(a.avg_log_prob),
+            "se": _num(self.ais_se),
+            "mean_log_prob_sigma_interval": _pair(a.avg_log_prob_interval(1)),
+            "mean_log_prob_3sigma_interval": _pair(a.avg_log_prob_interval(3)),
+            "log_Z": _num(a.log_Z),
+            "log_Z_base": _num(a.log_Z_base),
+            "log_Z_3sigma_interval": _pair(a.log_Z_interval(3)),
+            "runs": a.runs,
+            "ess": _num(ess),
+            "max_weight_share": _num(share),
+            "weight_warning": warning,
+            "seconds": _num(a.seconds),
+            "log_weights": [float(x) for x in a.log_weights],
+        }
+        rse = self.raise_se
+        ri = self.raise_interval(1)
+        ri3 = self.raise_interval(3)
+        rai = {
+            "mean_log_prob": _num(self.raise_mean_log_prob),
+            "se": _num(rse),
+            "mean_log_prob_sigma_interval": _pair(ri),
+            "mean_log_prob_3sigma_interval": _pair(ri3),
+            "data_se": _num(self.raise_data_se),
+            "chains": self.chains,
+            "n_vectors": self.n_vectors,
+            "seconds": _num(self.raise_seconds),
+            "log_prob_per_vector": [float(x) for x in self.raise_per_vector],
+        }
+        return {
+            "ais": ais,
+            "raise": rai,
+            "gap": _num(self.gap),
+            "gap_se": _num(self.gap_se),
+            "disagreement": self.disagreement,
+            "mean_log_unnormalized": _num(np.mean(self.log_unnormalized)),
+            "n_data": self.n_vectors,
+            "betas": a.betas,
+            "schedule": self.schedule,
+            "seed": a.seed,
+            "threads": a.threads,
+            "dtype": a.dtype,
+            "base_rate": a.extra.get("base_rate"),
+            "simulate": self.simulation,
+        }
+
+    def __repr__(self):
+        return (f"EvaluationResult(ais={self.ais_mean_log_prob:.4f}, "
+                f"raise={self.raise_mean_log_prob:.4f}, gap={self.gap:.4f}, "
+                f"n_vectors={self.n_vectors}, chains={self.chains}, betas={self.ais.betas})")
+
+
+# ------------------------------------------------------------------------- evaluation
+def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=10,
+             simulate=None, pseudocount=1.0):
+    """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
+    model = _as_rbm(model)
+    if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
+        raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
+    chains = int(chains)
+    if data is None:
+        raise DataError("evaluate needs test data: the vectors whose log-probability to "
+                        "estimate.")
+    V = model._visible_data(data, "data")
+    if V.shape[0] == 0:
+        raise DataError("data has no rows.")
+    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, model.n_hidden)
+    fit_to = None
+    if isinstance(base_rate, str):
+        fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
+    bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
+    ais = annealer.log_partition(model, base_rate=bA, data=V)
+    ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                              "zero" if base_rate is None else "given")
+    bA = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
+    t0 = time.perf_counter()
+    lw = raise_log_weights(model, V, bA, annealer.betas, chains=chains, seed=annealer.seed,
+                           threads=annealer.threads, refresh=annealer.refresh,
+                           chunk=annealer.chunk, progress=annealer.progress)
+    seconds = time.perf_counter() - t0
+    lp = model.log_unnormalized(V, threads=annealer.threads)
+    sim = None
+    if simulate:
+        sim = _simulate(annealer, model, bA, ais, int(simulate), chains)
+    return EvaluationResult(ais=ais, raise_log_weights=lw, log_unnormalized=lp,
+                            schedule=annealer.schedule_spec, chains=chains,
+                            raise_seconds=seconds, simulation=sim)
+
+
+def _simulate(annealer, model, bA, ais, n, chains):
+    """The bidirectional check on ``n`` states drawn from the model itself."""
+    if n < 1:
+        raise AnnealingError(f"simulate needs at least 1 state, not {n}.")
+    m = min(model.n_visible, model.n_hidden)
+    if m <= EXACT_START_UNITS:
+        rng = annealer._generator(_KEY_SIMULATE)
+        states, log_z, hidden = _anneal.exact_sample_smaller_layer(
+            model.W, model.vbias, model.hbias, rng.random(n), n_threads=annealer.threads)
+        if hidden:
+            p_on = model.visible_probs(states)
+            states = (rng.random(p_on.shape) < p_on).astype(np.uint8)
+        source, exact_log_z = "exact", float(log_z)
+    else:
+        if n <= ais.runs:
+            states = ais.samples[:n]
+        else:
+            more = Annealer(runs=n, schedule=annealer.betas, seed=annealer.seed,
+                            threads=annealer.threads, progress=annealer.progress,
+                            refresh=annealer.refresh, chunk=annealer.chunk)
+            states = more.log_partition(model, base_rate=bA).samples
+        source, exact_log_z = "ais", None
+    lw = raise_log_weights(model, states, bA, annealer.betas, chains=chains,
+                           seed=annealer.seed, threads=annealer.threads,
+                           refresh=annealer.refresh, chunk=annealer.chunk,
+                           progress=annealer.progress, key=_KEY_SIM_RAISE)
+    est, _ = _per_vector(lw)
+    lp = np.asarray(model.log_unnormalized(states, threads=annealer.threads))
+    mean_lp = float(np.mean(lp))
+    raise_mean = float(np.mean(est))
+    ais_mean = mean_lp - ais.log_Z
+    upper = mean_lp - raise_mean            # reverse estimate of ln Z: an upper bound
+    upper_se = float(np.std(lp - est, ddof=1) / math.sqrt(n)) if n > 1 else None
+    lower_se = math.exp(ais.log_sigma - ais.log_Z) if math.isfinite(ais.log_sigma) else 0.0
+    gap = ais_mean - raise_mean
+    how = ("drawn exactly from the model" if source == "exact"
+           else "taken from the end states of forward AIS runs (approximate draws)")
+    sentence = (f"On {n} states {how}, ln Z lies between {ais.log_Z:.3f} (forward AIS) and "
+                f"{upper:.3f} (RAISE), so the error of AIS's ln Z is at most {max(gap, 0.0):.3f} "
+                f"nats (in expectation" + ("" if source == "exact" else
+                                          ", if the states follow the model") + ").")
+    return {"n": n, "source": source, "ais_mean_log_prob": _num(ais_mean),
+            "raise_mean_log_prob": _num(raise_mean), "gap": _num(gap),
+            "log_Z_lower": _num(ais.log_Z), "log_Z_lower_se": _num(lower_se),
+            "log_Z_upper": _num(upper), "log_Z_upper_se": _num(upper_se),
+            "log_Z_error_bound": _num(max(gap, 0.0)), "exact_log_Z": _num(exact_log_z),
+            "summary": sentence}
+
+
+# --------------------------------------------------------------------------- schedules
+def parse_adaptive(spec):
+    """K from "adaptive:K" (K >= 2 betas), or None when ``spec`` is something else."""
+    if not isinstance(spec, str) or not spec.startswith("adaptive:"):
+        return None
+    return schedule_count(spec)
+
+
+def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=None,
+                      bin_steps=20, seed=0, threads=1, refresh=200):
+    """A schedule of ``n_betas`` betas whose steps contribute equal variance to ln w.
+
+    A pilot run of forward AIS (``pilot_runs`` runs over the ``pilot`` schedule, by
+    default every 10th beta of SM08's "paper" schedule (1,451 betas), from the base-rate
+    model with visible biases ``base_biases``, zeros if None) records every
+    step's log-weight increment d_k = ln f_k(x) - ln f_{k-1}(x).  For small steps its
+    variance across runs is var_k ~ g(beta) (beta_k - beta_{k-1})^2; g is estimated over
+    bins of ``bin_steps`` pilot steps (sum var_k / sum dbeta_k^2), and the new betas
+    split the "length" L(beta) = integral of sqrt(g) into n_betas - 1 equal parts, so
+    each step's increment has the same variance (MS09 tuned theirs by hand to that end).
+
+    Returns
+    -------
+    betas : float64 array, 0 = beta_0 < ... < beta_{n_betas - 1} = 1
+    """
+    model = _as_rbm(model)
+    K = int(n_betas) - 1
+    if K < 1:
+        raise ScheduleError(f"an adaptive schedule needs at least 2 betas, not {n_betas}.")
+    if int(pilot_runs) < 2:
+        raise AnnealingError(f"the pilot needs at least 2 runs, not {pilot_runs}.")
+    if pilot is None:
+        paper = make_schedule("paper")
+        pilot = np.concatenate([paper[::10], [1.0]])
+    grid = make_schedule(pilot)
+    threads = resolve_threads(threads)
+    D = model.n_visible
+    bA = np.zeros(D) if base_biases is None else np.asarray(base_biases, dtype=np.float64)
+    bA = bA.astype(model.dtype).astype(np.float64)
+    from cyrbm.annealing import ais_streams
+    eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
+                              ais_streams(seed, int(pilot_runs), _KEY_PILOT),
+                              dtype=model.dtype, n_threads=threads, refresh_every=refresh)
+    eng.sample_visible(0.0)
+    L = grid.size - 1
+    var = np.empty(L)
+    prev = np.zeros(int(pilot_runs))
+    for k in range(1, L + 1):
+        eng.steps(grid, k, k + 1, L, True, k == 1)
+        lw = eng.log_weights
+        var[k - 1] = np.var(lw - prev, ddof=1)
+        prev = lw
+    dbeta = np.diff(grid)
+    edges = list(range(0, L, bin_steps)) + [L]
+    s = np.empty(len(edges) - 1)
+    for i in range(len(edges) - 1):
+        a, b = edges[i], edges[i + 1]
+        s[i] = math.sqrt(float(np.sum(var[a:b])) / float(np.sum(dbeta[a:b] ** 2)))
+    top = float(np.max(s)) if np.any(s > 0) else 1.0
+    s = np.maximum(s, 1e-3 * top)          # every stretch of betas gets some steps
+    beta_edges = grid[edges]
+    length = np.concatenate([[0.0], np.cumsum(s * np.diff(beta_edges))])
+    betas = np.interp(np.linspace(0.0, length[-1], K + 1), length, beta_edges)
+    betas[0], betas[-1] = 0.0, 1.0
+    if np.any(np.diff(betas) <= 0):
+        raise ScheduleError(f"{n_betas} betas are too many to space apart in float64.")
+    return betas
+
+
+def save_schedule(path, betas):
+    """Write ``betas`` as a text file, one per line (read back by ``make_schedule``),
+    atomically."""
+    from cyrbm._io import atomic_write
+    betas = make_schedule(np.asarray(betas, dtype=np.float64))
+    text = "# cyrbm annealing schedule: one inverse temperature per line\n" + "".join(
+        f"{b!r}\n" for b in betas.tolist())
+    atomic_write(path, lambda f: f.write(text.encode()))
+
+
+def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
+              max_vectors=100):
+    """The AIS/RAISE gap against the number of betas, for the ``--plot`` figure.
+
+    On the first ``max_vectors`` test vectors: the gap of ``result`` (the full schedule)
+    and of schedules keeping every stride-th beta (the last one always kept), each with
+    the annealer's runs and seed.  Returns [(n_betas, gap, its standard error), ...] in
+    increasing n_betas.
+    """
+    V = np.ascontiguousarray(data, dtype=np.uint8)[:max_vectors]
+    n = V.shape[0]
+    full = (float(np.mean(result.log_unnormalized[:n])) - result.ais.log_Z
+            - float(np.mean(result.raise_per_vector[:n])))
+    out = [(annealer.betas.size, full, result._subset_gap_se(n))]
+    for stride in strides:
+        betas = np.unique(np.concatenate([annealer.betas[::stride], [1.0]]))
+        if betas.size >= annealer.betas.size or betas.size < 2:
+            continue
+        ann = Annealer(runs=annealer.runs, schedule=betas, seed=annealer.seed,
+                       threads=annealer.threads, progress=annealer.progress,
+                       refresh=annealer.refresh, chunk=annealer.chunk)
+        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains)
+        out.append((betas.size, res.gap, res.gap_se))
+    return sorted(out)

@@ -1,0 +1,314 @@
+"""Tests for cyrbm.evaluation: RAISE, the AIS/RAISE sandwich, the bidirectional check,
+adaptive schedules, weight diagnostics and the ``cyrbm evaluate`` command.
+
+RAISE is checked against the exact probability of the annealing model (a product of
+enumerated transition matrices), with tolerances in standard errors and fixed seeds; a
+deliberately wrong reverse step (the forward order: weight, then move) must fail the
+same check.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import cyrbm
+from cyrbm import RBM, _anneal
+from cyrbm.annealing import Annealer, ais_streams, exact_log_partition, make_schedule
+from cyrbm.errors import CyrbmError
+from cyrbm.evaluation import (adaptive_schedule, raise_log_weights, save_schedule,
+                              weight_diagnostics)
+from _reference import (annealing_model_distribution, exact_distribution, tiny_model)
+
+
+def raise_weights(model, v, bA, betas, chains, seed=1, **kw):
+    return np.exp(raise_log_weights(model, v[None, :], bA, betas, chains=chains, seed=seed,
+                                    **kw)[0])
+
+
+def forward_order_weights(model, v, bA, betas, chains, seed=1):
+    """The deliberately wrong reverse chain: from v, weight then move (the forward AIS
+    order) over the reversed schedule, with no first transition at beta_K."""
+    eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
+                              ais_streams(seed, chains, 4), dtype=model.dtype)
+    eng.set_visible(np.repeat(v[None, :], chains, axis=0))
+    rev = np.ascontiguousarray(betas[::-1])
+    K = rev.size - 1
+    eng.steps(rev, 1, K + 1, K, True, True)
+    return np.exp(eng.log_weights + model.log_unnormalized(v[None, :])[0]
+                  - _anneal.base_rate_log_z(bA, model.n_hidden))
+
+
+def z_score(w, target):
+    return (np.mean(w) - target) / (np.std(w, ddof=1) / math.sqrt(w.size))
+
+
+@pytest.fixture(scope="module")
+def small():
+    model = tiny_model(6, 4, scale=1.5, seed=3)
+    bA = 0.3 * np.random.default_rng(1).standard_normal(6)
+    return model, bA
+
+
+# ------------------------------------------------------------------ exact RAISE
+@pytest.mark.parametrize("betas", [np.linspace(0, 1, 2), np.linspace(0, 1, 4),
+                                   np.array([0.0, 0.1, 0.5, 0.8, 1.0])])
+def test_raise_mean_weight_is_the_annealing_models_probability(small, betas):
+    model, bA = small
+    p_ann = annealing_model_distribution(model, bA, betas)
+    V = exact_distribution(model)[0]
+    for idx in (0, 5, 37, 63):
+        w = raise_weights(model, V[idx], bA, betas, chains=20000)
+        assert abs(z_score(w, p_ann[idx])) < 3, (idx, np.mean(w), p_ann[idx])
+        # E[ln w] <= ln p_ann(v) (Jensen): the conservative side
+        assert np.mean(np.log(w)) <= math.log(p_ann[idx])
+
+
+def test_forward_order_reverse_step_fails(small):
+    model, bA = small
+    betas = np.linspace(0, 1, 4)
+    p_ann = annealing_model_distribution(model, bA, betas)
+    V = exact_distribution(model)[0]
+    for idx in (5, 37, 63):
+        w = forward_order_weights(model, V[idx], bA, betas, chains=20000)
+        assert abs(z_score(w, p_ann[idx])) > 10
+
+
+def test_raise_float32_model(small):
+    model, bA = small
+    m32 = model.astype(np.float32)
+    b32 = bA.astype(np.float32).astype(np.float64)
+    betas = np.linspace(0, 1, 4)
+    p_ann = annealing_model_distribution(m32, b32, betas)
+    V = exact_distribution(m32)[0]
+    for idx in (5, 63):
+        w = raise_weights(m32, V[idx], b32, betas, chains=20000)
+        assert abs(z_score(w, p_ann[idx])) < 3
+
+
+def test_raise_same_bits_for_threads_and_batches(small):
+    model = tiny_model(20, 9, scale=0.7, seed=5)
+    bA = np.zeros(20)
+    v = (np.random.default_rng(0).random((13, 20)) < 0.4).astype(np.uint8)
+    betas = np.linspace(0, 1, 57)
+    one = raise_log_weights(model, v, bA, betas, chains=3, threads=1, chunk=500)
+    two = raise_log_weights(model, v, bA, betas, chains=3, threads=2, batch=7, chunk=11,
+                            refresh=200)
+    np.testing.assert_array_equal(one, two)
+
+
+# ------------------------------------------------------------------ the sandwich
+@pytest.fixture(scope="module")
+def sandwich_case():
+    """A 64 x 12 RBM trained on the bundled digits (exact ln Z: 2^12 terms) and 100
+    held-out digits."""
+    X, Xt = cyrbm.load_data("digits:train"), cyrbm.load_data("digits:test")[:100]
+    model = cyrbm.Trainer(12, epochs=20, learning_rate=0.1, seed=0, progress=False,
+                          monitor_size=0).fit(X).astype(np.float64)
+    log_z = exact_log_partition(model)
+    exact_mean = float(np.mean(model.log_unnormalized(Xt))) - log_z
+    return model, Xt, exact_mean, log_z, cyrbm.annealing.base_rate_biases(X)
+
+
+def test_sandwich_brackets_the_exact_mean_and_converges(sandwich_case):
+    model, test, exact_mean, _, bA = sandwich_case
+    gaps, errs = [], []
+    for K in (3, 30, 300):
+        res = Annealer(runs=200, schedule=f"linear:{K}", seed=3, threads=2).evaluate(
+            model, test, base_rate=bA, chains=10)
+        assert res.raise_mean_log_prob <= exact_mean                   # conservative
+        assert res.ais_mean_log_prob >= exact_mean - 3 * res.ais_se     # optimistic
+        assert res.gap >= -3 * res.gap_se                               # AIS >= RAISE
+        gaps.append(abs(res.gap))
+        errs.append(max(abs(res.ais_mean_log_prob - exact_mean),
+                        abs(res.raise_mean_log_prob - exact_mean)))
+    assert gaps[0] > gaps[1] > gaps[2] and errs[0] > errs[1] > errs[2]
+    assert gaps[0] > 0.5 and errs[2] < 0.05 and gaps[2] < 0.05
+    # a short schedule: AIS over RAISE by far more than their errors
+    assert gaps[0] > 3 * res.gap_se
+
+
+def test_disagreement_sentence(sandwich_case):
+    model, test, _, _, bA = sandwich_case
+    short = Annealer(runs=200, schedule="linear:3", seed=3).evaluate(model, test,
+                                                                     base_rate=bA, chains=10)
+    assert short.gap > 3 * short.gap_se
+    assert short.disagreement.startswith("AIS (optimistic) and RAISE (conservative) differ")
+    long = Annealer(runs=100, schedule="linear:300", seed=0).evaluate(model, test,
+                                                                      base_rate=bA, chains=5)
+    assert long.disagreement is None
+    d = long.to_dict()
+    json.dumps(d)
+    assert set(d["ais"]) >= {"mean_log_prob", "se", "mean_log_prob_3sigma_interval",
+                             "ess", "max_weight_share", "weight_warning"}
+    assert set(d["raise"]) >= {"mean_log_prob", "se", "mean_log_prob_3sigma_interval",
+                               "chains", "n_vectors"}
+    lo, hi = d["raise"]["mean_log_prob_3sigma_interval"]
+    assert lo < d["raise"]["mean_log_prob"] < hi
+    assert d["gap"] == pytest.approx(d["ais"]["mean_log_prob"] - d["raise"]["mean_log_prob"])
+
+
+def test_simulate_brackets_exact_log_z(sandwich_case):
+    model, test, _, log_z, bA = sandwich_case
+    for K, tight in ((3, False), (100, True)):
+        res = Annealer(runs=100, schedule=f"linear:{K}", seed=1).evaluate(
+            model, test, base_rate=bA, chains=5, simulate=200)
+        sim = res.simulation
+        assert sim["source"] == "exact"
+        assert sim["exact_log_Z"] == pytest.approx(log_z, abs=1e-9)
+        assert sim["log_Z_lower"] - 3 * sim["log_Z_lower_se"] <= log_z
+        assert log_z <= sim["log_Z_upper"] + 3 * sim["log_Z_upper_se"]
+        assert sim["log_Z_error_bound"] == pytest.approx(max(0.0, sim["gap"]))
+        assert (sim["log_Z_error_bound"] < 0.1) == tight
+
+
+def test_simulate_from_ais_end_states():
+    model = tiny_model(24, 22, scale=0.3, seed=4)          # 22 units: no exact draws
+    test = (np.random.default_rng(0).random((10, 24)) < 0.5).astype(np.uint8)
+    ann = Annealer(runs=30, schedule="linear:50", seed=2)
+    few = ann.evaluate(model, test, chains=2, simulate=20).simulation
+    more = ann.evaluate(model, test, chains=2, simulate=40).simulation
+    for sim in (few, more):
+        assert sim["source"] == "ais" and sim["exact_log_Z"] is None
+        assert sim["log_Z_lower"] <= sim["log_Z_upper"] + 3 * sim["log_Z_upper_se"]
+        assert "forward AIS runs" in sim["summary"]
+    assert few["n"] == 20 and more["n"] == 40
+
+
+def test_evaluate_refuses_bad_input(sandwich_case):
+    model, test, _, _, _ = sandwich_case
+    ann = Annealer(runs=10, schedule="linear:5")
+    for kw in ({"chains": 0}, {"chains": 1.5}):
+        with pytest.raises(CyrbmError):
+            ann.evaluate(model, test, **kw)
+    with pytest.raises(CyrbmError):
+        ann.evaluate(model, test[:, :4])
+    with pytest.raises(CyrbmError):
+        ann.evaluate(model, None)
+
+
+# ------------------------------------------------------------------ schedules
+def test_adaptive_schedule_reduces_variance_and_round_trips(tmp_path, sandwich_case):
+    model, _, _, _, bA = sandwich_case
+    K = 100
+    tuned = adaptive_schedule(model, K, bA, pilot_runs=32, seed=0)
+    assert tuned.size == K and tuned[0] == 0.0 and tuned[-1] == 1.0
+    assert np.all(np.diff(tuned) > 0)
+    ann_args = dict(runs=400, seed=7, threads=2)
+    var_u = np.var(Annealer(schedule=f"linear:{K}", **ann_args).log_partition(
+        model, base_rate=bA).log_weights)
+    var_a = np.var(Annealer(schedule=tuned, **ann_args).log_partition(
+        model, base_rate=bA).log_weights)
+    assert var_a < 0.85 * var_u
+    path = tmp_path / "betas.txt"
+    save_schedule(path, tuned)
+    np.testing.assert_array_equal(make_schedule(str(path)), tuned)
+
+
+# ------------------------------------------------------------------ diagnostics
+def test_weight_diagnostics():
+    ess, share, warning = weight_diagnostics(np.zeros(100))
+    assert ess == pytest.approx(100) and share == pytest.approx(0.01) and warning is None
+    ess, share, warning = weight_diagnostics(np.r_[10.0, np.zeros(99)])
+    assert ess < 2 and share > 0.99
+    assert warning.startswith("only 1.") and "cannot be trusted" in warning
+
+
+@pytest.fixture(scope="module")
+def uneven_pair(tmp_path_factory):
+    """Two RBMs of very different sizes on the same visible units."""
+    d = tmp_path_factory.mktemp("pair")
+    rng = np.random.default_rng(0)
+    A = RBM(0.1 * rng.standard_normal((24, 3)), rng.standard_normal(24),
+            rng.standard_normal(3))
+    B = RBM(1.5 * rng.standard_normal((24, 60)), rng.standard_normal(24),
+            rng.standard_normal(60))
+    A.save(d / "a.npz")
+    B.save(d / "b.npz")
+    return A, B, d
+
+
+def test_ratio_of_uneven_models_on_a_short_schedule_warns(uneven_pair):
+    A, B, _ = uneven_pair
+    res = Annealer(runs=100, schedule="linear:20", seed=0).log_ratio(A, B, start="exact")
+    assert res.weight_warning is not None and res.ess < 10
+    d = res.to_dict()
+    assert d["weight_warning"] == res.weight_warning and d["max_weight_share"] > 0.1
+    good = Annealer(runs=100, schedule="linear:3000", seed=0).log_ratio(A, B, start="exact")
+    assert good.weight_warning is None
+
+
+class Ran:
+    def __init__(self, code, out, err):
+        self.returncode, self.stdout, self.stderr = code, out, err
+
+
+@pytest.fixture
+def run_cli(capsys):
+    from cyrbm.cli import main
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+    return run
+
+
+def test_cli_ratio_and_ais_print_the_warning(uneven_pair, run_cli):
+    _, _, d = uneven_pair
+    r = run_cli("ratio", d / "a.npz", d / "b.npz", "--runs", 100, "--schedule", "linear:20")
+    assert r.returncode == 0, r.stderr
+    assert "warning: only" in r.stdout and "effective sample size" in r.stdout
+    r = run_cli("ratio", d / "a.npz", d / "b.npz", "--runs", 100, "--schedule", "linear:20",
+                "--json")
+    assert json.loads(r.stdout)["weight_warning"].startswith("only")
+    r = run_cli("ais", d / "a.npz", "--runs", 50, "--schedule", "linear:50", "--json")
+    out = json.loads(r.stdout)
+    assert out["weight_warning"] is None and 0 < out["max_weight_share"] < 0.5
+
+
+def test_cli_evaluate(tmp_path, uneven_pair, run_cli):
+    _, _, d = uneven_pair
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "test.npy", (rng.random((40, 24)) < 0.5).astype(np.uint8))
+    sched = tmp_path / "tuned.txt"
+    r = run_cli("evaluate", d / "a.npz", "--data", tmp_path / "test.npy", "--runs", 50,
+                "--chains", 4, "--schedule", "adaptive:40", "--save-schedule", sched,
+                "--simulate", 30, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["command"] == "evaluate" and out["schedule"] == "adaptive:40"
+    for key in ("ais", "raise"):
+        assert isinstance(out[key]["mean_log_prob"], float)
+        assert len(out[key]["mean_log_prob_3sigma_interval"]) == 2
+    assert out["betas"] == 40 and out["simulate"]["source"] == "exact"
+    again = run_cli("evaluate", d / "a.npz", "--data", tmp_path / "test.npy", "--runs", 50,
+                    "--chains", 4, "--schedule", sched, "--json")
+    assert json.loads(again.stdout)["raise"]["mean_log_prob"] == out["raise"]["mean_log_prob"]
+    text = run_cli("evaluate", d / "a.npz", "--data", tmp_path / "test.npy", "--runs", 50,
+                   "--chains", 4, "--schedule", "linear:40")
+    assert "AIS   (optimistic)" in text.stdout and "RAISE (conservative)" in text.stdout
+    for bad, words in ((["--chains", "0"], "--chains"), (["--schedule", "adaptive:1"], "K >= 2"),
+                       (["--simulate", "x"], "--simulate")):
+        r = run_cli("evaluate", d / "a.npz", "--data", tmp_path / "test.npy", *bad)
+        assert r.returncode == 1 and words in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    r = run_cli("evaluate", d / "a.npz")
+    assert r.returncode == 2 and "needs --data" in r.stderr
+
+
+def test_cli_evaluate_plot(tmp_path, uneven_pair, run_cli):
+    pytest.importorskip("matplotlib")
+    _, _, d = uneven_pair
+    np.save(tmp_path / "test.npy", (np.random.default_rng(3).random((20, 24)) < 0.5)
+            .astype(np.uint8))
+    png = tmp_path / "eval.png"
+    r = run_cli("evaluate", d / "a.npz", "--data", tmp_path / "test.npy", "--runs", 30,
+                "--chains", 3, "--schedule", "linear:64", "--plot", png)
+    assert r.returncode == 0, r.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000
+    import matplotlib.image
+    img = matplotlib.image.imread(str(png))
+    assert img.shape[0] > 200 and img.shape[1] > 600
+    assert np.std(img[..., :3]) > 0.05            # not blank: lines, bars, text
