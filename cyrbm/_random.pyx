@@ -21,6 +21,7 @@ PURPOSES = {
     "data": 6,        # stochastic binarization, splits
     "monitor": 7,     # choice of monitoring rows
     "chib": 9,        # DBN estimators over h1 (key 0: Chib-style chains, 1: per-vector AIS)
+    "bound": 8,       # DBN bounds: samples of Q, one stream per data vector
 }
 
 

@@ -76,6 +76,21 @@ cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hb
                            const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
                            Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
                            int n_threads) noexcept nogil
+# ---- version 3: the DBN variational bound's terms (SM08 Eq. 19-24) ----
+# W[l], vbias[l], hbias[l]: layer l (sizes[l] x sizes[l+1]); v: n x sizes[0] 0/1; streams:
+# n (cyrbm.capi.make_bound_streams(seed, n)); out (n x samples float64): lpv, lrest, lq,
+# ent as cyrbm.BoundEstimator uses them (see include/cyrbm/cyrbm.h).  Hold BLAS to one
+# thread when n_threads > 1.
+cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil
+cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil
 
 # ---- version 4: parallel tempering (Cho, Raiko & Ilin 2010, Table I) ----
 # steps rounds on n ladders of n_temps chains (temps: 0 <= t_0 < ... < t_K = 1): a tempered

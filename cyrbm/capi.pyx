@@ -6,8 +6,10 @@ capsule ``cyrbm.capi._C_API`` with ``cyrbm_capi_import()`` from ``cyrbm/cyrbm.h`
 Both run exactly the kernels behind the Python API, so they give the same answers.
 Version 2 adds ln Z: ``ais_log_partition_f32/f64`` (AIS from a base-rate model, SM08
 Eq. 13-18, with streams from ``make_ais_streams``) and ``exact_log_partition_f32/f64``.
-Version 3 adds ``chib_log_prob_f32/f64``: the Chib-style estimator of a two-layer DBN's
-test log-probabilities (Murray & Salakhutdinov 2009), streams from ``make_chib_streams``.
+Version 3 adds the DBNs' estimators: ``chib_log_prob_f32/f64``, the Chib-style estimator
+of a two-layer DBN's test log-probabilities (Murray & Salakhutdinov 2009, streams from
+``make_chib_streams``), and ``dbn_bound_terms_f32/f64``, the terms of the variational
+bound (SM08 Eq. 19-24, streams from ``make_bound_streams``).
 Version 4 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
 with streams from ``make_pt_streams``).
 """
@@ -21,6 +23,7 @@ from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, free
+from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
 
@@ -61,6 +64,14 @@ cdef extern from "cyrbm/cyrbm.h":
                                const float *, const float *, Py_ssize_t, Py_ssize_t,
                                Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
                                double, cyrbm_rng *, double *, int) noexcept nogil
+    ctypedef int (*bound_f64_t)(const double **, const double **, const double **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
+    ctypedef int (*bound_f32_t)(const float **, const float **, const float **,
+                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
+                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
+                                double *, int) noexcept nogil
     ctypedef int (*pt_f64_t)(const double *, const double *, const double *, Py_ssize_t,
                              Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
                              int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
@@ -79,6 +90,8 @@ cdef extern from "cyrbm/cyrbm.h":
         exact_f32_t exact_log_partition_f32
         chib_f64_t chib_log_prob_f64
         chib_f32_t chib_log_prob_f32
+        bound_f64_t dbn_bound_terms_f64
+        bound_f32_t dbn_bound_terms_f32
         pt_f64_t pt_sweeps_f64
         pt_f32_t pt_sweeps_f32
 
@@ -229,6 +242,26 @@ cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hb
                            int n_threads) noexcept nogil:
     return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
                           n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+# ------------------------------------------------- version 3: the DBN bound's terms
+# (blocks of 512 rows, vectors x samples: cyrbm.bounds.BLOCK_ROWS, so the same bits)
+
+
+cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
+
+
+cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
+                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                             double *lpv, double *lrest, double *lq, double *ent,
+                             int n_threads) noexcept nogil:
+    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
+                                512, lpv, lrest, lq, ent, n_threads)
 
 
 # ------------------------------------------------- version 4: parallel tempering
@@ -266,6 +299,8 @@ _table.exact_log_partition_f64 = exact_log_partition_f64
 _table.exact_log_partition_f32 = exact_log_partition_f32
 _table.chib_log_prob_f64 = chib_log_prob_f64
 _table.chib_log_prob_f32 = chib_log_prob_f32
+_table.dbn_bound_terms_f64 = dbn_bound_terms_f64
+_table.dbn_bound_terms_f32 = dbn_bound_terms_f32
 _table.pt_sweeps_f64 = pt_sweeps_f64
 _table.pt_sweeps_f32 = pt_sweeps_f32
 
@@ -295,6 +330,12 @@ def make_chib_streams(seed, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats=1
     ``chib_log_prob_f32/f64``: exactly those ``cyrbm.chib.chib_log_prob(dbn, v, log_Z,
     steps=steps, repeats=repeats, seed=seed)`` uses for n test vectors."""
     return _make_streams(seed, "chib", n * repeats, 0, steps)
+def make_bound_streams(seed, Py_ssize_t n):
+    """States of the ``n`` per-vector streams (a (n, 4) uint64 array) of
+    ``dbn_bound_terms_f32/f64``: those ``BoundEstimator(..., seed=seed)`` draws Q with."""
+    return _make_streams(seed, "bound", n)
+
+
 def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
     """(streams, swap_streams) for ``pt_sweeps_f32/f64`` on ``n`` ladders of ``n_temps``
     chains: (n n_temps, 4) and (n, 4) uint64 arrays, exactly those

@@ -15,6 +15,14 @@ Usage:
               [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S]
               [--threads T] [--json]
   cyrbm logz MODEL [--exact] [--threads T] [--json]
+  cyrbm dbn DATA -o DBN --layers SIZES [--method METHOD] [--k K] [--epochs E]
+              [--batch B] [--lr LR] [--lr-decay N0] [--momentum MOM]
+              [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
+              [--checkpoint FILE] [--resume] [--init-transpose] [--binarize MODE]
+              [--threshold X] [--monitor N] [--no-progress] [--json]
+  cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
+              [--logz VALUE] [--runs R] [--schedule SCHED] [--seed S] [--threads T]
+              [--json]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
               [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
@@ -33,6 +41,11 @@ Commands:
           model, and with --data the average test log-probability.
   ratio   Estimate ln(Z_B / Z_A) of two RBMs by AIS.
   logz    Compute ln Z exactly by enumerating the smaller layer.
+  dbn     Train a DBN greedily, layer by layer (SM08 Sec. 4.1), on DATA and write it
+          to DBN (.npz); training options take one value or one per layer (500,2000).
+  bound   Bound ln p(v) of DATA under a DBN: the variational lower bound (SM08 Eq.
+          19-24; ln Z of the top RBM by AIS, or --logz) or the harmonic-mean estimate
+          (--method harmonic, a cautionary baseline that over-estimates).
   sample  Draw samples from MODEL and write them to IMAGE (.png) as a grid of images
           (needs Pillow: pip install "cyrbm[images]").
   filters Draw each hidden unit's weights as an image, in a grid written to IMAGE.
@@ -102,6 +115,14 @@ Options:
   --steps-between N          Gibbs sweeps between the states a chain gives
                              [default: 100].
   --exact                    Enumerate (the only method of logz).
+  --layers SIZES             Hidden-layer sizes of a DBN, bottom first (500,2000).
+  --init-transpose           Start each DBN layer above the first as the transpose
+                             of the one below (W2 = W1^T).
+  --samples M                Samples of Q per vector (bound; default: 1 for
+                             variational, 100 for harmonic).
+  --entropy E                analytic (SM08 Eq. 23) or sampled (-ln Q) [default:
+                             analytic].
+  --logz VALUE               ln Z of the top RBM, instead of estimating it by AIS.
   --n N                      Samples to draw, or hidden units to draw (the first N)
                              [default: 100].
   --steps S                  Gibbs sweeps of each sample's chain, from uniform random
@@ -147,16 +168,19 @@ _VALUE_OPTIONS = {
     "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
+    "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
 }
-_FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version"}
+_FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
+                 "--init-transpose"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
-                "logz": ["MODEL"], "sample": ["MODEL"], "filters": ["MODEL"],
+                "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
+                "sample": ["MODEL"], "filters": ["MODEL"],
                 "evaluate": ["MODEL"]}
 _OPTIONAL_POSITIONALS = {"info": ["MODEL"]}
 _WHAT = {"DATA": "DATA (the training data)", "MODEL": "MODEL (a model file)",
          "MODEL_A": "MODEL_A and MODEL_B (two model files)",
-         "MODEL_B": "MODEL_B (the second model file)"}
+         "MODEL_B": "MODEL_B (the second model file)", "DBN": "DBN (a DBN file)"}
 
 
 def _usage_lines():
@@ -176,7 +200,7 @@ def _usage_lines():
 def _short_usage(command):
     line = _usage_lines().get(command)
     if line is None:
-        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate) ...; 'cyrbm --help' lists the options."
+        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate|dbn|bound) ...; 'cyrbm --help' lists the options."
     required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
     return f"usage: {required} [options]; 'cyrbm --help' lists them."
 
@@ -184,14 +208,14 @@ def _short_usage(command):
 def _usage_problem(argv):
     """(command or None, one sentence) saying why ``argv`` does not fit the usage."""
     if not argv:
-        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate)."
+        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)."
     command = argv[0]
     if command not in _POSITIONALS:
         if command.startswith("-"):
             return None, f"unknown option {command!r} before the command."
         import difflib          # only for a usage error (6 ms at start-up otherwise)
         close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
-        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate)"
+        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)"
         return None, f"unknown command {command!r}{also}."
     usage = _usage_lines()[command]
     allowed = set(re.findall(r"--[\w-]+", usage)) | {"--help", "--version"}
@@ -253,6 +277,12 @@ def _usage_problem(argv):
         return command, f"unexpected argument {extra!r}."
     if command == "train" and "--output" not in given:
         return command, "'cyrbm train' needs -o MODEL, the model file to write."
+    if command == "dbn" and "--output" not in given:
+        return command, "'cyrbm dbn' needs -o DBN, the DBN file to write."
+    if command == "dbn" and "--layers" not in given:
+        return command, "'cyrbm dbn' needs --layers, the hidden-layer sizes (such as 500,2000)."
+    if command == "bound" and "--data" not in given:
+        return command, "'cyrbm bound' needs --data DATA, the vectors to bound."
     if command in ("sample", "filters") and "--output" not in given:
         return command, f"'cyrbm {command}' needs -o IMAGE, the image file (.png) to write."
     if command == "evaluate" and "--data" not in given:
@@ -612,6 +642,9 @@ def cmd_info(args, out):
     from cyrbm.models import RBM
     path = args["MODEL"]
     arrays = _io.read_npz(path)
+    if "layer0_W" in arrays or ("W" not in arrays and any(k.startswith("layer") for k in arrays)):
+        from cyrbm._cli_dbn import dbn_info
+        return dbn_info(path, arrays, out, args["--json"])
     model = RBM.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
     training = model.meta.get("training", {})
@@ -711,6 +744,13 @@ def _measure(name):
     return run
 
 
+def _dbn_command(name):
+    def run(args, out):
+        from cyrbm import _cli_dbn
+        if name == "bound":
+            return _cli_dbn.cmd_bound(args, out, args.get("__explicit__", ()))
+        return _cli_dbn.cmd_dbn(args, out)
+    return run
 # ------------------------------------------------------------------ sample, filters
 _SAMPLERS = ("gibbs", "pt")
 
@@ -751,6 +791,7 @@ def cmd_filters(args, out):
 
 COMMANDS = {"train": cmd_train, "info": cmd_info, "ais": _measure("ais"),
             "ratio": _measure("ratio"), "logz": _measure("logz"),
+            "dbn": _dbn_command("dbn"), "bound": _dbn_command("bound"),
             "sample": cmd_sample, "filters": cmd_filters, "evaluate": _measure("evaluate")}
 
 
@@ -766,10 +807,10 @@ def _run(argv):
         return 2
     command = next(name for name in COMMANDS if args.get(name))
     from cyrbm import _validation
-    _validation.set_interface("cli" if command in ("train", "info", "sample", "filters")
+    _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
                               else "cli-measure")
     try:
-        if command == "train" and args["--resume"]:
+        if (command == "train" and args["--resume"]) or command == "bound":
             args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like

@@ -93,6 +93,12 @@ class RBM:
         """The same model stored in ``dtype`` (float32 or float64)."""
         return RBM(self.W, self.vbias, self.hbias, dtype=dtype, meta=dict(self.meta))
 
+    def transposed(self):
+        """The RBM with visible and hidden layers swapped: W^T, vbias = a, hbias = b (the
+        same joint distribution).  As the top of a DBN above this RBM it makes the DBN's
+        p(v) this RBM's, and Q(h | v) its exact posterior (SM08 Sec. 4.1, "W2 = W1^T")."""
+        return RBM(self.W.T, self.hbias, self.vbias, dtype=self.dtype)
+
     def __repr__(self):
         return f"RBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, dtype={self.dtype.name})"
 
@@ -249,13 +255,7 @@ class RBM:
         meta = {}
         if "meta" in arrays:
             meta = _io.meta_from_array(arrays["meta"], path, what)
-            version = meta.get("format_version", FORMAT_VERSION)
-            if not isinstance(version, int) or version < 1:
-                raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
-            if version > FORMAT_VERSION:
-                raise ModelFileError(
-                    f"{what} '{path}' has format version {version}, newer than this cyrbm "
-                    f"understands ({FORMAT_VERSION}); upgrade cyrbm to read it.")
+            _check_version(meta, path, what, FORMAT_VERSION)
             fmt = meta.get("format", FORMAT)
             if fmt != FORMAT:
                 raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not an RBM ('{FORMAT}').")
@@ -303,6 +303,17 @@ def _float_dtype(dtype):
     return dt
 
 
+def _check_version(meta, path, what, newest):
+    """A file's format_version is a whole number from 1 to ``newest`` (absent: ``newest``)."""
+    version = meta.get("format_version", newest)
+    if not isinstance(version, int) or version < 1:
+        raise ModelFileError(f"{what} '{path}' has an invalid format version {version!r}.")
+    if version > newest:
+        raise ModelFileError(
+            f"{what} '{path}' has format version {version}, newer than this cyrbm "
+            f"understands ({newest}); upgrade cyrbm to read it.")
+
+
 def _check_records(meta, path, what):
     """The records cyrbm reads back from a file's meta have the types it wrote: a
     'training' object with a 'settings' object and a 'history' list of objects, and a
@@ -342,3 +353,177 @@ def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
         if not np.all(np.isfinite(arr)):
             raise error(f"{where}: {name} contains NaN or infinite values.")
     return W, vbias, hbias
+
+
+# ------------------------------------------------------------------------------ DBN
+DBN_FORMAT = "cyrbm.dbn"
+DBN_FORMAT_VERSION = 1
+_LAYER_ARRAYS = ("W", "vbias", "hbias")
+
+
+class DBN:
+    """A Deep Belief Network: a stack of RBMs, bottom first (SM08 Sec. 4).
+
+    With layers 0 .. L-1 and h_0 = v, the generative model is directed below the top,
+        p(h_l | h_{l+1}) = sigma(W_l h_{l+1} + b_l)          for l < L-1,
+    and the top two layers (h_{L-1}, h_L) form the undirected RBM ``layers[-1]``, so
+        p(v, h_1, .., h_L) = p(v | h_1) ... p(h_{L-2} | h_{L-1}) p(h_{L-1}, h_L).
+    The factorial recognition model that greedy training leaves (SM08 Eq. 19, Sec. 4.2) is
+        Q(h_{l+1} | h_l) = sigma(W_l^T h_l + c_l),
+    with W_l, b_l (vbias), c_l (hbias) the parameters of ``layers[l]``.  One layer is an
+    RBM.
+
+    Parameters
+    ----------
+    layers : list of RBM
+        Bottom first; ``layers[l].n_hidden == layers[l + 1].n_visible``.  Stored in one
+        dtype: float64 if any layer is float64, else float32 (or ``dtype``).
+    dtype : float32 or float64, optional
+    meta : dict, optional
+        Free-form record (how the stack was trained), saved with it.
+    """
+
+    def __init__(self, layers, *, dtype=None, meta=None):
+        if isinstance(layers, RBM):
+            layers = [layers]
+        try:
+            layers = list(layers)
+        except TypeError:
+            raise TypeError("a DBN is made from a list of RBMs, bottom first.") from None
+        if not layers:
+            raise ModelMismatchError("a DBN needs at least one layer (an RBM).")
+        for l, layer in enumerate(layers):
+            if not isinstance(layer, RBM):
+                raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM, not "
+                                f"{type(layer).__name__}.")
+        for l in range(len(layers) - 1):
+            if layers[l].n_hidden != layers[l + 1].n_visible:
+                raise ModelMismatchError(
+                    f"layer {l} has {layers[l].n_hidden} hidden units but layer {l + 1} has "
+                    f"{layers[l + 1].n_visible} visible units: the layers of a DBN must chain.")
+        if dtype is None:
+            dtype = (np.float64 if any(r.dtype == np.float64 for r in layers) else np.float32)
+        dtype = _float_dtype(dtype)
+        self.layers = [r if r.dtype == dtype else r.astype(dtype) for r in layers]
+        self.meta = dict(meta or {})
+
+    @property
+    def n_layers(self):
+        return len(self.layers)
+
+    @property
+    def top(self):
+        """The undirected top RBM, ``layers[-1]``."""
+        return self.layers[-1]
+
+    @property
+    def sizes(self):
+        """[n_visible, n_h1, ..., n_hL]."""
+        return [self.layers[0].n_visible] + [r.n_hidden for r in self.layers]
+
+    @property
+    def n_visible(self):
+        return self.layers[0].n_visible
+
+    @property
+    def dtype(self):
+        return self.layers[0].dtype
+
+    def astype(self, dtype):
+        return DBN([r.astype(dtype) for r in self.layers], dtype=dtype, meta=dict(self.meta))
+
+    def __repr__(self):
+        return f"DBN(sizes={'-'.join(str(s) for s in self.sizes)}, dtype={self.dtype.name})"
+
+    def recognition_probs(self, v, layer=None):
+        """Mean-field pass of the recognition model: Q(h_1 = 1 | v), then
+        Q(h_{l+1} = 1 | q_l) with the probabilities of the layer below as input, up to
+        h_``layer`` (default: the top, h_L).  One row per v."""
+        x = self.layers[0]._visible_data(v, "v")
+        layer = self.n_layers if layer is None else int(layer)
+        if not 1 <= layer <= self.n_layers:
+            raise ValueError(f"layer must be between 1 and {self.n_layers}, not {layer}.")
+        for r in self.layers[:layer]:
+            x = r.hidden_probs(x)
+        return x
+
+    # ---------------------------------------------------------------- files
+    def to_arrays(self):
+        """The arrays of the .npz layout: layer{l}_W, layer{l}_vbias, layer{l}_hbias and
+        meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
+        out = {}
+        for l, r in enumerate(self.layers):
+            out[f"layer{l}_W"] = r.W
+            out[f"layer{l}_vbias"] = r.vbias
+            out[f"layer{l}_hbias"] = r.hbias
+        meta = {
+            "format": DBN_FORMAT,
+            "format_version": DBN_FORMAT_VERSION,
+            "dtype": self.dtype.name,
+            "n_layers": self.n_layers,
+            "sizes": [int(s) for s in self.sizes],
+            "cyrbm_version": _version(),
+            "layers": [dict(r.meta) for r in self.layers],
+        }
+        meta.update({k: v for k, v in self.meta.items() if k not in meta})
+        out["meta"] = _io.meta_to_array(meta)
+        return out
+
+    def save(self, path):
+        """Write the DBN to ``path`` (.npz) atomically."""
+        _io.atomic_savez(path, self.to_arrays())
+
+    @classmethod
+    def load(cls, path, *, dtype=None):
+        """Read a DBN file (or a plain RBM model file, as a DBN of one layer)."""
+        return cls.from_arrays(_io.read_npz(path), path, dtype=dtype)
+
+    @classmethod
+    def from_arrays(cls, arrays, path="<arrays>", *, dtype=None):
+        what = "DBN file"
+        if "layer0_W" not in arrays and "W" in arrays:      # an RBM file: one layer
+            return cls([RBM.from_arrays(arrays, path, dtype=dtype)], dtype=dtype)
+        meta = {}
+        if "meta" in arrays:
+            meta = _io.meta_from_array(arrays["meta"], path, what)
+            fmt = meta.get("format", DBN_FORMAT)
+            if fmt != DBN_FORMAT:
+                raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not a DBN ('{DBN_FORMAT}').")
+            _check_version(meta, path, what, DBN_FORMAT_VERSION)
+        found = sorted({int(k[5:].split("_", 1)[0]) for k in arrays
+                        if k.startswith("layer") and "_" in k and k[5:].split("_", 1)[0].isdigit()})
+        n_layers = meta.get("n_layers", (found[-1] + 1) if found else 0)
+        if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
+            if not found:
+                raise ModelFileError(f"{what} '{path}' has no layers (no array 'layer0_W'; it "
+                                     f"has {', '.join(sorted(arrays)) or 'none'}).")
+            raise ModelFileError(f"{what} '{path}' has an invalid layer count {n_layers!r}.")
+        extra = [l for l in found if l >= n_layers]
+        if extra:
+            raise ModelFileError(f"{what} '{path}' says it has {n_layers} layers but holds "
+                                 f"arrays of layer {extra[0]}.")
+        layer_meta = meta.get("layers", [{}] * n_layers)
+        if not isinstance(layer_meta, list) or len(layer_meta) != n_layers:
+            layer_meta = [{}] * n_layers
+        layers = []
+        for l in range(n_layers):
+            names = [f"layer{l}_{a}" for a in _LAYER_ARRAYS]
+            missing = [n for n in names if n not in arrays]
+            if missing:
+                raise ModelFileError(
+                    f"{what} '{path}' lacks layer {l} of {n_layers} (no array"
+                    f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}).")
+            sub = {a: arrays[n] for a, n in zip(_LAYER_ARRAYS, names)}
+            rbm = RBM.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")
+            if isinstance(layer_meta[l], dict):
+                rbm.meta = dict(layer_meta[l])
+            layers.append(rbm)
+        for l in range(n_layers - 1):
+            if layers[l].n_hidden != layers[l + 1].n_visible:
+                raise ModelFileError(
+                    f"{what} '{path}': layer {l} has {layers[l].n_hidden} hidden units but "
+                    f"layer {l + 1} has {layers[l + 1].n_visible} visible units.")
+        keep = {k: v for k, v in meta.items()
+                if k not in ("format", "format_version", "dtype", "n_layers", "sizes",
+                             "cyrbm_version", "layers")}
+        return cls(layers, dtype=dtype, meta=keep)

@@ -23,6 +23,33 @@ import numpy as np
 from libc.stdint cimport uint8_t, uint64_t
 from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f32, cyrbm_rng
 from cyrbm.capi cimport ais_log_partition_f32, exact_log_partition_f64
+from cyrbm.capi cimport dbn_bound_terms_f64
+from libc.stdlib cimport malloc, free
+
+def bound64(list Ws, list bs, list cs, uint8_t[:, ::1] v, Py_ssize_t M,
+            uint64_t[:, ::1] streams, int n_threads):
+    cdef Py_ssize_t L = len(Ws), l, n = v.shape[0]
+    cdef const double **W = <const double **> malloc(3 * L * sizeof(double *))
+    cdef const double **b = W + L
+    cdef const double **c = W + 2 * L
+    cdef Py_ssize_t *sizes = <Py_ssize_t *> malloc((L + 1) * sizeof(Py_ssize_t))
+    cdef double[:, ::1] w2
+    cdef double[::1] w1
+    out = [np.zeros((n, M)) for _ in range(4)]
+    cdef double[:, ::1] o0 = out[0], o1 = out[1], o2 = out[2], o3 = out[3]
+    cdef int status
+    for l in range(L):
+        w2 = Ws[l]; W[l] = &w2[0, 0]; sizes[l] = w2.shape[0]; sizes[l + 1] = w2.shape[1]
+        w1 = bs[l]; b[l] = &w1[0]
+        w1 = cs[l]; c[l] = &w1[0]
+    with nogil:
+        status = dbn_bound_terms_f64(W, b, c, sizes, L, &v[0, 0], n, M,
+                                     <cyrbm_rng *> &streams[0, 0], &o0[0, 0], &o1[0, 0],
+                                     &o2[0, 0], &o3[0, 0], n_threads)
+    free(W)
+    free(sizes)
+    return status, out
+
 from cyrbm.capi cimport pt_sweeps_f32
 from libc.stdint cimport int64_t
 
@@ -353,6 +380,31 @@ def test_c_ais_and_exact_match_the_python_api(downstream, small):
     n = EXACT_MAX_UNITS + 1
     assert c.exact(np.zeros(n * n).tobytes(), np.zeros(n).tobytes(), np.zeros(n).tobytes(),
                    n, n, 0, 1)[0] == -2
+
+
+# ------------------------------------------------------- version 3: the DBN bound
+def test_cython_bound_terms_match_the_estimator(downstream):
+    from threadpoolctl import threadpool_limits
+    from cyrbm.bounds import BoundEstimator
+    cy, _ = downstream
+    rng = np.random.default_rng(2)
+    dbn = cyrbm.DBN([cyrbm.RBM(rng.standard_normal((11, 7)), rng.standard_normal(11),
+                               rng.standard_normal(7), dtype=np.float64),
+                     cyrbm.RBM(rng.standard_normal((7, 5)), rng.standard_normal(7),
+                               rng.standard_normal(5), dtype=np.float64)])
+    v = (rng.random((300, 11)) < 0.5).astype(np.uint8)
+    want = BoundEstimator(dbn, log_Z=0.0, seed=8)._terms(dbn.layers, v, 3, None)
+    for threads in (1, 2):
+        streams = cyrbm.capi.make_bound_streams(8, 300)
+        with threadpool_limits(1, user_api="blas"):
+            status, got = cy.bound64([r.W for r in dbn.layers], [r.vbias for r in dbn.layers],
+                                     [r.hbias for r in dbn.layers], v, 3, streams, threads)
+        assert status == 0
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    status, _ = cy.bound64([dbn.layers[0].W], [dbn.layers[0].vbias], [dbn.layers[0].hbias],
+                           v, 3, cyrbm.capi.make_bound_streams(8, 300), 1)
+    assert status == -2                   # one layer: not a DBN bound
 
 
 # --------------------------------------------------------- version 4: parallel tempering

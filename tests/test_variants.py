@@ -121,3 +121,28 @@ def test_unknown_variant_is_refused():
     with pytest.raises(ValueError, match="not in this build"):
         _gibbs.use_kernels("avx1024")
     assert cyrbm.config()["kernels"] in cyrbm.config()["kernels_built"].split(",")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bound_terms_every_variant(dtype):
+    """The DBN bound's row kernel (bound_t.h: draws from Q, softplus sums, entropies)."""
+    from cyrbm import _dbn
+    from cyrbm.bounds import BoundEstimator
+    rng = np.random.default_rng(3)
+    layers = [cyrbm.RBM(rng.standard_normal((37, 21)), rng.standard_normal(37),
+                        rng.standard_normal(21), dtype=dtype),
+              cyrbm.RBM(rng.standard_normal((21, 13)), rng.standard_normal(21),
+                        rng.standard_normal(13), dtype=dtype)]
+    dbn = cyrbm.DBN(layers)
+    V = (rng.random((50, 37)) < 0.4).astype(np.uint8)
+    saved = _dbn.kernels_in_use()
+    try:
+        est = BoundEstimator(dbn, log_Z=0.0, seed=1)
+        default = est._terms(dbn.layers, V, 3, None)
+        for isa in _gibbs.kernels_runnable():
+            assert _dbn.use_kernels(isa) == isa
+            got = est._terms(dbn.layers, V, 3, None)
+            for name, a, b in zip(("lpv", "lrest", "lq", "ent"), got, default):
+                np.testing.assert_array_equal(a, b, err_msg=f"{isa}: {name}")
+    finally:
+        _dbn.use_kernels(saved)

@@ -185,7 +185,9 @@ CYRBM_SCALAR_8X8(f64, double)
 #define CYRBM_FT 32
 #include "float_t.h"
 #include "gibbs_t.h"
+#include "bound_t.h"
 #undef CYRBM_FT
 #define CYRBM_FT 64
 #include "float_t.h"
 #include "gibbs_t.h"
+#include "bound_t.h"

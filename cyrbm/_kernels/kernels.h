@@ -157,7 +157,14 @@ typedef struct {
     X(void, transpose_f32, (float *dst, ptrdiff_t ldd, const float *src, ptrdiff_t lds,   \
                             ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols)) \
     X(void, transpose_f64, (double *dst, ptrdiff_t ldd, const double *src, ptrdiff_t lds, \
-                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))
+                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))                              \
+    /* one factorial layer's row: draws and the sums of ln Q, softplus, entropy (bound_t.h) */ \
+    X(void, bern_row_f32, (const float *a, const float *bias, ptrdiff_t n, cyrbm_rng *rng, \
+                           float *h, int full, double *sums),                             \
+      (a, bias, n, rng, h, full, sums))                                                   \
+    X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
+                           cyrbm_rng *rng, double *h, int full, double *sums),            \
+      (a, bias, n, rng, h, full, sums))
 
 #define CYRBM_ANNEAL_KERNELS(X)                                                           \
     /* AIS steps k0 <= k < k1 for runs [r0, r1), see anneal.c (INOUT S) */                \

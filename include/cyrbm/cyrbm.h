@@ -116,6 +116,27 @@ typedef struct cyrbm_capi {
                              const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
                              Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
                              int n_threads);
+    /* The terms of the DBN variational bound (SM08 Eq. 19-24), as cyrbm.BoundEstimator
+     * computes them (bit for bit with streams = cyrbm.capi.make_bound_streams(seed, n)):
+     * a DBN of n_layers >= 2 RBMs, layer l with W[l] (sizes[l] x sizes[l+1], C order),
+     * vbias[l], hbias[l]; v: n x sizes[0] uint8 0/1; samples: M >= 1 draws of the
+     * recognition model Q per vector (streams: n cyrbm_rng, one per vector, advanced).
+     * Out, each n x M float64: lpv = ln p(v | h_1), lrest = the other directed terms plus
+     * ln p*_top(h_{L-1}) (so ln p*(v, h) = lpv + lrest), lq = ln Q(h | v), ent = the
+     * entropy of Q (per layer, given the sample below).  The bound of vector i is
+     * mean_m(lpv + lrest + ent) - ln Z of the top RBM.  The products are BLAS calls inside
+     * the n_threads OpenMP threads: with n_threads > 1, hold the BLAS to one thread.
+     * -2 for n_layers outside 2..63 or a size < 1. */
+    int (*dbn_bound_terms_f64)(const double **W, const double **vbias, const double **hbias,
+                               const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                               Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                               double *lpv, double *lrest, double *lq, double *ent,
+                               int n_threads);
+    int (*dbn_bound_terms_f32)(const float **W, const float **vbias, const float **hbias,
+                               const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
+                               Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
+                               double *lpv, double *lrest, double *lq, double *ent,
+                               int n_threads);
 
     /* ---- version 4 ---- */
 

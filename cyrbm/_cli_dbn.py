@@ -1,0 +1,228 @@
+"""Handlers of ``cyrbm dbn`` (greedy DBN training) and ``cyrbm bound`` (bounds on ln p(v)).
+
+    cyrbm dbn DATA -o DBN --layers 500,2000 [per-layer training options] [--init-transpose] [--json]
+    cyrbm bound DBN --data DATA [--method variational|harmonic] [--samples M] [--entropy E]
+                [--logz VALUE | --runs R --schedule S] [--seed S] [--threads T] [--json]
+
+Training options of ``dbn`` (--method, --k, --epochs, --batch, --lr, --lr-decay, --momentum,
+--weight-decay) take one value for every layer or one per layer, comma-separated.  Every
+user error is a CyrbmError of one sentence.
+"""
+import json
+import math
+import sys
+import time
+
+from cyrbm.errors import CyrbmError
+
+_PER_LAYER = ("--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay", "--momentum",
+              "--weight-decay")
+
+
+class DBNUsageError(CyrbmError, ValueError):
+    """A dbn/bound command-line value that does not fit."""
+
+
+def _layers(raw):
+    try:
+        sizes = [int(x, 10) for x in str(raw).split(",")]
+    except ValueError:
+        raise DBNUsageError(f"--layers must be hidden-layer sizes separated by commas, such as "
+                            f"500,2000, not {raw!r}.") from None
+    if not sizes or min(sizes) < 1:
+        raise DBNUsageError(f"--layers needs sizes of at least 1 unit, not {raw!r}.")
+    return sizes
+
+
+def _per_layer_args(args, n):
+    """One docopt-like args dict per layer, each option's value split at commas."""
+    out = [dict(args) for _ in range(n)]
+    for key in _PER_LAYER:
+        raw = args.get(key)
+        if raw is None:
+            continue
+        parts = str(raw).split(",")
+        if len(parts) not in (1, n):
+            raise DBNUsageError(f"{key} takes one value or one per layer ({n}), not "
+                                f"{len(parts)} values ({raw!r}).")
+        for l in range(n):
+            out[l][key] = parts[0] if len(parts) == 1 else parts[l]
+    return out
+
+
+def cmd_dbn(args, out):
+    from cyrbm import cli
+    from cyrbm.datasets import load_data
+    from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
+    sizes = _layers(args["--layers"])
+    per = _per_layer_args(args, len(sizes))
+    settings = []
+    for l, a in enumerate(per):
+        a["--hidden"] = str(sizes[l])
+        s = cli._train_settings(a)
+        s.pop("n_hidden")
+        settings.append(s)
+    binarize = args["--binarize"]
+    if binarize not in (None, "threshold", "stochastic"):
+        raise DBNUsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
+    threads = cli.parse_threads(args["--threads"])
+    path = args["--output"]
+    checkpoint = args["--checkpoint"] or cli.default_checkpoint(path)
+    data_file = cli._data_file(args["DATA"])
+    from cyrbm import _io
+    if data_file is not None and _io.same_file(path, data_file):
+        raise DBNUsageError(f"-o '{path}' names the training data; choose another file.")
+    _io.check_writable(path)
+    seed = settings[0]["seed"]
+    data = load_data(args["DATA"], binarize=binarize, threshold=cli._real(args, "--threshold"),
+                     seed=seed)
+    quiet = args["--json"] or args["--no-progress"]
+
+    def report(record):
+        if not quiet:
+            print(f"epoch {record['epoch']}  k={record['k']}  {record['seconds']:.2f} s", file=sys.stderr,
+                  flush=True)
+
+    trainers = []
+    for s in settings:
+        s = dict(s)
+        s["callback"] = report
+        s["progress"] = False if quiet else None
+        s["threads"] = threads
+        trainers.append(s)
+    t0 = time.perf_counter()
+    try:
+        dbn = train_dbn(data, sizes, trainers=trainers, init_transpose=args["--init-transpose"],
+                        seed=seed, checkpoint=checkpoint, resume=args["--resume"])
+    except KeyboardInterrupt:
+        print("cyrbm dbn: interrupted: finished layers are in "
+              f"'{progress_file(checkpoint)}' and the current layer's state in its checkpoint; "
+              "continue with --resume.", file=sys.stderr)
+        return 130
+    dbn.meta["training"]["data"] = args["DATA"]
+    dbn.save(path)
+    result = {"model": path, "data": args["DATA"], "n_samples": int(data.shape[0]),
+              "sizes": dbn.sizes, "init_transpose": bool(args["--init-transpose"]),
+              "seconds": time.perf_counter() - t0, "threads": threads,
+              "checkpoints": [layer_checkpoint(checkpoint, l) for l in range(len(sizes))],
+              "layers": [{k: v for k, v in s.items() if k not in ("callback", "progress")}
+                         for s in trainers]}
+    if args["--json"]:
+        print(json.dumps(result))
+    else:
+        print(f"trained a {'-'.join(str(s) for s in dbn.sizes)} DBN greedily on "
+              f"{data.shape[0]} rows of '{args['DATA']}' ({result['seconds']:.2f} s)", file=out)
+        print(f"wrote {path}", file=out)
+    return 0
+
+
+def _logz(raw):
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise DBNUsageError(f"--logz must be a number (ln Z of the top RBM), not {raw!r}.") from None
+    if not math.isfinite(value):
+        raise DBNUsageError(f"--logz must be a finite number, not {raw!r}.")
+    return value
+
+
+def cmd_bound(args, out, explicit=()):
+    from cyrbm import cli
+    from cyrbm.bounds import BoundEstimator
+    from cyrbm.datasets import load_data
+    from cyrbm.models import DBN
+    method = args["--method"] if "--method" in explicit else "variational"
+    if method not in ("variational", "harmonic"):
+        raise DBNUsageError(f"--method of 'cyrbm bound' must be variational or harmonic, "
+                            f"not {method!r}.")
+    raw = args["--samples"]
+    if raw is None:
+        M = 1 if method == "variational" else 100
+    else:
+        try:
+            M = int(str(raw), 10)
+        except ValueError:
+            raise DBNUsageError(f"--samples must be a whole number, not {raw!r}.") from None
+        if M < 1:
+            raise DBNUsageError(f"--samples must be at least 1 (samples of Q per vector), not {M}.")
+    entropy = args["--entropy"] or "analytic"
+    if entropy not in ("analytic", "sampled"):
+        raise DBNUsageError(f"--entropy must be analytic or sampled, not {entropy!r}.")
+    log_Z = None if args["--logz"] is None else _logz(args["--logz"])
+    if log_Z is not None and ("--runs" in explicit or "--schedule" in explicit):
+        raise DBNUsageError("--logz gives ln Z, so --runs and --schedule (for AIS) do not apply.")
+    seed = cli._whole(args, "--seed", 0)
+    threads = cli.parse_threads(args["--threads"])
+    t0 = time.perf_counter()
+    dbn = DBN.load(args["DBN"])
+    if args["--data"] is None:
+        raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
+    data = load_data(args["--data"])
+    annealer = None
+    if log_Z is None and method == "variational":
+        from cyrbm.annealing import Annealer
+        annealer = Annealer(runs=cli._whole(args, "--runs", 2), schedule=args["--schedule"],
+                            seed=seed, threads=threads, progress=False if args["--json"] else None)
+    est = BoundEstimator(dbn, log_Z=log_Z, annealer=annealer, seed=seed, threads=threads)
+    if method == "variational":
+        res = est.variational(data, M, entropy=entropy)
+    else:
+        res = est.harmonic(data, M)
+    result = {"command": "bound", "model": args["DBN"], "data": args["--data"],
+              "sizes": dbn.sizes}
+    result.update(res.to_dict(values=False))
+    result["seconds"] = time.perf_counter() - t0
+    if args["--json"]:
+        print(json.dumps(result))
+        return 0
+    lo, hi = res.interval(3)
+    if method == "variational":
+        print(f"variational lower bound (SM08 Eq. 24), average over {res.n_data} rows of "
+              f"'{args['--data']}': {res.mean:.4f} nats", file=out)
+        print(f"  Monte Carlo error (+-3 std): +-{3 * res.stderr:.4f}   "
+              f"M = {M} sample{'s' if M > 1 else ''} of Q per vector, entropy {entropy}", file=out)
+        shift = res.ais_interval(3)
+        if res.ais is not None:
+            up = "+inf" if not math.isfinite(shift[1]) else f"{shift[1]:+.4f}"
+            print(f"  AIS error ln(Z +- 3 sigma) - ln Z: {shift[0]:+.4f}, {up}   ln Z = "
+                  f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
+        else:
+            print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
+    else:
+        print(f"harmonic-mean estimate of ln p(v) (MS09 Eq. 2; it over-estimates), average "
+              f"over {res.n_data} rows of '{args['--data']}': {res.mean:.4f} nats "
+              f"(+-3 std {3 * res.stderr:.4f}), M = {M}", file=out)
+    print(f"  {result['seconds']:.2f} s", file=out)
+    return 0
+
+
+def dbn_info(path, arrays, out, as_json):
+    """``cyrbm info`` for a DBN file."""
+    from cyrbm import _io
+    from cyrbm.models import DBN
+    dbn = DBN.from_arrays(arrays, path)
+    meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
+    info = {"model": path, "kind": "dbn", "sizes": dbn.sizes, "n_layers": dbn.n_layers,
+            "n_visible": dbn.n_visible, "dtype": dbn.dtype.name,
+            "format_version": meta.get("format_version"), "written_by": meta.get("cyrbm_version"),
+            "training": dbn.meta.get("training", {}),
+            "layers": [{"n_visible": r.n_visible, "n_hidden": r.n_hidden,
+                        "training": {k: v for k, v in r.meta.get("training", {}).items()
+                                     if k != "history"}} for r in dbn.layers]}
+    if as_json:
+        print(json.dumps(info))
+        return 0
+    print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers, top RBM "
+          f"{dbn.top.n_visible} x {dbn.top.n_hidden}), {dbn.dtype.name}", file=out)
+    if meta:
+        print(f"  format version {meta.get('format_version')}, written by cyrbm "
+              f"{meta.get('cyrbm_version')}", file=out)
+    for l, r in enumerate(info["layers"]):
+        st = r["training"].get("settings") or {}
+        how = (f", trained by {str(st.get('method', '?')).upper()}-{st.get('k')}, "
+               f"{r['training'].get('epochs_done')} epochs" if st else "")
+        print(f"  layer {l}: {r['n_visible']} x {r['n_hidden']}{how}", file=out)
+    return 0
+
+
+__all__ = ["cmd_dbn", "cmd_bound", "dbn_info", "DBNUsageError"]

@@ -1,0 +1,390 @@
+"""Test log-probabilities of DBNs (and RBMs) with their errors: :class:`BoundEstimator`.
+
+Salakhutdinov & Murray (2008, "SM08"), Sec. 4.2 and 5.2; Murray & Salakhutdinov (2009,
+"MS09"), Sec. 2.2.
+
+A DBN of L layers (:class:`cyrbm.DBN`) defines p(v) = sum_h p(v, h) with the top layer
+h_L summed out analytically, so that p(v, h_1, .., h_{L-1}) = p*(v, h) / Z with Z the
+partition function of the top RBM.  For the factorial recognition model Q(h | v) that
+greedy training leaves, every v has the variational lower bound (SM08 Eq. 19, 22)
+
+    ln p(v) >= sum_h Q(h | v) ln p*(v, h) + H(Q(h | v)) - ln Z = B(v),
+
+whose expectation term is estimated by M samples h^(i) ~ Q(. | v) (Eq. 23), whose entropy
+is analytic (Q is factorial; for L > 2, the conditional entropies of each layer given
+the sample below), and whose ln Z comes from AIS on the top RBM (or is given).  Averaged
+over N_t test vectors this is r-hat_Bound = r-hat_B - ln Z-hat (Eq. 24), with
+Var(r-hat_Bound) = Var(r-hat_B) + Var(ln Z-hat): the two errors are reported apart, as in
+SM08 Table 2.
+
+Every estimator is a method of :class:`BoundEstimator` and returns a :class:`BoundResult`
+(per-vector values, their mean and standard error, the ln Z-hat used and the AIS result
+it came from).  ln Z-hat is estimated once per estimator object (:meth:`BoundEstimator._log_Z`)
+and shared by every method.  A new method draws its per-vector terms from the compiled
+kernels, builds its values and returns ``self._result(...)``.
+"""
+import math
+import time
+
+import numpy as np
+
+from cyrbm._omp import resolve_threads
+from cyrbm._random import make_streams
+from cyrbm._validation import check_memory
+from cyrbm.errors import CyrbmError
+from cyrbm.models import DBN, RBM
+
+__all__ = ["BoundEstimator", "BoundResult", "BoundError", "ENTROPY_MODES"]
+
+#: How the entropy term of the variational bound is estimated (see ``variational``).
+ENTROPY_MODES = ("analytic", "sampled")
+#: Rows (vectors x samples) per block of the compiled bound: fixed, so that results do
+#: not depend on the number of threads.
+BLOCK_ROWS = 512
+
+
+class BoundError(CyrbmError, ValueError):
+    """A bound request that cannot be carried out (bad M, bad ln Z, wrong model)."""
+
+
+# ---------------------------------------------------------------------------- result
+class BoundResult:
+    """Per-vector estimates of ln p(v) and their average, with the errors kept apart.
+
+    Attributes
+    ----------
+    method : str
+        "variational", "harmonic" or "rbm" (exact ln p*(v) - ln Z-hat).
+    values : float64 array (N,)
+        The estimate for each data vector, ln Z-hat included when the method uses it.
+    log_Z : float or None
+        ln Z-hat of the top RBM that was subtracted (None when the method needs none).
+    ais : AISResult or None
+        Where ``log_Z`` came from (None when it was given).
+    samples : int
+        M, samples per vector.
+    mc_stderr : float or None
+        Standard error of the mean due to the sampling of Q alone (needs M >= 2).
+    seconds, threads, seed : run facts.
+    """
+
+    def __init__(self, *, method, values, log_Z=None, ais=None, samples=1, seconds=0.0,
+                 threads=1, seed=None, mc_stderr=None, extra=None):
+        self.method = method
+        self.values = np.asarray(values, dtype=np.float64)
+        self.log_Z = None if log_Z is None else float(log_Z)
+        self.ais = ais
+        self.samples = int(samples)
+        self.seconds = float(seconds)
+        self.threads = int(threads)
+        self.seed = seed
+        self.mc_stderr = None if mc_stderr is None else float(mc_stderr)
+        self.extra = dict(extra or {})
+
+    @property
+    def n_data(self):
+        return int(self.values.size)
+
+    @property
+    def mean(self):
+        """The average over the data vectors: r-hat_Bound of SM08 Eq. 24 for the bound."""
+        return float(np.mean(self.values)) if self.values.size else float("nan")
+
+    @property
+    def stderr(self):
+        """Standard error of ``mean`` from the spread of the per-vector values (the error
+        of r-hat_B as SM08 Table 2 reports it, ``3 * stderr`` there); ln Z-hat's error is
+        apart (``ais_interval``)."""
+        n = self.values.size
+        return float(np.std(self.values, ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+
+    def interval(self, k=3.0):
+        """(mean - k stderr, mean + k stderr): the Monte Carlo error, ln Z-hat fixed."""
+        return (self.mean - k * self.stderr, self.mean + k * self.stderr)
+
+    @property
+    def log_Z_stderr(self):
+        """sd(ln Z-hat) ~ sigma-hat / Z-hat (SM08 Eq. 12, delta method); 0 for a given
+        ln Z, None when the method uses none."""
+        if self.log_Z is None:
+            return None
+        if self.ais is None:
+            return 0.0
+        return math.exp(self.ais.log_sigma - self.ais.log_Z) if self.ais.log_Z is not None else 0.0
+
+    def ais_interval(self, k=3.0):
+        """ln(Z-hat +- k sigma-hat) - ln Z-hat as SM08 Table 2 reports it, as the shift of
+        ``mean``: (-(ln(Z + k s) - ln Z), -(ln(Z - k s) - ln Z)); the upper end is +inf
+        when Z - k s <= 0.  (0, 0) for a given ln Z; None when no ln Z is used."""
+        if self.log_Z is None:
+            return None
+        if self.ais is None:
+            return (0.0, 0.0)
+        lo, hi = self.ais.log_Z_interval(k)
+        return (-(hi - self.log_Z), -(lo - self.log_Z))
+
+    @property
+    def total_stderr(self):
+        """sqrt(Var(r-hat_B) + Var(ln Z-hat)) (SM08 Sec. 5.2)."""
+        z = self.log_Z_stderr or 0.0
+        return math.sqrt(self.stderr ** 2 + z ** 2)
+
+    def to_dict(self, values=True):
+        """A JSON-ready dict; infinite ends become None."""
+        from cyrbm.annealing import _json_number as num, _json_pair as pair
+        out = {
+            "method": self.method,
+            "mean": num(self.mean),
+            "stderr": num(self.stderr),
+            "mc_3std_interval": pair(self.interval(3)),
+            "mc_stderr": num(self.mc_stderr),
+            "log_Z": num(self.log_Z),
+            "log_Z_given": self.log_Z is not None and self.ais is None,
+            "log_Z_stderr": num(self.log_Z_stderr),
+            "ais_3sigma_shift": pair(self.ais_interval(3)),
+            "total_stderr": num(self.total_stderr),
+            "samples": self.samples,
+            "n_data": self.n_data,
+            "seconds": num(self.seconds),
+            "threads": self.threads,
+            "seed": self.seed,
+        }
+        if self.ais is not None:
+            out["ais"] = {k: v for k, v in self.ais.to_dict().items() if k != "log_weights"}
+        out.update(self.extra)
+        if values:
+            out["values"] = [num(x) for x in self.values]
+        return out
+
+    def __repr__(self):
+        lo, hi = self.interval(3)
+        z = "" if self.log_Z is None else f", log_Z={self.log_Z:.4f}"
+        return (f"BoundResult(method={self.method!r}, mean={self.mean:.4f}, "
+                f"3-std=({lo:.4f}, {hi:.4f}){z}, n={self.n_data}, samples={self.samples})")
+
+
+# ------------------------------------------------------------------------- estimator
+class BoundEstimator:
+    """Estimators of ln p(v) for a DBN (or an RBM) on a data set.
+
+    Parameters
+    ----------
+    model : DBN or RBM
+        An RBM is taken as a DBN of one layer.
+    log_Z : float, AISResult or None
+        ln Z of the top RBM: a number, an AIS result (its ``log_Z``), or None to estimate
+        it with ``annealer`` the first time a method needs it (once: every later method
+        call reuses it).
+    annealer : Annealer, optional
+        Default: ``Annealer(runs=100, schedule="paper", seed=seed, threads=threads)``.
+        Its base-rate model is fitted to the recognition model's mean-field marginals of
+        the top RBM's visible layer on the first data given (SM08 Sec. 5).
+    seed : int
+        Seed of the samples from Q (purpose "bound": one stream per data vector).
+    threads : int or None
+        OpenMP threads; results do not depend on them.
+
+    Examples
+    --------
+    >>> est = BoundEstimator(dbn, log_Z=ais_result)                       # doctest: +SKIP
+    >>> res = est.variational(X_test, samples=5)                          # doctest: +SKIP
+    >>> res.mean, res.interval(3), res.ais_interval(3)                    # doctest: +SKIP
+    """
+
+    def __init__(self, model, *, log_Z=None, annealer=None, seed=0, threads=None):
+        if isinstance(model, RBM):
+            model = DBN([model])
+        if not isinstance(model, DBN):
+            raise TypeError(f"model must be a cyrbm.DBN or RBM, not {type(model).__name__}.")
+        self.model = model
+        if seed is None or isinstance(seed, bool) or int(seed) < 0:
+            raise BoundError(f"seed must be a non-negative whole number, not {seed!r}.")
+        self.seed = int(seed)
+        self.threads = resolve_threads(threads)
+        self.annealer = annealer
+        self.ais = None
+        self.log_Z_value = None
+        if log_Z is not None:
+            self._set_log_Z(log_Z)
+
+    # ------------------------------------------------------------ ln Z, shared
+    def _set_log_Z(self, log_Z):
+        from cyrbm.annealing import AISResult
+        if isinstance(log_Z, AISResult):
+            if log_Z.log_Z is None:
+                raise BoundError("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
+            self.ais, self.log_Z_value = log_Z, float(log_Z.log_Z)
+            return
+        if isinstance(log_Z, bool):
+            raise BoundError(f"ln Z must be a number, not {log_Z!r}.")
+        try:
+            value = float(log_Z)
+        except (TypeError, ValueError):
+            raise BoundError(f"ln Z must be a number, not {log_Z!r}.") from None
+        if not math.isfinite(value):
+            raise BoundError(f"ln Z must be a finite number, not {log_Z!r}.")
+        self.ais, self.log_Z_value = None, value
+
+    def _log_Z(self, data=None):
+        """(ln Z-hat of the top RBM, the AISResult or None): given, or estimated once by AIS
+        from a base-rate model fitted to ``data`` passed up through Q."""
+        if self.log_Z_value is None:
+            from cyrbm.annealing import Annealer
+            ann = self.annealer or Annealer(runs=100, schedule="paper", seed=self.seed,
+                                            threads=self.threads)
+            top = self.model.top
+            base = None
+            if data is not None and data.shape[0] > 0:
+                if self.model.n_layers == 1:
+                    q = np.asarray(data, dtype=np.float64)
+                else:
+                    q = np.asarray(self.model.recognition_probs(data, self.model.n_layers - 1),
+                                   dtype=np.float64)
+                on = q.sum(axis=0)
+                base = np.log(on + 1.0) - np.log(q.shape[0] - on + 1.0)   # pseudo-count 1
+            self._set_log_Z(ann.log_partition(top, base_rate=base))
+        return self.log_Z_value, self.ais
+
+    # ---------------------------------------------------------------- helpers
+    def _data(self, data):
+        return self.model.layers[0]._visible_data(data, "data")
+
+    @staticmethod
+    def _samples(samples):
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)):
+            raise BoundError(f"the number of samples M must be a whole number, not {samples!r}.")
+        if samples < 1:
+            raise BoundError(f"the number of samples M must be at least 1, not {samples}.")
+        return int(samples)
+
+    def _terms(self, layers, v, samples, seed):
+        """The kernel's (lpv, lrest, lq, ent), each (N, M): see cyrbm._dbn."""
+        from threadpoolctl import threadpool_limits
+        from cyrbm import _dbn
+        N = v.shape[0]
+        width = max(max(r.n_visible, r.n_hidden) for r in layers)
+        check_memory(N * samples * 32 + self.threads * BLOCK_ROWS * width * 8 * (len(layers) + 2),
+                     f"the bound's terms for {N} vectors x {samples} samples",
+                     "use fewer samples or fewer vectors at a time")
+        streams = make_streams(self.seed if seed is None else seed, "bound", N)
+        with threadpool_limits(1, user_api="blas"):
+            return _dbn.bound_terms([r.W for r in layers], [r.vbias for r in layers],
+                                    [r.hbias for r in layers], v, samples, streams,
+                                    self.threads, BLOCK_ROWS)
+
+    def _result(self, method, values, t0, samples, *, log_Z=None, ais=None, mc_stderr=None,
+                seed=None, extra=None):
+        return BoundResult(method=method, values=values, log_Z=log_Z, ais=ais, samples=samples,
+                           seconds=time.perf_counter() - t0, threads=self.threads,
+                           seed=self.seed if seed is None else seed, mc_stderr=mc_stderr,
+                           extra=extra)
+
+    # ------------------------------------------------------------- estimators
+    def variational(self, data, samples=1, *, entropy="analytic", seed=None):
+        """The variational lower bound B(v) of SM08 Eq. 19-24 for each data vector.
+
+        B(v) = E_Q[ln p*(v, h)] + H(Q(h | v)) - ln Z, with the expectation by M samples
+        h^(i) ~ Q(. | v) (Eq. 23) and ln Z of the top RBM from :meth:`_log_Z`.
+
+        Parameters
+        ----------
+        data : 0/1 array (N, n_visible)
+        samples : int >= 1
+            M, samples from Q per vector (SM08 used 5).
+        entropy : "analytic" or "sampled"
+            "analytic" (SM08 Eq. 22-23): each sample contributes ln p*(v, h^(i)) + H, H
+            the entropy of the factorial Q (for L > 2 layers: of Q(h_1 | v) plus those of
+            Q(h_{l+1} | h_l^(i)) given the sample).  "sampled": each contributes
+            ln p*(v, h^(i)) - ln Q(h^(i) | v), which has the same expectation and no
+            variance at all when Q is the true posterior (a DBN whose top RBM is the
+            bottom one transposed: every term is then ln p(v) exactly).
+        seed : int, optional
+            Seed of the draws (default: the estimator's).
+
+        Returns
+        -------
+        BoundResult
+            ``values`` = B-hat(v) per vector, ``mean`` = r-hat_Bound (Eq. 24).
+        """
+        t0 = time.perf_counter()
+        M = self._samples(samples)
+        if entropy not in ENTROPY_MODES:
+            raise BoundError(f"entropy must be 'analytic' or 'sampled', not {entropy!r}.")
+        v = self._data(data)
+        log_Z, ais = self._log_Z(v)
+        if self.model.n_layers == 1:
+            per = self.model.top.log_unnormalized(v, threads=self.threads)[:, None]
+            mc = None
+        else:
+            lpv, lrest, lq, ent = self._terms(self.model.layers, v, M, seed)
+            per = lpv + lrest + (ent if entropy == "analytic" else -lq)
+            mc = _within_stderr(per)
+        values = per.mean(axis=1) - log_Z
+        return self._result("variational", values, t0, M, log_Z=log_Z, ais=ais, mc_stderr=mc,
+                            seed=seed, extra={"entropy": entropy})
+
+    def harmonic(self, data, samples=100, *, seed=None):
+        """The harmonic-mean estimate of ln p(v) (MS09 Eq. 2): a cautionary baseline.
+
+        1 / p(v) = E_{p(h | v)}[1 / p(v | h_1)] is estimated from M states of a Markov chain
+        on the true posterior p(h_1, .., h_{L-1} | v) (an independence Metropolis-Hastings
+        chain whose proposals are the samples of Q, accepted with probability
+        min(1, w' / w), w = p*(v, h) / Q(h | v); no ln Z is needed).  For an RBM the
+        posterior is sampled exactly.  As MS09 explain, states in the posterior's tails
+        carry large weights that a finite chain rarely visits, so the estimate of
+        1 / p(v) is low with high probability: the method *over-estimates* ln p(v), on
+        average (Jensen's inequality), and its empirical spread does not show it.
+        Use it only to see why not to.
+        """
+        t0 = time.perf_counter()
+        M = self._samples(samples)
+        v = self._data(data)
+        layers = self.model.layers
+        if len(layers) == 1:
+            layers = [layers[0], layers[0].transposed()]    # posterior of h exactly Q
+        lpv, lrest, lq, ent = self._terms(layers, v, M, seed)
+        lw = lpv + lrest - lq
+        rng = np.random.default_rng(np.random.SeedSequence(
+            make_streams(self.seed if seed is None else seed, "bound", 1, 1)[0]))
+        u = np.log(rng.random(lw.shape))
+        N = v.shape[0]
+        cur = np.zeros(N, dtype=np.intp)
+        rows = np.arange(N)
+        chain = np.empty_like(lpv)
+        accepted = 0
+        chain[:, 0] = lpv[:, 0]
+        for m in range(1, M):
+            take = u[:, m] < lw[:, m] - lw[rows, cur]
+            cur = np.where(take, m, cur)
+            accepted += int(take.sum())
+            chain[:, m] = lpv[rows, cur]
+        from cyrbm.annealing import logmeanexp
+        values = -logmeanexp(-chain, axis=1)
+        rate = accepted / (N * (M - 1)) if M > 1 and N > 0 else None
+        return self._result("harmonic", values, t0, M, seed=seed,
+                            extra={"acceptance_rate": rate})
+
+    def log_prob_lower_bound(self, data):
+        """ln p*(v) - ln Z-hat for a one-layer model (an RBM), exact but for ln Z-hat.
+
+        The values use ln Z-hat itself; ``ais_interval(3)`` gives how far they move over
+        ln(Z-hat +- 3 sigma-hat), and ``mean + ais_interval(3)[0]`` (ln Z at its upper
+        3-sigma end) is the conservative lower end that SM08 Table 1 reads off.
+        """
+        t0 = time.perf_counter()
+        if self.model.n_layers != 1:
+            raise BoundError(f"log_prob_lower_bound is for one RBM, not a DBN of "
+                             f"{self.model.n_layers} layers; use variational().")
+        v = self._data(data)
+        log_Z, ais = self._log_Z(v)
+        values = self.model.top.log_unnormalized(v, threads=self.threads) - log_Z
+        return self._result("rbm", values, t0, 1, log_Z=log_Z, ais=ais)
+
+
+def _within_stderr(per):
+    """Standard error of the mean over vectors due to the M samples within each vector
+    (None for M = 1): sqrt(sum_n var_n / M) / N."""
+    N, M = per.shape
+    if M < 2 or N == 0:
+        return None
+    return float(math.sqrt(np.sum(np.var(per, axis=1, ddof=1) / M)) / N)

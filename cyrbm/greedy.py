@@ -1,0 +1,146 @@
+"""Greedy layer-by-layer training of a DBN (Salakhutdinov & Murray 2008, Sec. 4.1).
+
+1. Fit the bottom RBM to the data.
+2. Freeze it and use samples h_1 ~ Q(h_1 | v) = p(h_1 | v, W_1) (SM08 Eq. 5) of the data
+   as the data of the next RBM: maximizing the bound of Eq. 19 with W_1 frozen is
+   training that RBM on them (Eq. 20).
+3. Repeat for as many layers as wanted.
+
+A new layer may start as the transpose of the one below (``init_transpose``; it then
+has as many hidden units as the layer below has visible ones): the DBN's p(v) is then
+exactly the lower model's and Q its true posterior, so the bound starts at the lower
+model's log-likelihood and training the new layer can only raise it (SM08 Sec. 5.2).
+"""
+import os
+
+import numpy as np
+
+from cyrbm._random import seed_sequence
+from cyrbm._validation import check_binary
+from cyrbm.errors import ModelFileError, ModelMismatchError
+from cyrbm.models import DBN
+from cyrbm.training import Trainer
+
+__all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass"]
+
+
+def _stem(checkpoint):
+    root = os.fspath(checkpoint)
+    for ext in (".ckpt.npz", ".npz"):
+        if root.endswith(ext):
+            return root[: -len(ext)]
+    return root
+
+
+def layer_checkpoint(checkpoint, layer):
+    """The Trainer checkpoint of ``layer``: ``X.ckpt.npz`` -> ``X.layer<l>.ckpt.npz``."""
+    return f"{_stem(checkpoint)}.layer{layer}.ckpt.npz"
+
+
+def progress_file(checkpoint):
+    """The DBN file of the layers finished so far: ``X.ckpt.npz`` -> ``X.done.npz``."""
+    return f"{_stem(checkpoint)}.done.npz"
+
+
+def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
+    """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
+    (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
+    (``mode="probs"``; these cannot train an RBM with 0/1 kernels and are for inspection)."""
+    p = rbm.hidden_probs(data)
+    if mode == "probs":
+        return p
+    if mode != "sample":
+        raise ValueError(f"mode must be 'sample' or 'probs', not {mode!r}.")
+    rng = np.random.default_rng(seed_sequence(seed, "data", 1000 + int(layer)))
+    return (rng.random(p.shape) < p).astype(np.uint8)
+
+
+def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, checkpoint=None,
+              resume=False, threads=None, progress=None, **settings):
+    """Train a DBN greedily (SM08 Sec. 4.1) and return it.
+
+    Parameters
+    ----------
+    data : 0/1 array (N, n_visible)
+    layers : list of int
+        Hidden units of each layer, bottom first (e.g. [500, 2000]).
+    trainers : list of (Trainer or dict), optional
+        Per layer: a Trainer (its n_hidden is replaced by the layer's size, its checkpoint
+        by the layer's), or a dict of Trainer settings overriding ``settings``.
+    init_transpose : bool
+        Start each layer above the first as the transpose of the one below (needs
+        ``layers[l + 1]`` equal to the visible size of layer l).
+    seed : int
+        Seeds every layer's Trainer (unless it has its own) and the samples passed up.
+    checkpoint : path, optional
+        Checkpoints per layer (:func:`layer_checkpoint`) and a file of the layers done so
+        far (:func:`progress_file`); with ``resume`` the run continues from them.
+    **settings
+        Trainer settings shared by every layer (method, k, epochs, learning_rate, ...).
+    """
+    data = check_binary(data, name="training data")
+    sizes = [int(n) for n in layers]
+    if not sizes or any(n < 1 for n in sizes):
+        raise ModelMismatchError(f"a DBN needs one or more layers of at least one unit, "
+                                 f"not {layers}.")
+    D = data.shape[1]
+    full = [D] + sizes
+    if init_transpose:
+        for l in range(1, len(sizes)):
+            if full[l + 1] != full[l - 1]:
+                raise ModelMismatchError(
+                    f"layer {l} cannot start as the transpose of layer {l - 1}: it has "
+                    f"{full[l + 1]} hidden units and layer {l - 1} has {full[l - 1]} visible "
+                    f"units (they must be equal).")
+    if trainers is not None and len(trainers) != len(sizes):
+        raise ModelMismatchError(f"{len(trainers)} trainers for {len(sizes)} layers.")
+    done = []
+    if resume:
+        if checkpoint is None:
+            raise ModelFileError("resuming a DBN needs its checkpoint path.")
+        pf = progress_file(checkpoint)
+        if os.path.exists(pf):
+            dbn = DBN.load(pf)
+            if dbn.sizes != full[: dbn.n_layers + 1]:
+                raise ModelMismatchError(
+                    f"the layers done in '{pf}' have sizes {dbn.sizes}, not the start of "
+                    f"{full}.")
+            done = list(dbn.layers)
+    x = data
+    for l, rbm in enumerate(done):
+        x = up_pass(rbm, x, seed=seed, layer=l)
+    for l in range(len(done), len(sizes)):
+        tr = _trainer_for(l, sizes[l], trainers, settings, seed, threads, progress, checkpoint)
+        init = done[-1].transposed() if (init_transpose and l > 0) else None
+        ck = tr.checkpoint
+        again = bool(resume and ck is not None and os.path.exists(ck))
+        rbm = tr.fit(x, model=None if again else init, resume=again)
+        rbm.meta = dict(rbm.meta)
+        rbm.meta.setdefault("greedy", {"layer": l, "init_transpose": bool(init_transpose and l > 0),
+                                       "data": "samples of Q" if l > 0 else "data"})
+        done.append(rbm)
+        if checkpoint is not None:
+            DBN(done).save(progress_file(checkpoint))
+        if l + 1 < len(sizes):
+            x = up_pass(rbm, x, seed=seed, layer=l)
+    return DBN(done, meta={"training": {"greedy": True, "layers": sizes,
+                                        "init_transpose": bool(init_transpose),
+                                        "seed": int(seed)}})
+
+
+def _trainer_for(l, n_hidden, trainers, settings, seed, threads, progress, checkpoint):
+    spec = None if trainers is None else trainers[l]
+    ck = None if checkpoint is None else layer_checkpoint(checkpoint, l)
+    if isinstance(spec, Trainer):
+        spec.n_hidden = int(n_hidden)
+        spec.checkpoint = ck
+        return spec
+    kw = dict(settings)
+    kw.setdefault("seed", seed)
+    kw.setdefault("threads", threads)
+    kw.setdefault("progress", progress)
+    if spec:
+        kw.update(spec)
+    kw["checkpoint"] = ck
+    return Trainer(int(n_hidden), **kw)
+
