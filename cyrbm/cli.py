@@ -456,12 +456,14 @@ def _train_settings(args):
         "dtype": dtype,
         "monitor_size": ("auto" if args["--monitor"] == "auto"
                          else _whole(args, "--monitor", 0, what=" (or auto)")),
-        "temperatures": temperatures,
-        "chains": _whole(args, "--chains", 1, optional=True) if method == "pt" else None,
-        "hop_prob": _real(args, "--hop-prob", low=0, high=1, optional=True),
-        "modes": _whole(args, "--modes", 1, optional=True),
-        "radius": _whole(args, "--radius", 0, optional=True),
-        "hop_weight": hop_weight,
+        # the options of PT and AMH, only when given (Trainer's defaults otherwise)
+        **{key: value for key, value in (
+            ("temperatures", temperatures),
+            ("chains", _whole(args, "--chains", 1, optional=True) if method == "pt" else None),
+            ("hop_prob", _real(args, "--hop-prob", low=0, high=1, optional=True)),
+            ("modes", _whole(args, "--modes", 1, optional=True)),
+            ("radius", _whole(args, "--radius", 0, optional=True)),
+            ("hop_weight", hop_weight)) if value is not None},
     }
 
 
