@@ -9,8 +9,13 @@ BLAS at its own threads, (N x 784) @ (784 x 500), (N x 500) @ (500 x 784) and
 (N x 500) @ (500 x 2000), and nothing else.  The two are timed alternately ``--repeat``
 times; the ratio of the medians is printed.
 
+``bound_speed.py chib [OPTIONS]`` measures the Chib-style estimator instead (issue 13,
+point 3: S = 40 on a 784-500-2000 DBN, vectors per second and the projection to 10,000,
+against the same algorithm in NumPy): bench/chib_speed.py with its options.
+
 Usage:
   bound_speed.py [--repeat N] [--vectors N] [--threads T]
+  bound_speed.py chib [<chib_speed_options>...]
 
 Options:
   --repeat N   Timings of each, taken alternately [default: 5].
@@ -66,6 +71,11 @@ def floor(V, H, W1, W1T, W2):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["chib"]:
+        import chib_speed
+        sys.argv = [os.path.join(HERE, "chib_speed.py")] + argv[1:]
+        return chib_speed.main()
     opts = docopt(__doc__, argv=argv)
     n, repeat = int(opts["--vectors"]), max(1, int(opts["--repeat"]))
     data, model = files(n)

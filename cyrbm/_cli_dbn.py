@@ -1,7 +1,8 @@
 """Handlers of ``cyrbm dbn`` (greedy DBN training) and ``cyrbm bound`` (bounds on ln p(v)).
 
     cyrbm dbn DATA -o DBN --layers 500,2000 [per-layer training options] [--init-transpose] [--json]
-    cyrbm bound DBN --data DATA [--method variational|harmonic] [--samples M] [--entropy E]
+    cyrbm bound DBN --data DATA [--method variational|harmonic|chib|ais] [--samples M] [--entropy E]
+                [--steps S] [--repeats R] [--trace] [--plot FILE]
                 [--logz VALUE | --runs R --schedule S] [--seed S] [--threads T] [--json]
 
 Training options of ``dbn`` (--method, --k, --epochs, --batch, --lr, --lr-decay, --momentum,
@@ -132,9 +133,20 @@ def cmd_bound(args, out, explicit=()):
     from cyrbm.datasets import load_data
     from cyrbm.models import DBN
     method = args["--method"] if "--method" in explicit else "variational"
-    if method not in ("variational", "harmonic"):
-        raise DBNUsageError(f"--method of 'cyrbm bound' must be variational or harmonic, "
-                            f"not {method!r}.")
+    if method not in ("variational", "harmonic", "chib", "ais"):
+        raise DBNUsageError(f"--method of 'cyrbm bound' must be variational, harmonic, chib "
+                            f"or ais, not {method!r}.")
+    if method in ("chib", "ais"):
+        steps = cli._whole(args, "--steps", 1) if "--steps" in explicit else (
+            40 if method == "chib" else 1000)
+        repeats = (cli._whole(args, "--repeats", 2 if method == "ais" else 1)
+                   if args["--repeats"] is not None else (1 if method == "chib" else 16))
+    elif "--steps" in explicit or args["--repeats"] is not None:
+        raise DBNUsageError("--steps and --repeats apply to --method chib and ais.")
+    if args["--trace"] and method != "chib":
+        raise DBNUsageError("--trace applies to --method chib.")
+    if args["--plot"] is not None and not args["--trace"]:
+        raise DBNUsageError("--plot of 'cyrbm bound' draws the --trace of --method chib.")
     raw = args["--samples"]
     if raw is None:
         M = 1 if method == "variational" else 100
@@ -159,18 +171,35 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
     data = load_data(args["--data"])
     annealer = None
-    if log_Z is None and method == "variational":
+    if log_Z is None and method in ("variational", "chib", "ais"):
         from cyrbm.annealing import Annealer
         annealer = Annealer(runs=cli._whole(args, "--runs", 2), schedule=args["--schedule"],
                             seed=seed, threads=threads, progress=False if args["--json"] else None)
     est = BoundEstimator(dbn, log_Z=log_Z, annealer=annealer, seed=seed, threads=threads)
+    if method in ("chib", "ais") and dbn.n_layers != 2:
+        raise DBNUsageError(f"--method {method} is for a DBN of two layers; "
+                            f"'{args['DBN']}' has {dbn.n_layers}.")
+    trace = None
     if method == "variational":
         res = est.variational(data, M, entropy=entropy)
-    else:
+    elif method == "harmonic":
         res = est.harmonic(data, M)
+    elif method == "chib":
+        res = est.chib(data, steps, repeats)
+        if args["--trace"]:
+            from cyrbm.chib import chib_trace
+            grid = [s for s in (1, 2, 5, 10, 20, 40) if s < steps] + [steps]
+            trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
+                               seed=seed, threads=threads)
+            if args["--plot"] is not None:
+                trace.plot(args["--plot"])
+    else:
+        res = est.ais_per_vector(data, repeats, schedule=f"linear:{steps}")
     result = {"command": "bound", "model": args["DBN"], "data": args["--data"],
               "sizes": dbn.sizes}
     result.update(res.to_dict(values=False))
+    if trace is not None:
+        result["trace"] = trace.to_dict()
     result["seconds"] = time.perf_counter() - t0
     if args["--json"]:
         print(json.dumps(result))
@@ -188,6 +217,25 @@ def cmd_bound(args, out, explicit=()):
                   f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
         else:
             print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
+    elif method in ("chib", "ais"):
+        what = (f"Chib-style estimate (MS09 Figure 1), S = {steps}, {repeats} repeat"
+                f"{'s' if repeats > 1 else ''} per vector" if method == "chib" else
+                f"per-vector AIS over h1 (MS09 Sec. 5.1), {repeats} runs of {steps} betas")
+        print(f"ln p(v) by the {what}, average over {res.n_data} rows of "
+              f"'{args['--data']}': {res.mean:.4f} nats", file=out)
+        mc = "" if res.mc_stderr is None else f", of which Monte Carlo {res.mc_stderr:.4f}"
+        print(f"  standard error {res.stderr:.4f}{mc}", file=out)
+        shift = res.ais_interval(3)
+        if res.ais is not None:
+            up = "+inf" if not math.isfinite(shift[1]) else f"{shift[1]:+.4f}"
+            print(f"  AIS error ln(Z +- 3 sigma) - ln Z: {shift[0]:+.4f}, {up}   ln Z = "
+                  f"{res.log_Z:.4f} ({res.ais.runs} runs, {res.ais.betas} betas)", file=out)
+        else:
+            print(f"  ln Z = {res.log_Z:.4f} (given)", file=out)
+        if trace is not None:
+            print(trace.table(), file=out)
+            if args["--plot"] is not None:
+                print(f"  wrote {args['--plot']}", file=out)
     else:
         print(f"harmonic-mean estimate of ln p(v) (MS09 Eq. 2; it over-estimates), average "
               f"over {res.n_data} rows of '{args['--data']}': {res.mean:.4f} nats "

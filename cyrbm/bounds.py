@@ -364,6 +364,75 @@ class BoundEstimator:
         return self._result("harmonic", values, t0, M, seed=seed,
                             extra={"acceptance_rate": rate})
 
+    def chib(self, data, steps=40, repeats=1, *, seed=None):
+        """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
+        Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
+
+        Runs :func:`cyrbm.chib.chib_log_prob` with this estimator's ln Z-hat (shared with
+        the other methods: estimated once).
+
+        Parameters
+        ----------
+        data : 0/1 array (N, n_visible)
+        steps : int >= 1
+            S, Markov chain steps per repeat (MS09 used 40).
+        repeats : int >= 1
+            Independent estimates per vector, averaged in p (MS09 averaged 10).
+        seed : int, optional
+            Seed of the chains (default: the estimator's; purpose "chib").
+
+        Returns
+        -------
+        BoundResult
+            method "chib"; ``values`` ln p-hat(v) - its ln Z-hat included; ``mc_stderr``
+            the Monte Carlo error of the mean from the repeats (R >= 2).
+        """
+        from cyrbm import chib as _chib_api
+        t0 = time.perf_counter()
+        _chib_api.dbn_layers(self.model.layers)
+        steps = _chib_api._whole(steps, "the number of Markov chain steps S")
+        repeats = _chib_api._whole(repeats, "the number of repeats R")
+        v = self._data(data)
+        log_Z, ais = self._log_Z(v)
+        est = _chib_api.chib_log_prob(self.model.layers, v, log_Z, steps=steps,
+                                      repeats=repeats, seed=self.seed if seed is None else seed,
+                                      threads=self.threads)
+        return self._result("chib", est.log_probs, t0, repeats, log_Z=log_Z, ais=ais,
+                            mc_stderr=est.mc_stderr, seed=seed,
+                            extra={"steps": steps, "repeats": repeats})
+
+    def ais_per_vector(self, data, runs=16, *, schedule=None, base="q", seed=None):
+        """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
+        Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
+        ln Z-hat.
+
+        Parameters
+        ----------
+        data : 0/1 array (N, n_visible)
+        runs : int >= 1
+            AIS runs per vector.
+        schedule : the betas ("linear:K", "paper", an array; default cyrbm.chib's).
+        base : "q" (start from Q(h1 | v)) or "uniform".
+        seed : int, optional
+
+        Returns
+        -------
+        BoundResult (method "ais"; ``mc_stderr`` from the spread of the runs)
+        """
+        from cyrbm import chib as _chib_api
+        t0 = time.perf_counter()
+        _chib_api.dbn_layers(self.model.layers, "per-vector AIS")
+        runs = _chib_api._whole(runs, "the number of AIS runs per vector")
+        v = self._data(data)
+        log_Z, ais = self._log_Z(v)
+        kwargs = {} if schedule is None else {"schedule": schedule}
+        est = _chib_api.ais_per_vector(self.model.layers, v, log_Z, runs=runs, base=base,
+                                       seed=self.seed if seed is None else seed,
+                                       threads=self.threads, **kwargs)
+        return self._result("ais", est.log_probs, t0, runs, log_Z=log_Z, ais=ais,
+                            mc_stderr=est.mc_stderr, seed=seed,
+                            extra={"runs": runs, "betas": est.betas, "base": base})
+
     def log_prob_lower_bound(self, data):
         """ln p*(v) - ln Z-hat for a one-layer model (an RBM), exact but for ln Z-hat.
 

@@ -21,8 +21,8 @@ Usage:
               [--checkpoint FILE] [--resume] [--init-transpose] [--binarize MODE]
               [--threshold X] [--monitor N] [--no-progress] [--json]
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
-              [--logz VALUE] [--runs R] [--schedule SCHED] [--seed S] [--threads T]
-              [--json]
+              [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
+              [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
               [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
@@ -44,8 +44,10 @@ Commands:
   dbn     Train a DBN greedily, layer by layer (SM08 Sec. 4.1), on DATA and write it
           to DBN (.npz); training options take one value or one per layer (500,2000).
   bound   Bound ln p(v) of DATA under a DBN: the variational lower bound (SM08 Eq.
-          19-24; ln Z of the top RBM by AIS, or --logz) or the harmonic-mean estimate
-          (--method harmonic, a cautionary baseline that over-estimates).
+          19-24; ln Z of the top RBM by AIS, or --logz), the Chib-style estimate
+          (--method chib, MS09), per-vector AIS over h1 (--method ais, MS09's gold
+          standard) or the harmonic-mean estimate (--method harmonic, a cautionary
+          baseline that over-estimates).
   sample  Draw samples from MODEL and write them to IMAGE (.png) as a grid of images
           (needs Pillow: pip install "cyrbm[images]").
   filters Draw each hidden unit's weights as an image, in a grid written to IMAGE.
@@ -125,8 +127,15 @@ Options:
   --logz VALUE               ln Z of the top RBM, instead of estimating it by AIS.
   --n N                      Samples to draw, or hidden units to draw (the first N)
                              [default: 100].
-  --steps S                  Gibbs sweeps of each sample's chain, from uniform random
-                             bits [default: 1000].
+  --steps S                  sample: Gibbs sweeps of each sample's chain, from
+                             uniform random bits [default: 1000].  bound: Markov
+                             chain steps S of chib (default 40), betas of ais's
+                             linear schedule (default 1000).
+  --repeats R                bound: independent chib estimates per vector, averaged
+                             in p (default 1); ais runs per vector (default 16).
+  --trace                    bound --method chib: the estimate at S = 1, 2, 5, 10,
+                             20, 40 (up to --steps) as a table (MS09 Figure 2), and
+                             as a figure with --plot FILE.
   --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) or pt (parallel
                              tempering: the T = 1 chain of a ladder of 21 temperatures
                              0, 0.05, ..., 1 per sample) [default: gibbs].
@@ -135,8 +144,9 @@ Options:
                              reuse with --schedule FILE.
   --simulate N               Also the bidirectional check on N states drawn from MODEL
                              (exactly when its smaller layer has <= 20 units).
-  --plot FILE                Write a PNG: ln Z-hat against runs, the log weights, the
-                             AIS/RAISE gap against K (needs matplotlib).
+  --plot FILE                Write a PNG (needs matplotlib): evaluate: ln Z-hat
+                             against runs, the log weights, the AIS/RAISE gap against
+                             K; bound --trace: the estimates against S.
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.
   --version                  Show the version.
@@ -170,9 +180,10 @@ _VALUE_OPTIONS = {
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
+    "--repeats",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
-                 "--init-transpose"}
+                 "--init-transpose", "--trace"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
                 "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
                 "sample": ["MODEL"], "filters": ["MODEL"],

@@ -311,3 +311,90 @@ def test_cli_bound_wrong_width_and_missing_layer(tmp_path, small):
     code, so, se = run_cli("dbn", "digits:train", "-o", str(tmp_path / "x.npz"), "--layers",
                            "5,x")
     assert code == 1 and "--layers" in se
+
+
+# ------------------------------------- BoundEstimator.chib / ais_per_vector (issue 13)
+def test_estimator_methods_share_one_log_z_and_order_as_expected(small):
+    """The Chib-style estimate and per-vector AIS through BoundEstimator: ln Z-hat
+    estimated once (the same AISResult for every method), the estimate at least the
+    variational bound on average and within 3 standard errors of exact, AIS too."""
+    dbn, V, exact = small
+    from cyrbm.annealing import Annealer
+    est = BoundEstimator(dbn, annealer=Annealer(runs=200, schedule="linear:300", seed=1,
+                                                progress=False), seed=2)
+    bound = est.variational(V, samples=50)
+    ais_for_z = est.ais
+    chib = est.chib(V, steps=10, repeats=20)
+    per = est.ais_per_vector(V, runs=20, schedule="linear:200")
+    assert est.ais is ais_for_z and chib.ais is ais_for_z and per.ais is ais_for_z
+    assert chib.log_Z == per.log_Z == bound.log_Z == ais_for_z.log_Z
+    assert chib.method == "chib" and per.method == "ais" and chib.n_data == V.shape[0]
+    assert chib.extra == {"steps": 10, "repeats": 20}
+    # against exact ln p(v) with ln Z-hat's error and the Monte Carlo error apart
+    z_err = ais_for_z.log_Z - exact_log_partition(dbn.top)
+    for res in (chib, per):
+        assert res.mc_stderr is not None and res.mc_stderr > 0
+        assert abs(res.mean + z_err - exact.mean()) < 3 * res.mc_stderr + 0.02
+    assert chib.mean >= bound.mean - 3 * (bound.mc_stderr or 0.0)
+
+
+def test_estimator_methods_refuse_a_one_layer_model_and_bad_counts(small):
+    dbn, V, _ = small
+    est = BoundEstimator(dbn.layers[0], log_Z=1.0)
+    with pytest.raises(cyrbm.errors.CyrbmError, match="two layers"):
+        est.chib(V)
+    with pytest.raises(cyrbm.errors.CyrbmError, match="two layers"):
+        est.ais_per_vector(V)
+    est = BoundEstimator(dbn, log_Z=1.0)
+    with pytest.raises(cyrbm.errors.CyrbmError, match="steps S must be at least 1"):
+        est.chib(V, steps=0)
+    with pytest.raises(cyrbm.errors.CyrbmError, match="repeats R must be at least 1"):
+        est.chib(V, repeats=0)
+
+
+def test_cli_bound_chib_ais_and_trace(tmp_path, small):
+    dbn, V, exact = small
+    path, data = tmp_path / "d.npz", tmp_path / "v.npy"
+    dbn.save(path)
+    np.save(data, V)
+    log_z = str(exact_log_partition(dbn.top))
+    code, so, se = run_cli("bound", str(path), "--data", str(data), "--method", "chib",
+                           "--steps", "5", "--repeats", "4", "--logz", log_z, "--json")
+    assert code == 0, se
+    r = json.loads(so)
+    assert r["method"] == "chib" and r["n_data"] == 40 and r["steps"] == 5 and r["repeats"] == 4
+    code, so, se = run_cli("bound", str(path), "--data", str(data), "--method", "ais",
+                           "--steps", "50", "--repeats", "3", "--logz", log_z)
+    assert code == 0 and "per-vector AIS over h1" in so and "3 runs of 50 betas" in so, se
+    code, so, se = run_cli("bound", str(path), "--data", str(data), "--method", "chib",
+                           "--steps", "5", "--trace", "--logz", log_z)
+    assert code == 0, se
+    rows = [line.split()[0] for line in so.splitlines() if line.split()[:1] and line.split()[0].isdigit()]
+    assert rows == ["1", "2", "5"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--method", "chib", "--steps", "0"], "--steps must be at least 1"),
+    (["--method", "chib", "--repeats", "0"], "--repeats must be at least 1"),
+    (["--method", "ais", "--repeats", "1"], "--repeats must be at least 2"),
+    (["--method", "variational", "--steps", "3"], "apply to --method chib and ais"),
+    (["--method", "harmonic", "--trace"], "--trace applies to --method chib"),
+    (["--method", "gibbs"], "must be variational, harmonic, chib or ais"),
+])
+def test_cli_bound_chib_bad_input(tmp_path, small, argv, message):
+    dbn, V, _ = small
+    path, data = tmp_path / "d.npz", tmp_path / "v.npy"
+    dbn.save(path)
+    np.save(data, V)
+    code, so, se = run_cli("bound", str(path), "--data", str(data), "--logz", "1", *argv)
+    assert code == 1 and message in se and len(se.strip().splitlines()) == 1, se
+
+
+def test_cli_bound_chib_needs_two_layers(tmp_path, small):
+    dbn, V, _ = small
+    path, data = tmp_path / "d.npz", tmp_path / "v.npy"
+    DBN([dbn.layers[0]]).save(path)
+    np.save(data, V)
+    code, so, se = run_cli("bound", str(path), "--data", str(data), "--method", "chib",
+                           "--logz", "1")
+    assert code == 1 and "two layers" in se and "Traceback" not in se, se
