@@ -3,7 +3,7 @@
 # The C kernels live in cyrbm/_kernels/anneal.c and anneal_t.h (see them for the
 # algorithm, the memory layout and the order in which random numbers are drawn); the cdef functions
 # below run them over OpenMP threads.  A published signature here is an ABI.
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from cython cimport floating
 from cyrbm._random cimport cyrbm_rng
 
@@ -41,6 +41,7 @@ cdef struct ais_buffers:
     void *block          # what ais_alloc took (NULL when nothing is held)
     Py_ssize_t runs
     bint float32
+    void *ebuf           # ldB elements: B's unscaled hidden biases (ais_set_tempered)
 
 cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
                    Py_ssize_t nA, Py_ssize_t nB) noexcept nogil
@@ -65,3 +66,18 @@ cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
                                  const floating *hbias, Py_ssize_t n_visible,
                                  Py_ssize_t n_hidden, int chunk_bits, double *log_Z,
                                  int n_threads) noexcept nogil
+
+# Parallel tempering (Cho, Raiko & Ilin 2010): the engine in CRI10's configuration (the
+# run at temperature t moves by the RBM (t W, b, c)), swaps of neighbours over ladders.
+cdef void ais_set_tempered(ais_buffers *B, const floating *W, const floating *vbias,
+                           const floating *hbias) noexcept nogil
+
+cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
+                   Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
+                   double *beta, cyrbm_rng *streams, int64_t *accepted,
+                   int n_threads) noexcept nogil
+
+cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil

@@ -22,7 +22,7 @@ import numpy as np
 
 from cython.parallel cimport prange, parallel
 from cyrbm._omp cimport cap_threads
-from libc.stdint cimport uint8_t, int32_t, uint64_t, uintptr_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport log, exp, fabs, isfinite, INFINITY
@@ -197,6 +197,162 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
         raise ValueError(f"invalid Gibbs sizes: {n} chains, {D} visible, {M} hidden.")
 
 
+cdef void ais_set_tempered(ais_buffers *B, const floating *W, const floating *vbias,
+                           const floating *hbias) noexcept nogil:
+    """Store the RBM (W, vbias, hbias) in CRI10's tempered configuration (``B`` laid out
+    with nA = 0, nB = n_hidden): A is the visible biases alone, B the RBM with its hidden
+    biases moved to ``ebuf`` (P.eB), so a run at beta draws h ~ sigma(beta W^T v + c) and
+    v ~ sigma(b + beta W h): the RBM (beta W, b, c) of Cho, Raiko & Ilin (2010), Table I
+    (SM08's family would scale c too).  No log weights in this configuration."""
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef Py_ssize_t j
+    ais_set_rbm(B, 0, <const floating *> NULL, vbias, <const floating *> NULL)
+    ais_set_rbm(B, 1, W, vbias, hbias)
+    for j in range(P.nB):
+        _store(B, B.ebuf, j, _load(B, P.aB, j))
+        _store(B, <void *> P.aB, j, 0.0)
+    P.eB = B.ebuf
+
+
+cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
+                   Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
+                   double *beta, cyrbm_rng *streams, int64_t *accepted,
+                   int n_threads) noexcept nogil:
+    """The swaps of neighbouring temperatures (CRI10 Table I step 4b, Eq. 5) of every
+    ladder (see cyrbm_pt_swaps): one contiguous block of ladders per thread; a ladder
+    draws only from its own stream, so the result does not depend on the threads."""
+    cdef int nt = cap_threads(n_threads, ladders)
+    cdef Py_ssize_t t, m0, m1
+    if ladders <= 0 or K1 < 2:
+        return
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        m0 = t * ladders // nt
+        m1 = (t + 1) * ladders // nt
+        if float32:
+            cyrbm_pt_swaps_f32(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
+        else:
+            cyrbm_pt_swaps_f64(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
+
+
+cdef bint _valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
+    """0 <= temps[0] < ... < temps[n - 1] = 1, all finite."""
+    cdef Py_ssize_t k
+    if temps == NULL or n < 1 or not (temps[0] >= 0.0) or temps[n - 1] != 1.0:
+        return False
+    for k in range(1, n):
+        if not (temps[k] > temps[k - 1]) or not isfinite(temps[k]):
+            return False
+    return True
+
+
+cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+    """``steps`` rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on ``n``
+    ladders of K1 = ``n_temps`` chains, on the Gibbs engine: each round one tempered
+    block-Gibbs sweep of every chain at its temperature (the RBM (t W, b, c)), then the
+    swaps of neighbours from the top down by Eq. 5 (pt_swaps).
+
+    v (n K1 x n_visible, INOUT): row m K1 + k is ladder m's chain at temps[k] (on return
+    too; the T = 1 samples are rows m K1 + K1 - 1).  Chain r's engine lanes are seeded
+    from streams[r] (n K1 streams, advanced by 32 draws), ladder m's swap uniforms come
+    from swap_streams[m] (n, advanced by one draw per pair and round).  accepted (n x
+    (K1 - 1), INOUT, or NULL) counts accepted swaps per pair.  Returns 0, -1 when memory
+    runs out, -2 for invalid sizes or temperatures (not 0 <= t_0 < ... < t_K = 1)."""
+    cdef ais_buffers B
+    cdef Py_ssize_t R = n * n_temps, r, s, ldV
+    cdef double *beta = NULL
+    cdef int32_t *order = NULL
+    cdef int64_t *acc = accepted
+    cdef int status
+    if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not _valid_ladder(temps, n_temps):
+        return -2
+    if n == 0 or steps == 0:
+        return 0
+    B.block = NULL
+    status = ais_alloc(&B, floating is float, R, n_visible, 0, n_hidden)
+    if status != 0:
+        return status
+    beta = <double *> malloc(R * sizeof(double))
+    order = <int32_t *> malloc(R * sizeof(int32_t))
+    if acc == NULL:
+        acc = <int64_t *> calloc(n * n_temps, sizeof(int64_t))
+    if beta == NULL or order == NULL or acc == NULL:
+        free(beta)
+        free(order)
+        if accepted == NULL:
+            free(acc)
+        ais_free(&B)
+        return -1
+    ais_set_tempered(&B, W, vbias, hbias)
+    ldV = B.pair.ldV
+    for r in range(R):
+        order[r] = <int32_t> r
+        beta[r] = temps[r % n_temps]
+        cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
+        memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
+    for s in range(steps):
+        gibbs_steps(&B.pair, &B.st, floating is float, R, beta, s, s + 1, GIBBS_REFRESH,
+                    1 if s == 0 else 0, n_threads)
+        pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
+                 swap_streams, acc, n_threads)
+    for r in range(R):
+        memcpy(v + r * n_visible, B.st.v + order[r] * ldV, n_visible)
+    free(beta)
+    free(order)
+    if accepted == NULL:
+        free(acc)
+    ais_free(&B)
+    return 0
+
+
+def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
+              const floating[::1] hbias, uint8_t[:, ::1] v, const double[::1] temps,
+              int steps, uint64_t[:, ::1] streams, uint64_t[:, ::1] swap_streams,
+              int64_t[:, ::1] accepted, int n_threads=1):
+    """``steps`` rounds of parallel tempering on len(v) / len(temps) ladders (pt_sweeps):
+    v (INOUT, ladder-major, row m K1 + k at temps[k]), streams (INOUT, one per chain),
+    swap_streams (INOUT, one per ladder), accepted (INOUT, ladders x (K1 - 1))."""
+    cdef Py_ssize_t K1 = temps.shape[0], D = W.shape[0], M = W.shape[1]
+    cdef Py_ssize_t R = v.shape[0], n = R // K1 if K1 > 0 else 0
+    cdef int status
+    if K1 < 1 or R != n * K1 or v.shape[1] != D or vbias.shape[0] != D or hbias.shape[0] != M:
+        raise ValueError("chain, temperature, bias and weight shapes do not match.")
+    if streams.shape[0] != R or streams.shape[1] != 4 or swap_streams.shape[0] != n \
+            or swap_streams.shape[1] != 4:
+        raise ValueError(f"streams must have shape ({R}, 4) and swap streams ({n}, 4).")
+    if accepted.shape[0] != n or accepted.shape[1] != max(K1 - 1, 1):
+        raise ValueError(f"accepted must have shape ({n}, {max(K1 - 1, 1)}).")
+    if R == 0 or steps <= 0:
+        return
+    with nogil:
+        status = pt_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0], n, &temps[0], K1,
+                           steps, <cyrbm_rng *> &streams[0, 0],
+                           <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads)
+    if status == -1:
+        raise MemoryError("no memory for the tempered chains.")
+    if status != 0:
+        raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
+
+
+def chain_uniforms(uint64_t[:, ::1] streams, Py_ssize_t n):
+    """``n`` uniforms in [0, 1) (53 bits, cyrbm_rng_uniform) from each chain stream
+    (streams: (R, 4) uint64, advanced in place): an (R, n) float64 array.  For the
+    acceptance tests and proposals of samplers written over chains in NumPy (mode
+    hopping), so they draw from cyrbm's one generator."""
+    if streams.shape[1] != 4:
+        raise ValueError("streams must have shape (R, 4).")
+    out = np.empty((streams.shape[0], max(n, 0)))
+    cdef double[:, ::1] o = out
+    cdef Py_ssize_t c, k
+    with nogil:
+        for c in range(streams.shape[0]):
+            for k in range(n):
+                o[c, k] = cyrbm_rng_uniform(<cyrbm_rng *> &streams[c, 0])
+    return out
+
+
 cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const double *cs,
                                     const double *co, Py_ssize_t m, Py_ssize_t n_pad,
                                     int chunk_bits, double *chunks, int n_threads) noexcept nogil:
@@ -313,6 +469,7 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.dcur = <int32_t *> _take(base, &total, R * <size_t> S.dcur_stride * i32)
     S.sel_dense = <int32_t *> _take(base, &total, R * i32)
     S.sel_sparse = <int32_t *> _take(base, &total, R * i32)
+    B.ebuf = _take(base, &total, ldB1 * s)     # P.eB stays NULL until ais_set_tempered
     return total
 
 
@@ -411,33 +568,64 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     cdef double *db = <double *> P.dbias
     cdef void *V
     cdef void *H
+    cdef floating *Wr_t = <floating *> Wr
+    cdef floating *Wt_t = <floating *> Wt
+    cdef double *colsums = NULL
+    # parameters of the buffers' own type (every training update of parallel tempering
+    # stores them): plain row copies, W read row by row, the same values
+    cdef bint same
+    if floating is float:
+        same = B.float32
+    else:
+        same = not B.float32
+    same = same and n > 0 and W != NULL
+    if same:
+        colsums = <double *> calloc(n, sizeof(double))
+        same = colsums != NULL
     for i in range(D):
         _store(B, b, i, vbias[i])
     for j in range(n):
         _store(B, a, j, hbias[j])
-    for i in range(D):
-        for j in range(n):
-            _store(B, Wr, i * ld + j, W[i * n + j])
+    if same:
+        for i in range(D):
+            memcpy(Wr_t + i * ld, W + i * n, n * sizeof(floating))
+    else:
+        for i in range(D):
+            for j in range(n):
+                _store(B, Wr, i * ld + j, W[i * n + j])
     # W^T (n x ldV) in column chunks of `chunk` elements, each chunk row-major
     s0 = 0
     while s0 < ldV:
         width = chunk if s0 + chunk <= ldV else ldV - s0
-        for j in range(n):
+        if same:
             for i in range(s0, s0 + width if s0 + width < D else D):
-                _store(B, Wt, rows * s0 + j * width + (i - s0), W[i * n + j])
+                for j in range(n):
+                    Wt_t[rows * s0 + j * width + (i - s0)] = W[i * n + j]
+        else:
+            for j in range(n):
+                for i in range(s0, s0 + width if s0 + width < D else D):
+                    _store(B, Wt, rows * s0 + j * width + (i - s0), W[i * n + j])
         s0 += chunk
     for i in range(ldV):
         db[i] = _load(B, P.bA, i) - _load(B, P.bB, i)
     bound = 0.0
+    if same:          # each column summed over i in order, as below, a row at a time
+        for i in range(D):
+            for j in range(n):
+                colsums[j] = colsums[j] + fabs(<double> Wr_t[i * ld + j])
     if n > 0:
         for j in range(n):
             colsum = 0.0
-            for i in range(D):
-                colsum = colsum + fabs(_load(B, Wr, i * ld + j))
+            if same:
+                colsum = colsums[j]
+            else:
+                for i in range(D):
+                    colsum = colsum + fabs(_load(B, Wr, i * ld + j))
             x = fabs(_load(B, a, j)) + colsum
             if j == 0 or x > bound:
                 bound = x
         bound = bound * 1.01 + 1e-6
+    free(colsums)
     if which == 0:
         P.xboundA = bound
     else:
@@ -939,6 +1127,8 @@ cdef class GibbsEngine:
         """Steps k0 <= k < k1 of the schedule ``betas`` (transitions while k < k_end)."""
         if k0 < 0 or k1 > betas.shape[0] or (weights and k0 < 1):
             raise ValueError("steps outside the schedule.")
+        if weights and self.buf.pair.eB != NULL:
+            raise ValueError("the tempered (CRI10) configuration has no log weights.")
         with nogil:
             ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &betas[0], k0,
                       k1, k_end, 1 if weights else 0, self.refresh_every,
@@ -975,6 +1165,60 @@ cdef class GibbsEngine:
                             1 if force_refresh else 0, self.n_threads)
         finally:
             self.buf.pair.nB = saved
+
+
+    # ------------------------------------------------------- parallel tempering
+    def set_tempered(self, W, vbias, hbias):
+        """(Re)store the RBM (W, vbias, hbias) in CRI10's tempered configuration (the
+        engine must have been made with no hidden units in A and n_hidden in B): a chain
+        at beta then moves by the RBM (beta W, b, c) (ais_set_tempered).  The next sweep
+        must use force_refresh (the chains' kept inputs belong to the old parameters)."""
+        dt = np.float32 if self.float32 else np.float64
+        cdef float[:, ::1] W32
+        cdef float[::1] b32, c32
+        cdef double[:, ::1] W64
+        cdef double[::1] b64, c64
+        if self.nA != 0 or np.shape(W) != (self.D, self.nB) or np.shape(vbias) != (self.D,) \
+                or np.shape(hbias) != (self.nB,):
+            raise ValueError("a tempered engine needs no hidden units in A and the RBM's in B.")
+        if self.float32:
+            W32 = np.ascontiguousarray(W, dt)
+            b32 = np.ascontiguousarray(vbias, dt)
+            c32 = np.ascontiguousarray(hbias, dt)
+            with nogil:
+                ais_set_tempered(&self.buf, &W32[0, 0], &b32[0], &c32[0])
+        else:
+            W64 = np.ascontiguousarray(W, dt)
+            b64 = np.ascontiguousarray(vbias, dt)
+            c64 = np.ascontiguousarray(hbias, dt)
+            with nogil:
+                ais_set_tempered(&self.buf, &W64[0, 0], &b64[0], &c64[0])
+
+    def swap(self, const double[::1] temps, int32_t[:, ::1] order, double[::1] beta,
+             uint64_t[:, ::1] streams, int64_t[:, ::1] accepted):
+        """Swaps of neighbouring temperatures in every ladder (CRI10 Table I step 4b,
+        Eq. 5; cyrbm_pt_swaps), after at least one sweep since the chains were set.
+        Ladder m is runs m K1 .. m K1 + K1 - 1 (K1 = len(temps)); order[m, k] (INOUT) is
+        its run at temps[k]; beta (OUT, one per run) the runs' new temperatures, ready
+        for ``sweep``; streams (INOUT, (ladders, 4)) the swap uniforms; accepted (INOUT,
+        (ladders, K1 - 1)) counts accepted swaps per pair."""
+        cdef Py_ssize_t K1 = temps.shape[0], n = order.shape[0]
+        if self.buf.pair.eB == NULL:
+            raise ValueError("swaps need the tempered configuration (set_tempered).")
+        if K1 < 2 or order.shape[1] != K1 or n * K1 != self.runs or beta.shape[0] != self.runs \
+                or streams.shape[0] != n or streams.shape[1] != 4 \
+                or accepted.shape[0] != n or accepted.shape[1] != K1 - 1:
+            raise ValueError("ladder, temperature, stream and count shapes do not match.")
+        if not _valid_ladder(&temps[0], K1):
+            raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
+        o = np.asarray(order)
+        if not np.array_equal(np.sort(o, axis=1),
+                              np.arange(self.runs, dtype=np.int32).reshape(n, K1)):
+            raise ValueError("order must hold each ladder's own runs once.")
+        with nogil:
+            pt_swaps(&self.buf.pair, &self.buf.st, self.float32, n, K1, &temps[0],
+                     &order[0, 0], &beta[0], <cyrbm_rng *> &streams[0, 0], &accepted[0, 0],
+                     self.n_threads)
 
 
 def kernels_in_use():

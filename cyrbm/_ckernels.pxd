@@ -1,7 +1,7 @@
 # The private C kernel layer (cyrbm/_kernels/kernels.h): the dispatched kernels, the AIS
 # buffers, the one random generator and the one exp/logistic/softplus.  Not public: the
 # C/Cython API is capi.pxd and include/cyrbm/cyrbm.h.
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from cyrbm._random cimport cyrbm_rng
 
 cdef extern from "kernels.h" nogil:
@@ -117,6 +117,7 @@ cdef extern from "kernels.h" nogil:
         int dense
         Py_ssize_t dtile
         Py_ssize_t dense_x, dense_u
+        const void *eB
 
     ctypedef struct cyrbm_ais_state:
         uint8_t *v
@@ -166,6 +167,12 @@ cdef extern from "kernels.h" nogil:
                                Py_ssize_t r1, double beta)
     void cyrbm_ais_visible_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
                                Py_ssize_t r1, double beta)
+    void cyrbm_pt_swaps_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t m0,
+                            Py_ssize_t m1, Py_ssize_t K1, const double *temps, int32_t *order,
+                            double *beta, cyrbm_rng *streams, int64_t *accepted)
+    void cyrbm_pt_swaps_f64(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t m0,
+                            Py_ssize_t m1, Py_ssize_t K1, const double *temps, int32_t *order,
+                            double *beta, cyrbm_rng *streams, int64_t *accepted)
     void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
                            Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,
                            double *act, double *out, double *each)

@@ -611,10 +611,10 @@ cdef Workspace _checked_workspace(Workspace workspace, Py_ssize_t B, Py_ssize_t 
 
 
 def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssize_t nhb,
-                v_chain_shape, Py_ssize_t v_data_cols, int k, streams):
+                v_chain_shape, Py_ssize_t v_data_cols, int k, streams, bint persistent=False):
     _check_streams(streams, B)
-    if k < 1:
-        raise ValueError("k must be at least 1")
+    if k < 0 or (k == 0 and not persistent):
+        raise ValueError("k must be at least 1 (0 only for persistent chains)")
     if v_chain_shape[0] != B or v_chain_shape[1] != D or v_data_cols != D:
         raise ValueError("v_data and v_chain must both be batch x n_visible")
     if nvb != D or nhb != M:
@@ -636,7 +636,9 @@ cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
     v~ is the visible state after k block-Gibbs sweeps: started at the data (CD-k,
     ``persistent`` false) or at the persistent chains ``v_chain`` (PCD-k, also called SML;
-    ``v_chain`` is advanced in place).  For CD the final states are written to
+    ``v_chain`` is advanced in place).  With ``persistent`` and k = 0, v~ is ``v_chain``
+    as given: the negative phase of samples drawn by another transition (the T = 1 chains
+    of parallel tempering, mode-hopping chains).  For CD the final states are written to
     ``v_chain`` too, so callers can inspect them.  Chain n uses stream n.
     The sums are not divided by the batch size.
 
@@ -647,7 +649,7 @@ cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i
     cdef int n_threads = cfg.n_threads
     _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
-                cfg.k, streams)
+                cfg.k, streams, cfg.persistent)
     if dW.shape[0] != D or dW.shape[1] != M or dvbias.shape[0] != D or dhbias.shape[0] != M:
         raise ValueError("gradient shapes do not match W")
     if B == 0:
@@ -723,7 +725,7 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i, b, r1
     cdef int n_threads = cfg.n_threads
     _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
-                cfg.k, streams)
+                cfg.k, streams, cfg.persistent)
     if (vel_W.shape[0] != D or vel_W.shape[1] != M or vel_vbias.shape[0] != D
             or vel_hbias.shape[0] != M):
         raise ValueError("velocity shapes do not match W")

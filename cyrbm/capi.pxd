@@ -9,7 +9,7 @@
 # a cyrbm_rng stream (make them with cyrbm.capi.make_streams).  Return 0 on success, -1
 # when memory runs out, -2 for invalid sizes.  These signatures are an ABI: they change
 # only with a version bump (CYRBM_CAPI_VERSION in include/cyrbm/cyrbm.h).
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t, int64_t, uint64_t
 from cyrbm._random cimport cyrbm_rng
 
 cdef int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hbias,
@@ -91,3 +91,19 @@ cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float *
                              Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
                              double *lpv, double *lrest, double *lq, double *ent,
                              int n_threads) noexcept nogil
+
+# ---- version 4: parallel tempering (Cho, Raiko & Ilin 2010, Table I) ----
+# steps rounds on n ladders of n_temps chains (temps: 0 <= t_0 < ... < t_K = 1): a tempered
+# sweep of every chain (the RBM (t W, b, c)), then swaps of neighbours by Eq. 5.  v: (n
+# n_temps) x n_visible, row m n_temps + k at temps[k] (in and out); streams: n n_temps chain
+# streams, swap_streams: n (cyrbm.capi.make_pt_streams(seed, n, n_temps)); accepted: n x
+# (n_temps - 1) int64 counts or NULL.  The T = 1 rows equal RBM.sample(n, steps, seed=seed,
+# sampler="pt", temperatures=temps) bit for bit.
+cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
+cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil

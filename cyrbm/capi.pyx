@@ -10,9 +10,11 @@ Version 3 adds the DBNs' estimators: ``chib_log_prob_f32/f64``, the Chib-style e
 of a two-layer DBN's test log-probabilities (Murray & Salakhutdinov 2009, streams from
 ``make_chib_streams``), and ``dbn_bound_terms_f32/f64``, the terms of the variational
 bound (SM08 Eq. 19-24, streams from ``make_bound_streams``).
+Version 4 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
+with streams from ``make_pt_streams``).
 """
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport uint8_t, int64_t, uint64_t
 
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
@@ -70,6 +72,12 @@ cdef extern from "cyrbm/cyrbm.h":
                                 const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
                                 Py_ssize_t, cyrbm_rng *, double *, double *, double *,
                                 double *, int) noexcept nogil
+    ctypedef int (*pt_f64_t)(const double *, const double *, const double *, Py_ssize_t,
+                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
+                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
+    ctypedef int (*pt_f32_t)(const float *, const float *, const float *, Py_ssize_t,
+                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
+                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
     ctypedef struct cyrbm_capi:
         int version
         gibbs_f64_t gibbs_sweeps_f64
@@ -84,6 +92,8 @@ cdef extern from "cyrbm/cyrbm.h":
         chib_f32_t chib_log_prob_f32
         bound_f64_t dbn_bound_terms_f64
         bound_f32_t dbn_bound_terms_f32
+        pt_f64_t pt_sweeps_f64
+        pt_f32_t pt_sweeps_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
@@ -254,6 +264,29 @@ cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float *
                                 512, lpv, lrest, lq, ent, n_threads)
 
 
+# ------------------------------------------------- version 4: parallel tempering
+cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
+            or streams == NULL or swap_streams == NULL:
+        return -2
+    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
+                             steps, streams, swap_streams, accepted, n_threads)
+
+
+cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+    if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
+            or streams == NULL or swap_streams == NULL:
+        return -2
+    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
+                             steps, streams, swap_streams, accepted, n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _table.gibbs_sweeps_f64 = gibbs_sweeps_f64
@@ -268,6 +301,8 @@ _table.chib_log_prob_f64 = chib_log_prob_f64
 _table.chib_log_prob_f32 = chib_log_prob_f32
 _table.dbn_bound_terms_f64 = dbn_bound_terms_f64
 _table.dbn_bound_terms_f32 = dbn_bound_terms_f32
+_table.pt_sweeps_f64 = pt_sweeps_f64
+_table.pt_sweeps_f32 = pt_sweeps_f32
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION
@@ -299,6 +334,14 @@ def make_bound_streams(seed, Py_ssize_t n):
     """States of the ``n`` per-vector streams (a (n, 4) uint64 array) of
     ``dbn_bound_terms_f32/f64``: those ``BoundEstimator(..., seed=seed)`` draws Q with."""
     return _make_streams(seed, "bound", n)
+
+
+def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
+    """(streams, swap_streams) for ``pt_sweeps_f32/f64`` on ``n`` ladders of ``n_temps``
+    chains: (n n_temps, 4) and (n, 4) uint64 arrays, exactly those
+    ``RBM.sample(n, seed=seed, sampler="pt", temperatures=...)`` uses, so the entry gives
+    its samples bit for bit."""
+    return _make_streams(seed, "sample", n * n_temps), _make_streams(seed, "sample", n, 2)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);

@@ -6,6 +6,8 @@ Usage:
               [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
               [--checkpoint FILE] [--checkpoint-every N] [--resume]
               [--binarize MODE] [--threshold X] [--monitor N] [--no-progress] [--json]
+              [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
+              [--hop-weight W]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json]
@@ -56,7 +58,20 @@ Options:
   -o FILE, --output FILE     File to write: the model (.npz) of train, the image
                              (.png) of sample and filters.
   --hidden N                 Hidden units [default: 100].
-  --method METHOD            cd or pcd (persistent CD / SML) [default: cd].
+  --method METHOD            cd, pcd (persistent CD / SML), pt (parallel tempering,
+                             Cho et al. 2010) or amh (mode-hopping SML, Hu & Yu)
+                             [default: cd].
+  --temperatures T           pt: the ladder, N temperatures evenly spaced from 0 to 1,
+                             a list such as 0,0.5,1 (rising, ending at 1), or
+                             adaptive:N (spacing re-tuned for equal swap rates)
+                             (default: 0, 0.05, ..., 1).
+  --hop-prob P               amh: probability of a mode-hopping proposal per chain
+                             and update, in [0, 1] (default: 0.1).
+  --modes K                  amh: capacity of the mode set, at least 1 (default: 10).
+  --radius R                 amh: least Hamming distance between modes (default: a
+                             tenth of the visible units).
+  --hop-weight W             amh: weights of the hops between modes: uniform, prob or
+                             distance (default: uniform).
   --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
                              the epochs, as in SM08's CD25 (e.g. 1:25) [default: 1].
   --epochs E                 Total epochs [default: 10].
@@ -121,7 +136,9 @@ Options:
   --trace                    bound --method chib: the estimate at S = 1, 2, 5, 10,
                              20, 40 (up to --steps) as a table (MS09 Figure 2), and
                              as a figure with --plot FILE.
-  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) [default: gibbs].
+  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) or pt (parallel
+                             tempering: the T = 1 chain of a ladder of 21 temperatures
+                             0, 0.05, ..., 1 per sample) [default: gibbs].
   --shape HxW                Height x width of one image, e.g. 28x28 (default: square).
   --save-schedule FILE       Write the schedule's betas to FILE (one per line) for
                              reuse with --schedule FILE.
@@ -160,6 +177,7 @@ _VALUE_OPTIONS = {
     "--momentum", "--weight-decay", "--seed", "--threads", "--dtype", "--checkpoint",
     "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
+    "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats",
@@ -400,7 +418,12 @@ _TRAIN_SETTINGS = {
     "--batch": "batch_size", "--lr": "learning_rate", "--lr-decay": "lr_decay",
     "--momentum": "momentum", "--weight-decay": "weight_decay", "--seed": "seed",
     "--dtype": "dtype", "--monitor": "monitor_size",
+    "--temperatures": "temperatures", "--chains": "chains", "--hop-prob": "hop_prob",
+    "--modes": "modes", "--radius": "radius", "--hop-weight": "hop_weight",
 }
+#: the options of one training method only
+_METHOD_OPTIONS = {"--temperatures": "pt", "--chains": "pt", "--hop-prob": "amh",
+                   "--modes": "amh", "--radius": "amh", "--hop-weight": "amh"}
 
 
 def _train_settings(args):
@@ -408,7 +431,20 @@ def _train_settings(args):
     from cyrbm.training import METHODS, parse_k
     method = args["--method"]
     if method not in METHODS:
-        raise UsageError(f"--method must be one of cd, pcd, not {method!r}.")
+        raise UsageError(f"--method must be one of {', '.join(METHODS)}, not {method!r}.")
+    for option, only in _METHOD_OPTIONS.items():
+        if args.get(option) is not None and method != only and not args.get("--resume"):
+            raise UsageError(f"{option} is an option of --method {only}, not of {method}.")
+    temperatures = args.get("--temperatures")
+    if temperatures is not None:
+        from cyrbm.tempering import parse_temperatures
+        try:
+            parse_temperatures(temperatures)
+        except ValueError as e:
+            raise UsageError(f"--temperatures {temperatures}: {e}") from None
+    hop_weight = args.get("--hop-weight")
+    if hop_weight is not None and hop_weight not in ("uniform", "prob", "distance"):
+        raise UsageError(f"--hop-weight must be uniform, prob or distance, not {hop_weight!r}.")
     try:
         k_first, k_last = parse_k(args["--k"])
     except ValueError:
@@ -431,6 +467,14 @@ def _train_settings(args):
         "dtype": dtype,
         "monitor_size": ("auto" if args["--monitor"] == "auto"
                          else _whole(args, "--monitor", 0, what=" (or auto)")),
+        # the options of PT and AMH, only when given (Trainer's defaults otherwise)
+        **{key: value for key, value in (
+            ("temperatures", temperatures),
+            ("chains", _whole(args, "--chains", 1, optional=True) if method == "pt" else None),
+            ("hop_prob", _real(args, "--hop-prob", low=0, high=1, optional=True)),
+            ("modes", _whole(args, "--modes", 1, optional=True)),
+            ("radius", _whole(args, "--radius", 0, optional=True)),
+            ("hop_weight", hop_weight)) if value is not None},
     }
 
 
@@ -524,6 +568,11 @@ def cmd_train(args, out):
         if not lines:
             return
         parts = [f"epoch {record['epoch']}", f"k={record['k']}", f"{record['seconds']:.2f} s"]
+        if "swap_rates" in record:
+            parts.append("swap rates " + " ".join(f"{r:.2f}" for r in record["swap_rates"]))
+        if record.get("hop_acceptance") is not None:
+            parts.append(f"hop acceptance {record['hop_acceptance']:.3f} "
+                         f"({record['hops_proposed']} hops, {record['modes']} modes)")
         if "reconstruction_error" in record:
             parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
             parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
@@ -531,6 +580,9 @@ def cmd_train(args, out):
 
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"])
+    sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
+                                              "radius", "hop_weight")
+               if settings.get(key) is not None}
     trainer = Trainer(
         settings["n_hidden"], method=settings["method"], k=settings["k"],
         epochs=settings["epochs"], batch_size=settings["batch_size"],
@@ -539,7 +591,8 @@ def cmd_train(args, out):
         seed=settings["seed"], threads=threads, dtype=settings["dtype"],
         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
         monitor_size=settings["monitor_size"],
-        progress=False if (args["--no-progress"] or quiet) else None, callback=report)
+        progress=False if (args["--no-progress"] or quiet) else None, callback=report,
+        **sampler)
     t0 = time.perf_counter()
     try:
         model = trainer.fit(data, resume=resume)
@@ -712,7 +765,7 @@ def _dbn_command(name):
         return _cli_dbn.cmd_dbn(args, out)
     return run
 # ------------------------------------------------------------------ sample, filters
-_SAMPLERS = ("gibbs",)
+_SAMPLERS = ("gibbs", "pt")
 
 
 def cmd_sample(args, out):
@@ -728,7 +781,7 @@ def cmd_sample(args, out):
     _io.check_writable(args["--output"])
     model = RBM.load(args["MODEL"])
     shape = images.image_shape(model.n_visible, args["--shape"])
-    samples = model.sample(n, steps, seed=seed, threads=threads)
+    samples = model.sample(n, steps, seed=seed, threads=threads, sampler=sampler)
     width, height = images.save_samples(args["--output"], samples, shape)
     print(f"wrote {args['--output']}: {n} samples of {shape[0]}x{shape[1]} pixels after "
           f"{steps} {sampler} sweeps (seed {seed}), a {width}x{height} image", file=out)

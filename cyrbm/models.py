@@ -165,13 +165,20 @@ class RBM:
         return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
                                              resolve_threads(threads))
 
-    def sample(self, n, steps=1000, *, seed=None, init=None, threads=None):
-        """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6).
+    def sample(self, n, steps=1000, *, seed=None, init=None, threads=None, sampler="gibbs",
+               temperatures=None):
+        """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6) or by
+        parallel tempering (Cho, Raiko & Ilin 2010, Table I).
 
         Each of the ``n`` chains starts from ``init`` (rows of 0/1 data, cycled) or from
         uniform random bits, runs ``steps`` full sweeps with its own random stream, and
-        returns its final visible state.  The result depends only on ``seed``, not on the
-        number of threads.
+        returns its final visible state.  With ``sampler="pt"`` each of the ``n`` samples
+        comes from a ladder of chains at ``temperatures`` (0 <= T_0 < ... < T_K = 1, the
+        RBMs (T_k W, b, c); default CRI10's 0, 0.05, ..., 1; or a count N for N evenly
+        spaced), every chain of ladder m starting from init row m (or random bits):
+        ``steps`` rounds of one sweep per chain and swaps of neighbours from the top down
+        (Eq. 5), and the sample is the T = 1 chain's final state.  The result depends only
+        on ``seed``, not on the number of threads.
 
         Returns
         -------
@@ -180,18 +187,35 @@ class RBM:
         n = int(n)
         if n < 0 or int(steps) < 0:
             raise ValueError("n and steps must be non-negative.")
-        streams = make_streams(seed, "sample", n)
+        if sampler not in ("gibbs", "pt"):
+            raise ValueError(f"sampler must be 'gibbs' or 'pt', not {sampler!r}.")
+        if sampler == "gibbs" and temperatures is not None:
+            raise ValueError("temperatures are for sampler='pt'.")
+        K1 = 1
+        if sampler == "pt":
+            from cyrbm.tempering import parse_temperatures
+            temps, adaptive = parse_temperatures(temperatures)
+            if adaptive:
+                raise ValueError("adaptive temperatures are for training; give a ladder.")
+            K1 = temps.size
+        streams = make_streams(seed, "sample", n * K1)
         if init is None:
             rng = np.random.default_rng(np.random.SeedSequence(make_streams(seed, "sample", 1, 1)[0]))
-            v = (rng.random((n, self.n_visible)) < 0.5).astype(np.uint8)
+            v = (rng.random((n * K1, self.n_visible)) < 0.5).astype(np.uint8)
         else:
             init = self._visible_data(init, "init")
             if init.shape[0] == 0:
                 raise DataError("init has no rows.")
-            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=np.uint8)
-        h = np.empty((n, self.n_hidden), dtype=np.uint8)
+            v = np.ascontiguousarray(init[np.arange(n * K1) // K1 % init.shape[0]], dtype=np.uint8)
         # a parallel region per sweep over the chains
-        T = auto_threads(threads, n * self.n_visible * self.n_hidden)
+        T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
+        if sampler == "pt":
+            swap_streams = make_streams(seed, "sample", n, 2)
+            accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)
+            _anneal.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
+                              swap_streams, accepted, T)
+            return np.ascontiguousarray(v[K1 - 1::K1])
+        h = np.empty((n, self.n_hidden), dtype=np.uint8)
         _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
 

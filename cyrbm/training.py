@@ -1,11 +1,15 @@
-"""Trainer: CD-k, CD with k raised during training, and PCD (SML) for binary RBMs.
+"""Trainer: CD-k, CD with k raised during training, PCD (SML), parallel tempering and
+mode-hopping SML for binary RBMs.
 
 Contrastive Divergence (Hinton 2002; SM08 Eq. 7): the gradient of ln p(v) w.r.t. W_ij,
 E_data[v_i h_j] - E_model[v_i h_j], with the model term estimated from the visible
 states after k block-Gibbs sweeps started at the data (CD-k).  SM08 raise k during
 training ("CD25": k from 1 to 25); ``k="1:25"`` does that, linearly over the epochs.
 Persistent CD / Stochastic Maximum Likelihood (Tieleman 2008; Hu & Yu Sec. 3) keeps the
-chains between updates instead of restarting them at the data.
+chains between updates instead of restarting them at the data.  Parallel tempering
+(Cho, Raiko & Ilin 2010, Table I; ``method="pt"``) takes the negative phase from the
+T = 1 chains of M persistent ladders (cyrbm.tempering); mode-hopping SML (Hu & Yu, AMH-p;
+``method="amh"``) adds mode-hopping proposals to the persistent chains (cyrbm.modehop).
 
 Updates use momentum and L2 weight decay on W; the learning rate is constant or
 search-then-converge, eta_t = eta_0 / (1 + t / n0) after t updates (Cho, Raiko & Ilin
@@ -28,19 +32,26 @@ import numpy as np
 
 from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams, seed_sequence
+from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import check_binary, check_memory
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
 from cyrbm.models import RBM
 
-METHODS = ("cd", "pcd")
+METHODS = ("cd", "pcd", "pt", "amh")
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
 #: arrays depend on them).  The step size may change on resume in the Python API (the
 #: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
 RESUME_SETTINGS = ("method", "batch_size", "seed", "dtype")
 _TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
                  "trainer_streams", "trainer_chains")
+#: the parallel-tempering state in a checkpoint (cyrbm.tempering.TemperedChains.arrays)
+_PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperatures",
+            "epoch_counts")
+#: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
+_PROPOSAL_EVERY = 10
+#: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
+_AMH_KEYS = ("modes", "hop_streams", "hop_counts")
 
 
 def parse_k(k):
@@ -72,9 +83,12 @@ class Trainer:
     ----------
     n_hidden : int
         Hidden units of a new model (ignored when ``fit`` is given a model).
-    method : {"cd", "pcd"}
-        Contrastive divergence, or persistent CD (SML) with ``n_chains`` = batch size
-        persistent chains.
+    method : {"cd", "pcd", "pt", "amh"}
+        Contrastive divergence, persistent CD (SML) with batch-size persistent chains,
+        parallel tempering (CRI10 Table I: ``chains`` persistent ladders at
+        ``temperatures``, one sweep per chain and swaps of neighbours per update, the
+        T = 1 states as the negative phase), or mode-hopping SML (Hu & Yu AMH-p: PCD-k
+        chains with mode-hopping proposals of probability ``hop_prob``).
     k : int or str
         Gibbs sweeps per update; "1:25" raises k linearly from 1 to 25 over the epochs.
     epochs : int
@@ -108,12 +122,31 @@ class Trainer:
         A progress bar (needs tqdm); None: only when stderr is a terminal.
     callback : callable, optional
         Called with each epoch's history record (a dict) after the epoch.
+    temperatures : None, int, list or str
+        PT only: the ladder 0 <= T_0 < ... < T_K = 1 (the RBMs (T_k W, b, c)); None for
+        CRI10's 0, 0.05, ..., 1; N for N evenly spaced; "adaptive:N" to start evenly
+        spaced and re-tune the spacing every ``adapt_every`` updates so that neighbouring
+        pairs swap at equal rates (cyrbm.tempering.retune).
+    chains : int or None
+        PT only: persistent ladders M (default: the batch size).  The negative phase of
+        update t uses the T = 1 states of ladders (t B + i) mod M, i < B.
+    hop_prob, modes, radius, hop_weight : AMH only
+        p, the capacity K and Hamming radius R of the mode set (default R: a tenth of
+        n_visible, as Hu & Yu's 80 of 784), and the weighting of H (uniform, prob,
+        distance).  The mode set is rebuilt every ``mode_every`` updates from the
+        persistent chains; ``trainer.modes_`` holds it, ``save_modes`` writes it.
+
+    History records add, for PT, ``swap_rates`` (per pair, T_k with T_{k+1}, over the
+    epoch) and ``temperatures``; for AMH, ``hops_proposed``, ``hop_acceptance`` (the
+    acceptance ratio over the epoch) and ``modes`` (the size of L).
     """
 
     def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=1, monitor_size=200, progress=None, callback=None):
+                 checkpoint_every=1, monitor_size=200, progress=None, callback=None,
+                 temperatures=None, chains=None, adapt_every=50, hop_prob=0.1, modes=10,
+                 radius=None, hop_weight="uniform", mode_every=100):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -136,6 +169,8 @@ class Trainer:
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
+        self._check_sampler_settings(method, temperatures, chains, adapt_every, hop_prob,
+                                     modes, radius, hop_weight, mode_every)
         self.n_hidden = int(n_hidden)
         self.method = method
         self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"
@@ -163,6 +198,41 @@ class Trainer:
         self.model = None
         self._last_checkpoint_epoch = None
         self.saved_on_interrupt = False
+        self.modes_ = None
+
+    def _check_sampler_settings(self, method, temperatures, chains, adapt_every, hop_prob,
+                                modes, radius, hop_weight, mode_every):
+        from cyrbm.tempering import parse_temperatures
+        from cyrbm.modehop import WEIGHTS
+        self.temperature_spec = temperatures
+        self.temperatures, self.adaptive = parse_temperatures(temperatures)
+        if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:
+            raise ValueError("parallel tempering takes one sweep per chain and update; "
+                             "k applies to cd, pcd and amh.")
+        checks = [
+            (chains is None or (not isinstance(chains, bool) and int(chains) == chains and chains >= 1),
+             f"the number of chains must be a whole number of at least 1, not {chains}."),
+            (int(adapt_every) >= 1, f"adapt_every must be at least 1 update, not {adapt_every}."),
+            (isinstance(hop_prob, (int, float)) and math.isfinite(hop_prob) and 0 <= hop_prob <= 1,
+             f"the hop probability p must lie in [0, 1], not {hop_prob}."),
+            (int(modes) == modes and modes >= 1,
+             f"the mode set needs a capacity K of at least 1, not {modes}."),
+            (radius is None or (int(radius) == radius and radius >= 0),
+             f"the Hamming radius R must be a non-negative whole number, not {radius}."),
+            (hop_weight in WEIGHTS,
+             f"hop weighting must be one of {', '.join(WEIGHTS)}, not {hop_weight!r}."),
+            (int(mode_every) >= 1, f"mode_every must be at least 1 update, not {mode_every}."),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        self.chains = None if chains is None else int(chains)
+        self.adapt_every = int(adapt_every)
+        self.hop_prob = float(hop_prob)
+        self.n_modes = int(modes)
+        self.radius = None if radius is None else int(radius)
+        self.hop_weight = hop_weight
+        self.mode_every = int(mode_every)
 
     # ------------------------------------------------------------- settings
     def settings(self):
@@ -174,7 +244,30 @@ class Trainer:
             "weight_decay": self.weight_decay, "seed": self.seed,
             "n_hidden": self.n_hidden, "dtype": self.dtype.name,
             "monitor_size": self.monitor_size,
+            **self._sampler_settings(),
         }
+
+    def _sampler_settings(self):
+        if self.method == "pt":
+            spec = self.temperature_spec
+            if spec is not None and not isinstance(spec, (str, int)):
+                spec = [float(t) for t in np.ravel(spec)]
+            return {"temperatures": spec, "chains": self.chains or self.batch_size,
+                    "adapt_every": self.adapt_every}
+        if self.method == "amh":
+            return {"hop_prob": self.hop_prob, "modes": self.n_modes, "radius": self.radius,
+                    "hop_weight": self.hop_weight, "mode_every": self.mode_every}
+        return {}
+
+    def save_modes(self, path):
+        """Write the current AMH mode set to ``path`` (.npz, atomically): ``modes``
+        (|L| x n_visible uint8, most probable first; the first array, so cyrbm's loaders
+        read it as data) and ``log_unnormalized`` (ln P*(m) under the current model)."""
+        if self.modes_ is None:
+            raise ValueError("no mode set: train with method='amh' first.")
+        from cyrbm.modehop import log_unnormalized
+        _io.atomic_savez(path, {"modes": self.modes_,
+                                "log_unnormalized": log_unnormalized(self.model, self.modes_)})
 
     def k_at(self, epoch):
         """CD steps used in ``epoch`` (0-based): linear from k_first to k_last."""
@@ -238,10 +331,26 @@ class Trainer:
                 "streams": make_streams(self.seed, "chains", B),
                 "chains": None, "history": [],
             }
-            if self.method == "pcd":
+            if self.method in ("pcd", "amh"):
                 # persistent chains start at random training rows
                 rng = np.random.default_rng(seed_sequence(self.seed, "chains", 1))
                 state["chains"] = np.ascontiguousarray(data[rng.integers(0, n, B)])
+            if self.method == "pt":
+                # every chain of every ladder starts at a random training row
+                M = self.chains or B
+                rng = np.random.default_rng(seed_sequence(self.seed, "chains", 4))
+                init = np.ascontiguousarray(data[rng.integers(0, n, M * self.temperatures.size)])
+                state["pt"] = {"chains": init,
+                               "streams": make_run_streams(self.seed, "chains", init.shape[0], 2),
+                               "swap_streams": make_streams(self.seed, "chains", M, 3),
+                               "order": np.arange(init.shape[0], dtype=np.int32).reshape(M, -1),
+                               "window": np.zeros((2, max(self.temperatures.size - 1, 1)), np.int64),
+                               "temperatures": self.temperatures.copy(),
+                               "epoch_counts": np.zeros(self.temperatures.size, np.int64)}
+            if self.method == "amh":
+                state["amh"] = {"modes": np.zeros((0, D), np.uint8),
+                                "hop_streams": make_streams(self.seed, "chains", B, 5),
+                                "hop_counts": np.zeros(2, np.int64)}
         self.model = model
         self.history = state["history"]
         self._run(data, state, fingerprint)
@@ -265,8 +374,23 @@ class Trainer:
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
         workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
-        persistent = self.method == "pcd"
-        chains = state["chains"] if persistent else np.empty((B, model.n_visible), np.uint8)
+        persistent = self.method in ("pcd", "amh", "pt")
+        chains = state["chains"] if self.method in ("pcd", "amh") else \
+            np.empty((B, model.n_visible), np.uint8)
+        ladders = modeset = None
+        if self.method == "pt":
+            from cyrbm.tempering import TemperedChains
+            pt = state["pt"]
+            ladders = TemperedChains(pt["temperatures"], model.n_visible, model.n_hidden,
+                                     pt["order"].shape[0], dtype=model.W.dtype, n_threads=T,
+                                     adaptive=self.adaptive, state=pt)
+        if self.method == "amh":
+            from cyrbm import modehop
+            amh = state["amh"]
+            radius = self.radius if self.radius is not None else max(1, model.n_visible // 10)
+            modeset = modehop.ModeSet(self.n_modes, radius, self.hop_weight,
+                                      model.n_visible, amh["modes"])
+            self.modes_ = modeset.modes
         monitor = None
         monitor_rows = (auto_monitor_rows(model.n_visible, model.n_hidden)
                         if self.monitor_size == "auto" else self.monitor_size)
@@ -293,8 +417,32 @@ class Trainer:
                     b = state["batch"]
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
                     lr = self.learning_rate_at(state["n_updates"])
+                    step_k = k
+                    if ladders is not None:
+                        # one PT round (CRI10 Table I), its T = 1 states as the negative phase
+                        ladders.step(model.W, model.vbias, model.hbias, n_threads=T)
+                        M = ladders.M
+                        chains = np.ascontiguousarray(
+                            ladders.top()[(state["n_updates"] * B + np.arange(B)) % M])
+                        step_k = 0
+                        acc = ladders.accepted.sum(axis=0)      # this round's swaps per pair
+                        ladders.accepted[:] = 0
+                        counts = state["pt"]["epoch_counts"]     # K per-pair counts, attempts
+                        counts[:-1] += acc[: counts.size - 1]
+                        counts[-1] += M
+                        ladders.window[0] += acc
+                        ladders.window[1] += M
+                        ladders.adapt(self.adapt_every * M)
+                    if modeset is not None:
+                        if state["n_updates"] % self.mode_every == 0:
+                            self.modes_ = modeset.rebuild(model, chains)
+                        if state["n_updates"] % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
+                            modeset.update_proposal(model)
+                        proposed, accepted = modehop.hop(model, chains, modeset, self.hop_prob,
+                                                         state["amh"]["hop_streams"])
+                        state["amh"]["hop_counts"] += (proposed, accepted)
                     # cd_statistics + apply_update in one pass (bit-identical to them)
-                    settings = dict(k=k, persistent=persistent, learning_rate=lr,
+                    settings = dict(k=step_k, persistent=persistent, learning_rate=lr,
                                     momentum=self.momentum, weight_decay=self.weight_decay,
                                     scale=1.0 / B, n_threads=T)
                     ok = _gibbs.cd_update((model.W, model.vbias, model.hbias),
@@ -309,6 +457,7 @@ class Trainer:
                         bar.update(1)
                     if interrupted.flag:
                         state["epoch_seconds"] = seconds_before + time.perf_counter() - t0
+                        self._keep_sampler_state(state, ladders, modeset)
                         self._save_checkpoint(state, fingerprint)
                         self.saved_on_interrupt = self.checkpoint is not None
                         raise KeyboardInterrupt
@@ -320,6 +469,17 @@ class Trainer:
                     "learning_rate": self.learning_rate_at(state["n_updates"]),
                     "seconds": seconds_before + time.perf_counter() - t0,
                 }
+                if ladders is not None:
+                    counts = state["pt"]["epoch_counts"]
+                    record["swap_rates"] = [float(a / max(counts[-1], 1)) for a in counts[:-1]]
+                    record["temperatures"] = [float(t) for t in ladders.temps]
+                    counts[:] = 0
+                if modeset is not None:
+                    proposed, accepted = (int(x) for x in state["amh"]["hop_counts"])
+                    record["hops_proposed"] = proposed
+                    record["hop_acceptance"] = accepted / proposed if proposed else None
+                    record["modes"] = len(modeset)
+                    state["amh"]["hop_counts"][:] = 0
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
                     record["pseudo_log_likelihood"] = float(np.mean(
@@ -332,12 +492,22 @@ class Trainer:
                 state["epoch_seconds"] = 0.0
                 if self.checkpoint is not None and (
                         state["epoch"] % self.checkpoint_every == 0 or state["epoch"] == self.epochs):
+                    self._keep_sampler_state(state, ladders, modeset)
                     self._save_checkpoint(state, fingerprint)
         finally:
             if bar is not None:
                 bar.close()
             interrupted.uninstall()
+        self._keep_sampler_state(state, ladders, modeset)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    @staticmethod
+    def _keep_sampler_state(state, ladders, modeset):
+        """Copy the PT / AMH sampler state into ``state`` (for a checkpoint)."""
+        if ladders is not None:
+            state["pt"].update(ladders.arrays())
+        if modeset is not None:
+            state["amh"]["modes"] = modeset.modes
 
     # ---------------------------------------------------------- checkpoints
     def _training_record(self, state, shape):
@@ -362,6 +532,9 @@ class Trainer:
                        "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
         if state["chains"] is not None:
             arrays["trainer_chains"] = state["chains"]
+        for name, keys in (("pt", _PT_KEYS), ("amh", _AMH_KEYS)):
+            if name in state:
+                arrays.update({f"trainer_{name}_{key}": state[name][key] for key in keys})
         _io.atomic_savez(self.checkpoint, arrays)
         self._last_checkpoint_epoch = state["epoch"]
 
@@ -403,14 +576,21 @@ class Trainer:
             "vel_hbias": np.ascontiguousarray(arrays["trainer_vel_hbias"], dtype=self.dtype),
             "streams": np.ascontiguousarray(arrays["trainer_streams"], dtype=np.uint64),
             "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=np.uint8)
-                       if self.method == "pcd" else None),
+                       if self.method in ("pcd", "amh") else None),
             "history": list(training.get("history", [])),
         }
+        for name, keys in (("pt", _PT_KEYS), ("amh", _AMH_KEYS)):
+            if self.method == name:
+                missing = [k for k in keys if f"trainer_{name}_{k}" not in arrays]
+                if missing:
+                    raise ModelFileError(f"checkpoint '{path}' lacks the {name.upper()} sampler "
+                                         f"state ({', '.join(missing)}).")
+                state[name] = {k: np.array(arrays[f"trainer_{name}_{k}"]) for k in keys}
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")
         if state["vel_W"].shape != model.W.shape or state["streams"].shape != (self.batch_size, 4) or (
-                self.method == "pcd" and (state["chains"] is None
+                self.method in ("pcd", "amh") and (state["chains"] is None
                                           or state["chains"].shape != (self.batch_size, n_visible))):
             raise ModelFileError(f"checkpoint '{path}' has trainer arrays of the wrong shape.")
         model.meta.pop("checkpoint", None)

@@ -50,6 +50,21 @@ def bound64(list Ws, list bs, list cs, uint8_t[:, ::1] v, Py_ssize_t M,
     free(sizes)
     return status, out
 
+from cyrbm.capi cimport pt_sweeps_f32
+from libc.stdint cimport int64_t
+
+def pt32(float[:, ::1] W, float[::1] b, float[::1] a, uint8_t[:, ::1] v, double[::1] temps,
+         int steps, uint64_t[:, ::1] streams, uint64_t[:, ::1] swap_streams, int n_threads):
+    cdef Py_ssize_t n = v.shape[0] // temps.shape[0]
+    acc = np.zeros((max(n, 1), max(temps.shape[0] - 1, 1)), dtype=np.int64)
+    cdef int64_t[:, ::1] av = acc
+    cdef int status
+    with nogil:
+        status = pt_sweeps_f32(&W[0, 0], &b[0], &a[0], W.shape[0], W.shape[1], &v[0, 0], n,
+                               &temps[0], temps.shape[0], steps, <cyrbm_rng *> &streams[0, 0],
+                               <cyrbm_rng *> &swap_streams[0, 0], &av[0, 0], n_threads)
+    return status, acc
+
 def logp(double[:, ::1] W, double[::1] b, double[::1] a, uint8_t[:, ::1] v):
     out = np.empty(v.shape[0])
     cdef double[::1] o = out
@@ -277,7 +292,7 @@ def _annealer_result(model, base, seed=11, **kw):
 
 
 def test_capi_version_and_constants():
-    assert cyrbm.capi.C_API_VERSION == 3
+    assert cyrbm.capi.C_API_VERSION == 4
     assert cyrbm.capi.EXACT_MAX_UNITS == EXACT_MAX_UNITS
     # the documented layout, derived from numpy's SeedSequence directly (the Annealer's
     # own streams are checked through its log weights in test_cython_ais_matches_the_annealer)
@@ -390,3 +405,20 @@ def test_cython_bound_terms_match_the_estimator(downstream):
     status, _ = cy.bound64([dbn.layers[0].W], [dbn.layers[0].vbias], [dbn.layers[0].hbias],
                            v, 3, cyrbm.capi.make_bound_streams(8, 300), 1)
     assert status == -2                   # one layer: not a DBN bound
+
+
+# --------------------------------------------------------- version 4: parallel tempering
+def test_cython_pt_matches_rbm_sample(downstream, model):
+    cy, _ = downstream
+    m32 = model.astype(np.float32)
+    temps = np.array([0.0, 0.3, 0.7, 1.0])
+    n, K1 = 6, 4
+    init = (np.random.default_rng(3).random((n, 30)) < 0.5).astype(np.uint8)
+    v = np.ascontiguousarray(np.repeat(init, K1, axis=0))      # as RBM.sample starts it
+    streams, swap_streams = cyrbm.capi.make_pt_streams(9, n, K1)
+    status, acc = cy.pt32(m32.W, m32.vbias, m32.hbias, v, temps, 12, streams, swap_streams, 2)
+    assert status == 0 and acc.sum() > 0
+    want = m32.sample(n, steps=12, seed=9, init=init, sampler="pt", temperatures=temps)
+    np.testing.assert_array_equal(v[K1 - 1::K1], want)
+    bad = np.array([0.0, 0.7, 0.3, 1.0])
+    assert cy.pt32(m32.W, m32.vbias, m32.hbias, v, bad, 1, streams, swap_streams, 1)[0] == -2

@@ -71,6 +71,15 @@ def numbers(dtype):
                                 threads=2).samples
     out["chib_ais"] = ais_per_vector(dbn, data[:3], 1.0, schedule="linear:20", runs=2,
                                      seed=4, threads=2).samples
+    # parallel tempering: the tempered configuration (c added after beta) and the swaps
+    out["sample_pt"] = model.sample(7, steps=9, seed=3, threads=2, sampler="pt",
+                                    temperatures=[0.0, 0.4, 0.7, 1.0])
+    for method in ("pt", "amh"):
+        fit = cyrbm.Trainer(M, method=method, epochs=2, batch_size=30, learning_rate=0.05,
+                            seed=11, threads=2, dtype=dtype, monitor_size=0, progress=False,
+                            temperatures="adaptive:4", adapt_every=2, hop_prob=0.5,
+                            mode_every=3, radius=3).fit(data)
+        out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     for method in ("cd", "pcd"):
         fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,
                             learning_rate=0.05, seed=11, threads=2, dtype=dtype,

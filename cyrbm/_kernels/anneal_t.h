@@ -157,11 +157,15 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
         const T *x = (const T *)(L == 0 ? S->xA : S->xB) + r * ld;
+        /* B's unscaled hidden biases (CRI10's family (beta W, b, c)): the draws use
+         * beta x + e instead of beta x; no log weights then */
+        const T *e = L == 1 ? (const T *)P->eB : NULL;
         uint8_t *h = (L == 0 ? S->hA : S->hB) + r * ld;
         int32_t *fon = (L == 0 ? S->hlistA : S->hlistB) + r * ld;
         int32_t *foff = (L == 0 ? S->hlistA_off : S->hlistB_off) + r * ld;
         int32_t non = 0, noff = 0;
         const double cp = L == 0 ? 1.0 - bp : bp, cc = L == 0 ? 1.0 - bc : bc;
+        const double cx = e != NULL ? 1.0 : cc;   /* the share applied to -|x| below */
         /* exp(-cp |x|) = exp(-cc |x|) exp(d), d = (cc - cp) |x|: when |d| <= 1/64 for every
          * unit (|x| is at most xbound), exp(d) by its Taylor polynomial of degree 6
          * (remainder < 5e-17) instead of a second full exp */
@@ -191,14 +195,16 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                 for (q = 0; q < NQD; q++) {
                     const ptrdiff_t jq = j + q * VLD;
 #if IS_F32
-                    const vd xd = ld_f_as_d(x + jq);
+                    vd xd = ld_f_as_d(x + jq);
+                    if (e != NULL) xd = cc * xd + ld_f_as_d(e + jq);
 #else
-                    const vd xd = ld_d(x + jq);
+                    vd xd = ld_d(x + jq);
+                    if (e != NULL) xd = cc * xd + ld_d(e + jq);
 #endif
                     const vq valid = CYRBM_K(valid_d)(n - jq);
                     const vd na = ASD(ASQ(xd) | 0x8000000000000000ULL);   /* -|x| */
                     /* exp(-c |x|), 0 in lanes past the layer's end */
-                    const vd ec = ASD(ASQ(vexp_d(cc * na)) & valid);
+                    const vd ec = ASD(ASQ(vexp_d(cx * na)) & valid);
                     if (weights) {
                         vd ep;
                         if (series) {
@@ -510,6 +516,102 @@ void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdi
         FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1, 0, 1,
                           (force_refresh && s == s0) ||
                           (refresh_every > 0 && s % refresh_every == 0));
+}
+
+/* sum_j softplus(t x_j + e_j) over the n hidden units of one run, float64 (x: its kept
+ * inputs, e: unscaled biases or NULL), as the log weights sum it: t x + e in logical lane
+ * j % 8, max(z, 0) summed and prod (1 + exp(-|z|)) kept as mantissa * 2^exponent per
+ * block of CYRBM_AK_BLOCK units, so every variant gives the same bits. */
+CYRBM_INLINE double FN(cyrbm_ak_softplus_sum)(const T *x, const T *e, ptrdiff_t n, double t) {
+    double relu = 0.0, Pm = 1.0, Ex = 0.0;
+    ptrdiff_t j0, j;
+    int q, l;
+    for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
+        const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
+        vd rl[NQD], pp[NQD];
+        double qp = 1.0;
+        for (q = 0; q < NQD; q++) {
+            rl[q] = BCD(0.0);
+            pp[q] = BCD(1.0);
+        }
+        for (j = j0; j < j1; j += 8)
+            for (q = 0; q < NQD; q++) {
+                const ptrdiff_t jq = j + q * VLD;
+#if IS_F32
+                vd z = t * ld_f_as_d(x + jq);
+                if (e != NULL) z = z + ld_f_as_d(e + jq);
+#else
+                vd z = t * ld_d(x + jq);
+                if (e != NULL) z = z + ld_d(e + jq);
+#endif
+                const vq valid = CYRBM_K(valid_d)(n - jq);
+                const vd na = ASD(ASQ(z) | 0x8000000000000000ULL);
+                rl[q] += ASD(MASKQ(z > 0.0) & ASQ(z) & valid);
+                pp[q] *= 1.0 + ASD(ASQ(vexp_d(na)) & valid);
+            }
+        for (l = 0; l < 8; l++) {
+            relu += LANE(rl[l / VLD], l % VLD);
+            qp *= LANE(pp[l / VLD], l % VLD);
+        }
+        cyrbm_ak_mulexp(&Pm, &Ex, qp);
+    }
+    return relu + log(Pm) + Ex * LN2;
+}
+
+/* Parallel-tempering swaps (Cho, Raiko & Ilin 2010, Table I step 4b, Eq. 5) for the
+ * ladders [m0, m1) of an engine in CRI10's configuration: A without hidden units, B the
+ * RBM with zero stored hidden biases and its biases c in eB, bA = bB = b, so that the run
+ * at beta moves by the RBM (beta W, b, c).  Ladder m holds the K1 runs m K1 .. m K1 + K1 - 1;
+ * order[m K1 + k] (INOUT) is the run at temperature temps[k] (0 <= temps[0] < ... <
+ * temps[K1 - 1] = 1).  First each run's hidden inputs are brought up to date with its last
+ * visible flips (the next step then has none to add: the same bits as without swaps).
+ * Then for k = K1 - 1 down to 1 the runs at temps[k] and temps[k - 1] swap temperatures
+ * with probability min(1, p_{k-1}(x_k) p_k(x_{k-1}) / (p_k(x_k) p_{k-1}(x_{k-1}))), where
+ * ln p_t(v) = b.v + sum_j softplus(t (W^T v)_j + c_j) (b.v cancels), one uniform of the
+ * ladder's stream streams[m] per pair.  beta[run] (OUT) receives each run's temperature;
+ * accepted[m (K1 - 1) + k - 1] (INOUT) counts the accepted swaps of pair (k - 1, k). */
+void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,
+                        ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order,
+                        double *beta, cyrbm_rng *streams, int64_t *accepted) {
+    const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
+    const T *eB = (const T *)P->eB;
+    ptrdiff_t m, k;
+    for (m = m0; m < m1; m++) {
+        int32_t *o = order + m * K1;
+        double f_top;
+        for (k = 0; k < K1; k++) {
+            const ptrdiff_t r = m * K1 + k;
+            if (P->nA > 0)
+                FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
+                                      S->vlist_off + r * ldV, S->nv_off[r],
+                                      (T *)S->xA + r * ldA, 0, (const T *)P->aA);
+            if (P->nB > 0)
+                FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
+                                      S->vlist_off + r * ldV, S->nv_off[r],
+                                      (T *)S->xB + r * ldB, 0, (const T *)P->aB);
+            S->nv[r] = S->nv_off[r] = 0;
+        }
+        f_top = FN(cyrbm_ak_softplus_sum)((const T *)S->xB + o[K1 - 1] * ldB, eB, P->nB,
+                                          temps[K1 - 1]);
+        for (k = K1 - 1; k >= 1; k--) {
+            const int32_t ra = o[k], rb = o[k - 1];
+            const T *xa = (const T *)S->xB + ra * ldB, *xb = (const T *)S->xB + rb * ldB;
+            const double fa_lo = FN(cyrbm_ak_softplus_sum)(xa, eB, P->nB, temps[k - 1]);
+            const double fb_lo = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k - 1]);
+            const double fb_hi = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k]);
+            const double log_r = (fa_lo + fb_hi) - (f_top + fb_lo);
+            const double u = cyrbm_rng_uniform(&streams[m]);
+            if (log_r >= 0.0 || u < cyrbm_exp_neg(log_r)) {
+                o[k] = rb;
+                o[k - 1] = ra;
+                accepted[m * (K1 - 1) + k - 1] += 1;
+                f_top = fa_lo;
+            } else {
+                f_top = fb_lo;
+            }
+        }
+        for (k = 0; k < K1; k++) beta[o[k]] = temps[k];
+    }
 }
 
 #undef CHUNK

@@ -77,6 +77,8 @@ typedef struct {
     int dense;                      /* 0: never use the tables, 1: when cheaper, 2: always */
     ptrdiff_t dtile;                /* table rows of a chunk taken at a time */
     ptrdiff_t dense_x, dense_u;     /* thresholds, percent: CYRBM_AK_DENSE_X, _U */
+    const void *eB;                 /* ldB or NULL: B's hidden biases added after beta,
+                                     * sigma(beta xB + eB) (CRI10's family; no weights) */
 } cyrbm_ais_pair;
 
 /* The state of R runs (row r of each array belongs to run r). */
@@ -189,6 +191,16 @@ typedef struct {
                               ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
     X(void, ais_visible_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
                               ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
+    /* parallel-tempering swaps of ladders [m0, m1), see anneal_t.h (INOUT S, order,     \
+     * streams, accepted; OUT beta) */                                                    \
+    X(void, pt_swaps_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,     \
+                           ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
+                           double *beta, cyrbm_rng *streams, int64_t *accepted),          \
+      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                          \
+    X(void, pt_swaps_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,     \
+                           ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
+                           double *beta, cyrbm_rng *streams, int64_t *accepted),          \
+      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                          \
     /* exact-enumeration chunk, see anneal.c (OUT out, each; scratch act) */              \
     X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
                           const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \

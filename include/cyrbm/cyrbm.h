@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "cyrbm/cyrbm_types.h"
 
-#define CYRBM_CAPI_VERSION 3
+#define CYRBM_CAPI_VERSION 4
 
 /* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
 #define CYRBM_AIS_STREAM_WORDS 32
@@ -137,6 +137,33 @@ typedef struct cyrbm_capi {
                                Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
                                double *lpv, double *lrest, double *lq, double *ent,
                                int n_threads);
+
+    /* ---- version 4 ---- */
+
+    /* steps rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on n ladders of
+     * n_temps chains: each round one block-Gibbs sweep of every chain of the RBM
+     * (t W, vbias, hbias) at its temperature t, then swaps of neighbouring temperatures
+     * from the top down by the Metropolis rule (Eq. 5).
+     *   temps:        n_temps temperatures, 0 <= t_0 < ... < t_K = 1 (else -2).
+     *   v:            in/out, (n n_temps) x n_visible uint8: row m n_temps + k is ladder m's
+     *                 chain at temps[k] (on return too; its T = 1 samples are the rows
+     *                 m n_temps + n_temps - 1).
+     *   streams:      n n_temps chain streams (advanced); swap_streams: n, one per ladder.
+     *   accepted:     in/out (or NULL), n x (n_temps - 1) int64 counts of accepted swaps
+     *                 of each pair (t_k, t_k+1).
+     * With (streams, swap_streams) = cyrbm.capi.make_pt_streams(seed, n, n_temps) and v
+     * as RBM.sample starts it, the T = 1 rows are RBM.sample(n, steps, seed=seed,
+     * sampler="pt", temperatures=temps) bit for bit.  Results do not depend on n_threads. */
+    int (*pt_sweeps_f64)(const double *W, const double *vbias, const double *hbias,
+                         Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                         const double *temps, Py_ssize_t n_temps, int steps,
+                         cyrbm_rng *streams, cyrbm_rng *swap_streams, int64_t *accepted,
+                         int n_threads);
+    int (*pt_sweeps_f32)(const float *W, const float *vbias, const float *hbias,
+                         Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                         const double *temps, Py_ssize_t n_temps, int steps,
+                         cyrbm_rng *streams, cyrbm_rng *swap_streams, int64_t *accepted,
+                         int n_threads);
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */

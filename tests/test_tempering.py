@@ -1,0 +1,338 @@
+"""Parallel tempering (Cho, Raiko & Ilin 2010) and mode-hopping SML (Hu & Yu, AMH-p).
+
+Without learning, each transition leaves p(v) invariant: on tiny RBMs the long-run draws
+pass the shared stationarity check (chi-square against enumeration, with its power
+check), and the same check fails for a deliberately wrong acceptance rule.  Then the
+training paths: thread counts, resume, history records, and bad input in one sentence.
+"""
+import numpy as np
+import pytest
+
+import cyrbm
+from cyrbm import _anneal, _gibbs, modehop
+from cyrbm.capi import make_ais_streams
+from cyrbm.tempering import check_temperatures, parse_temperatures, retune
+from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
+                        exact_draws, tiny_model, total_variation)
+
+LADDER = [0.0, 0.3, 0.6, 1.0]
+
+
+def softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def tempered_distribution(model, t):
+    """p_t(v) of the RBM (t W, b, c) over all_states, by enumeration (CRI10 Sec. IV)."""
+    V = all_states(model.n_visible).astype(np.float64)
+    f = V @ model.vbias + softplus(t * (V @ model.W) + model.hbias).sum(1)
+    return np.exp(f - np.logaddexp.reduce(f))
+
+
+@pytest.fixture(scope="module")
+def model():
+    """A 6 x 4 RBM with five local modes (fixed points of the mode-hopping optimiser)."""
+    return tiny_model(6, 4, scale=1.5, seed=5)
+
+
+# ------------------------------------------------------------------ PT invariance
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pt_samples_follow_p(model, dtype):
+    m = model.astype(dtype)
+    check_sampler(lambda n, seed: m.sample(n, steps=40, seed=seed, sampler="pt",
+                                           temperatures=LADDER), model)
+
+
+def test_pt_every_temperature_follows_its_own_rbm(model):
+    """All rows of pt_sample: ladder m's chain at T_k follows p_{T_k} (the family
+    (T W, b, c), not SM08's, which would scale c too)."""
+    temps = np.array(LADDER)
+    K1, n = temps.size, 20000
+    v = (np.random.default_rng(0).random((n * K1, 6)) < 0.5).astype(np.uint8)
+    acc = np.zeros((n, K1 - 1), np.int64)
+    _anneal.pt_sample(model.W, model.vbias, model.hbias, v, temps, 40,
+                      cyrbm.capi.make_streams(1, n * K1), cyrbm.capi.make_streams(2, n), acc, 2)
+    k = 1
+    p = tempered_distribution(model, temps[k])
+    wrong = next(q for q in (tempered_distribution(model, temps[k] + d)
+                             for d in (0.15, 0.1, 0.07, 0.05, 0.03))
+                 if 0 < total_variation(p, q) <= 0.05)
+    check_sampler(lambda n_, s: v[k::K1], model, target=lambda _: p, wrong=[wrong])
+    assert np.all(acc > 0)
+
+
+def python_pt(model, temps, n, rounds, seed, accept):
+    """PT with the engine's sweeps and swaps written here in NumPy with the acceptance
+    ``accept(log_r, u)``: the harness of the wrong-rule check."""
+    temps = np.asarray(temps, float)
+    K1, R = temps.size, n * temps.size
+    eng = _anneal.GibbsEngine(np.zeros(6), None, None, np.zeros((6, 4)), np.zeros(6),
+                              np.zeros(4), make_ais_streams(seed, R), dtype=np.float64)
+    eng.set_tempered(model.W, model.vbias, model.hbias)
+    eng.set_visible((np.random.default_rng(seed).random((R, 6)) < 0.5).astype(np.uint8))
+    order = np.arange(R).reshape(n, K1)
+    beta = np.tile(temps, n)
+    rng = np.random.default_rng(seed + 1)
+    rows = np.arange(n)
+
+    def f(v, t):
+        return softplus(t[:, None] * (v @ model.W) + model.hbias).sum(1)
+
+    for s in range(rounds):
+        eng.sweep(1, beta=beta, force_refresh=True)
+        V = eng.visible().astype(float)
+        for k in range(K1 - 1, 0, -1):
+            a, b = order[:, k], order[:, k - 1]
+            hi, lo = np.full(n, temps[k]), np.full(n, temps[k - 1])
+            log_r = f(V[a], lo) + f(V[b], hi) - f(V[a], hi) - f(V[b], lo)
+            ok = accept(log_r, rng.random(n))
+            order[ok, k], order[ok, k - 1] = b[ok], a[ok]
+        beta[order.ravel()] = np.tile(temps, n)
+    return eng.visible()[order[rows, -1]]
+
+
+def test_pt_wrong_swap_rule_fails(model):
+    right = lambda log_r, u: np.log(u) < log_r                   # Eq. 5
+    wrong = lambda log_r, u: np.log(u) < -log_r                  # the ratio upside down
+    check_sampler(lambda n, s: python_pt(model, LADDER, n, 40, s, right), model)
+    with pytest.raises(AssertionError, match="do not follow"):
+        check_sampler(lambda n, s: python_pt(model, LADDER, n, 40, s, wrong), model)
+
+
+# ----------------------------------------------------------------- AMH invariance
+def mode_set(model, K=5, R=1, weighting="uniform"):
+    L = modehop.ModeSet(K, R, weighting, model.n_visible)
+    L.rebuild(model, all_states(model.n_visible))
+    assert len(L) >= 3
+    return L
+
+
+def hops(model, L, n, seed, rounds, rule=None, gibbs=False):
+    """``rounds`` AMH iterations on n chains: with ``gibbs``, from random bits, a hop of
+    probability 1/2 then the PCD-1 Gibbs update of training (cd_statistics, nothing
+    learnt); without, from exact draws, hops alone (p = 1)."""
+    if gibbs:
+        v = (np.random.default_rng(seed).random((n, model.n_visible)) < 0.5).astype(np.uint8)
+    else:
+        v = exact_draws(model, n, seed).astype(np.uint8)
+    streams = cyrbm.capi.make_streams(seed, n, "chains")
+    gstreams = cyrbm.capi.make_streams(seed + 7, n, "chains")
+    grads = (np.empty_like(model.W), np.empty_like(model.vbias), np.empty_like(model.hbias))
+    settings = dict(k=1, persistent=True, learning_rate=0.0, momentum=0.0, weight_decay=0.0,
+                    scale=1.0, n_threads=1)
+    for _ in range(rounds):
+        modehop.hop(model, v, L, 0.5 if gibbs else 1.0, streams, accept_rule=rule)
+        if gibbs:
+            _gibbs.cd_statistics((model.W, model.vbias, model.hbias), v, v, gstreams, grads,
+                                 settings)
+    return v
+
+
+@pytest.mark.parametrize("weighting", ["uniform", "prob", "distance"])
+def test_mode_hops_leave_p_invariant(model, weighting):
+    L = mode_set(model, weighting=weighting)
+    check_sampler(lambda n, s: hops(model, L, n, s, 3), model)
+
+
+def test_amh_transition_follows_p(model):
+    L = mode_set(model)
+    check_sampler(lambda n, s: hops(model, L, n, s, 40, gibbs=True), model)
+
+
+def test_amh_wrong_acceptance_fails(model):
+    L = mode_set(model)
+    # the Metropolis ratio without the proposal terms of Eq. 6
+    naive = lambda t: t["log_p_new"] - t["log_p_old"]
+    with pytest.raises(AssertionError, match="do not follow"):
+        check_sampler(lambda n, s: hops(model, L, n, s, 3, rule=naive), model)
+
+
+def test_mode_set_respects_capacity_radius_and_order(model):
+    L = modehop.ModeSet(3, 2, "prob", model.n_visible)
+    walk = all_states(6)
+    modes = L.rebuild(model, walk)
+    assert 1 <= len(modes) <= 3
+    assert np.array_equal(modehop.local_mode(model, modes), modes)     # m = mu(m)
+    lp = modehop.log_unnormalized(model, modes)
+    assert np.all(np.diff(lp) <= 0)                                    # most probable first
+    d = (modes[:, None] != modes[None]).sum(2)
+    assert np.all(d[~np.eye(len(modes), dtype=bool)] >= 2)
+    logH = L.log_hop(model)
+    np.testing.assert_allclose(np.exp(logH).sum(1), 1.0)
+    assert np.all(np.isneginf(np.diag(logH)))
+
+
+# ------------------------------------------------------------------ training
+DATA = np.repeat(np.eye(4, 12, 0, np.uint8) + np.eye(4, 12, 4, np.uint8), 15, axis=0)
+
+
+def fit(method, threads=1, start=True, **kw):
+    args = dict(method=method, epochs=3, batch_size=20, learning_rate=0.1, seed=4,
+                threads=threads, monitor_size=0, progress=False, temperatures="adaptive:5",
+                adapt_every=2, hop_prob=0.5, modes=4, radius=1, mode_every=2)
+    if method != "pt":
+        args.pop("temperatures")
+    args.update(kw)
+    tr = cyrbm.Trainer(5, **args)
+    # a start with several modes, so that AMH has hops to make from the first update
+    return tr, tr.fit(DATA, model=tiny_model(12, 5, scale=2.0, seed=1) if start else None)
+
+
+@pytest.mark.parametrize("method", ["pt", "amh"])
+def test_training_does_not_depend_on_threads(method):
+    _, a = fit(method, threads=1)
+    _, b = fit(method, threads=2)
+    for x, y in zip((a.W, a.vbias, a.hbias), (b.W, b.vbias, b.hbias)):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("method", ["pt", "amh"])
+def test_resume_is_bit_identical(method, tmp_path):
+    _, whole = fit(method, epochs=4)
+    ck = tmp_path / "c.npz"
+    fit(method, epochs=2, checkpoint=ck)
+    assert method != "amh" or len(np.load(ck)["trainer_amh_modes"]) >= 2
+    tr = cyrbm.Trainer(5, **{**dict(method=method, epochs=4, batch_size=20, learning_rate=0.1,
+                                    seed=4, threads=1, monitor_size=0, progress=False,
+                                    adapt_every=2, hop_prob=0.5, modes=4, radius=1,
+                                    mode_every=2, checkpoint=ck),
+                             **({"temperatures": "adaptive:5"} if method == "pt" else {})})
+    resumed = tr.fit(DATA, resume=True)
+    np.testing.assert_array_equal(resumed.W, whole.W)
+    np.testing.assert_array_equal(resumed.hbias, whole.hbias)
+
+
+def test_history_records():
+    tr, _ = fit("pt")
+    rec = tr.history[-1]
+    assert len(rec["swap_rates"]) == 4 and all(0 <= r <= 1 for r in rec["swap_rates"])
+    t = np.array(rec["temperatures"])
+    assert t[0] == 0 and t[-1] == 1 and np.all(np.diff(t) > 0)
+    tr, model = fit("amh")
+    rec = tr.history[-1]
+    assert rec["hops_proposed"] > 0 and 0 <= rec["hop_acceptance"] <= 1
+    assert rec["modes"] == len(tr.modes_) >= 1
+    assert model.meta["training"]["settings"]["hop_prob"] == 0.5
+
+
+def test_save_modes(tmp_path):
+    tr, _ = fit("amh")
+    tr.save_modes(tmp_path / "modes.npz")
+    modes = cyrbm.load_data(str(tmp_path / "modes.npz"))
+    np.testing.assert_array_equal(modes, tr.modes_)
+
+
+def test_adaptive_retune_equalises_rates():
+    t = np.linspace(0, 1, 6)
+    rates = np.array([0.95, 0.9, 0.8, 0.4, 0.1])       # the cold end swaps rarely
+    new = retune(t, rates, damping=1.0)
+    assert new[0] == 0 and new[-1] == 1 and np.all(np.diff(new) > 0)
+    assert np.diff(new)[-1] < np.diff(t)[-1]            # denser where swaps fail
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("spec, message", [
+    ([0.0, 0.5, 0.4, 1.0], "increase strictly"),
+    ([0.0, 0.5, 0.9], "end at 1"),
+    ("0,0.5,0.9", "end at 1"),
+    ([-0.1, 1.0], "negative"),
+    ("1", "at least 2"),
+    ("adaptive:x", "count"),
+    ("adaptive:0,0.5", "end at 1"),
+])
+def test_bad_temperatures(spec, message):
+    with pytest.raises(ValueError, match=message):
+        cyrbm.Trainer(5, method="pt", temperatures=spec)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(method="pt", chains=0), "chains"),
+    (dict(method="amh", hop_prob=1.5), r"\[0, 1\]"),
+    (dict(method="amh", hop_prob=-0.1), r"\[0, 1\]"),
+    (dict(method="amh", radius=-1), "radius R"),
+    (dict(method="amh", modes=0), "capacity K"),
+    (dict(method="pt", k=2), "one sweep"),
+])
+def test_bad_sampler_settings(kw, message):
+    with pytest.raises(ValueError, match=message):
+        cyrbm.Trainer(5, **kw)
+
+
+def test_sample_checks_its_sampler(model):
+    with pytest.raises(ValueError, match="gibbs' or 'pt"):
+        model.sample(3, sampler="mh")
+    with pytest.raises(ValueError, match="end at 1"):
+        model.sample(3, sampler="pt", temperatures=[0, 0.5])
+    a = model.sample(50, steps=5, seed=2, sampler="pt", threads=1)
+    b = model.sample(50, steps=5, seed=2, sampler="pt", threads=2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_ladder_parsing():
+    t, ad = parse_temperatures(None)
+    assert t.size == 21 and not ad and t[1] == 0.05
+    t, ad = parse_temperatures("adaptive:10")
+    assert ad and t.size == 10
+    t, ad = parse_temperatures("0.9,0.95,1")
+    assert not ad and t[0] == 0.9
+    assert parse_temperatures(5)[0].size == 5
+    t, ad = parse_temperatures("adaptive:0.8,0.9,1")
+    assert ad and t[0] == 0.8
+    np.testing.assert_array_equal(check_temperatures([0, 1]), [0.0, 1.0])
+
+
+# ------------------------------------------------------------------ command line
+@pytest.mark.parametrize("options, needle", [
+    (["--method", "pt", "--temperatures", "0,0.5,0.4,1"], "increase strictly"),
+    (["--method", "pt", "--temperatures", "0,0.5,0.9"], "end at 1"),
+    (["--method", "pt", "--chains", "0"], "--chains must be at least 1"),
+    (["--method", "amh", "--hop-prob", "1.5"], "--hop-prob must be at least 0 and at most 1"),
+    (["--method", "amh", "--hop-prob", "-0.5"], "--hop-prob"),
+    (["--method", "amh", "--radius", "-1"], "--radius must be at least 0"),
+    (["--method", "amh", "--modes", "0"], "--modes must be at least 1"),
+    (["--method", "amh", "--hop-weight", "far"], "--hop-weight"),
+    (["--method", "cd", "--temperatures", "5"], "option of --method pt"),
+])
+def test_cli_bad_sampler_options(options, needle, tmp_path, capsys):
+    from cyrbm.cli import main
+    code = main(["train", "digits:train", "-o", str(tmp_path / "m.npz"), "--hidden", "4",
+                 "--epochs", "1", *options])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "Traceback" not in err, err
+    assert needle in lines[0], err
+
+
+def test_cli_trains_pt_and_amh(tmp_path, capsys):
+    import json
+    from cyrbm.cli import main
+    for method, extra in (("pt", ["--temperatures", "adaptive:4", "--chains", "50"]),
+                          ("amh", ["--hop-prob", "0.2", "--modes", "5", "--radius", "3",
+                                   "--hop-weight", "distance"])):
+        code = main(["train", "digits:train", "-o", str(tmp_path / f"{method}.npz"),
+                     "--hidden", "8", "--epochs", "2", "--method", method, "--json", *extra])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["method"] == method
+        rec = out["history"][-1]
+        assert ("swap_rates" in rec) if method == "pt" else ("hop_acceptance" in rec)
+        saved = cyrbm.RBM.load(tmp_path / f"{method}.npz").meta["training"]["settings"]
+        assert saved["method"] == method
+
+
+def test_cli_sample_by_parallel_tempering(tmp_path, capsys):
+    """cyrbm sample --sampler pt: the image of RBM.sample(sampler="pt") (needs Pillow)."""
+    Image = pytest.importorskip("PIL.Image")
+    from cyrbm.cli import main
+    model_path = tmp_path / "m.npz"
+    assert main(["train", "digits:train", "-o", str(model_path), "--hidden", "16",
+                 "--epochs", "5", "--lr", "0.1", "--no-progress"]) == 0
+    out = tmp_path / "pt.png"
+    code = main(["sample", str(model_path), "-o", str(out), "--n", "12", "--steps", "50",
+                 "--sampler", "pt", "--seed", "2"])
+    text = capsys.readouterr().out
+    assert code == 0 and "pt sweeps" in text
+    with Image.open(out) as picture:
+        pixels = np.asarray(picture)
+    assert pixels.std() > 0                                  # not blank
+    v = cyrbm.RBM.load(model_path).sample(12, 50, seed=2, sampler="pt")
+    assert 0 < v.mean() < 1
