@@ -197,43 +197,16 @@ static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32
                                       s[4 * g + 3] << 3));
 }
 
-/* sum_j softplus(a_j) over j < n_pad (a multiple of 8), a_j = act_j + s w_j (w not NULL)
- * or act_j, as 8 lanes (unit j in lane j % 8) of max(a, 0) and of products of
- * 1 + exp(-|a|) over blocks of 1024 units, each lane's product taken into the running
- * mantissa * 2^exponent on its own (a lane's block product is at most 2^128), all in
- * float64: the same bits in every variant. */
-CYRBM_INLINE double CYRBM_K(cyrbm_softplus_sum)(const double *act, const double *w, double s,
-                                                ptrdiff_t n_pad) {
-    double relu = 0.0, P = 1.0, E = 0.0;
-    vd rv[NQD];
-    ptrdiff_t c, c0;
-    int q, l;
-    for (q = 0; q < NQD; q++) rv[q] = BCD(0.0);
-    for (c0 = 0; c0 < n_pad; c0 += 1024) {
-        const ptrdiff_t c1 = c0 + 1024 < n_pad ? c0 + 1024 : n_pad;
-        vd pv[NQD];
-        for (q = 0; q < NQD; q++) pv[q] = BCD(1.0);
-        if (w) {
-            const vd sv = BCD(s);
-            for (c = c0; c < c1; c += 8)
-                for (q = 0; q < NQD; q++) {
-                    const vd a = ld_d(act + c + q * VLD) + sv * ld_d(w + c + q * VLD);
-                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
-                    pv[q] *= 1.0 + vexp_d(ASD(ASQ(a) | 0x8000000000000000ULL));   /* -|a| */
-                }
-        } else {
-            for (c = c0; c < c1; c += 8)
-                for (q = 0; q < NQD; q++) {
-                    const vd a = ld_d(act + c + q * VLD);
-                    rv[q] += SELD(MASKQ(a > 0.0), a, BCD(0.0));
-                    pv[q] *= 1.0 + vexp_d(ASD(ASQ(a) | 0x8000000000000000ULL));
-                }
-        }
-        for (l = 0; l < 8; l++) cyrbm_ak_mulexp(&P, &E, LANE(pv[l / VLD], l % VLD));
-    }
-    for (l = 0; l < 8; l++) relu += LANE(rv[l / VLD], l % VLD);
-    return relu + (log(P) + E * LN2);
-}
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "anneal_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "anneal_t.h"
+
+/* The float64-only kernels below use the float64 instance of anneal_t.h's softplus sum
+ * (cyrbm_ak_softplus_sum: the one the log weights use). */
 
 /* ------------------------------------------------------------------------------------
  * Exact pseudo-log-likelihood of one 0/1 row v (D visible units):
@@ -251,10 +224,10 @@ double CYRBM_K(cyrbm_pll_row)(const double *W, const double *b, const double *a,
     for (i = 0; i < D; i++)
         if (v[i])
             for (c = 0; c < n_pad; c++) act[c] += W[i * n_pad + c];
-    f0 = CYRBM_K(cyrbm_softplus_sum)(act, NULL, 0.0, n_pad);
+    f0 = CYRBM_K(cyrbm_ak_softplus_sum_f64)(act, NULL, n_pad, 1.0);
     for (i = 0; i < D; i++) {
         const double s = v[i] ? -1.0 : 1.0;
-        const double fi = CYRBM_K(cyrbm_softplus_sum)(act, W + i * n_pad, s, n_pad);
+        const double fi = CYRBM_K(cyrbm_ak_softplus_sum_f64)(W + i * n_pad, act, n_pad, s);
         total -= cyrbm_softplus(s * b[i] + (fi - f0));
     }
     return total;
@@ -268,9 +241,9 @@ double CYRBM_K(cyrbm_pll_row)(const double *W, const double *b, const double *a,
  *   act = co + sum_k s_k Ws[k, :]   (n_pad entries, a multiple of 8; pads of co at -1e4)
  * change by one row of Ws per state.  They are recomputed exactly every 1024 states.
  *   f(s) = cs.s + sum_i softplus(act_i)
- * with the sum kept as 8 lanes (unit i in lane i % 8) of max(act, 0) and of products of
- * 1 + exp(-|act|) over blocks of 1024, and out[0] = max f, out[1] = sum exp(f - max), all
- * in float64; each[i - i0] = f of state i when `each` is not NULL (exact sampling).
+ * with the sum taken by cyrbm_ak_softplus_sum (8 lanes of max(act, 0) and of products of
+ * 1 + exp(-|act|) per block of CYRBM_AK_BLOCK units), and out[0] = max f, out[1] = sum
+ * exp(f - max), all in float64; each[i - i0] = f of state i when `each` is not NULL (exact sampling).
  * ------------------------------------------------------------------------------------ */
 static void cyrbm_ak_exact_reset(const double *Ws, ptrdiff_t ld, const double *cs,
                                  const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t g,
@@ -314,7 +287,7 @@ void CYRBM_K(cyrbm_exact_chunk)(const double *Ws, ptrdiff_t ld, const double *cs
                 }
             }
         }
-        f = lin + CYRBM_K(cyrbm_softplus_sum)(act, NULL, 0.0, n_pad);
+        f = lin + CYRBM_K(cyrbm_ak_softplus_sum_f64)(act, NULL, n_pad, 1.0);
         if (each) each[i - i0] = f;
         if (f > mx) {
             sm = sm * exp(mx - f) + 1.0;
@@ -326,11 +299,3 @@ void CYRBM_K(cyrbm_exact_chunk)(const double *Ws, ptrdiff_t ld, const double *cs
     out[0] = mx;
     out[1] = sm;
 }
-
-#define CYRBM_FT 32
-#include "float_t.h"
-#include "anneal_t.h"
-#undef CYRBM_FT
-#define CYRBM_FT 64
-#include "float_t.h"
-#include "anneal_t.h"
