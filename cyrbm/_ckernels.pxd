@@ -91,7 +91,6 @@ cdef extern from "kernels.h" nogil:
         CYRBM_AK_BLOCK
         CYRBM_AK_CHUNK_BYTES
         CYRBM_AK_TILE_BYTES
-        CYRBM_AK_DENSE_TILE_BYTES
         CYRBM_AK_DENSE_X
         CYRBM_AK_DENSE_U
         CYRBM_AK_RNG_WORDS
@@ -113,9 +112,12 @@ cdef extern from "kernels.h" nogil:
         const void *TVB
         const void *THA
         const void *THB
+        const void *cVA
+        const void *cVB
+        const void *cHA
+        const void *cHB
         Py_ssize_t gV, gA, gB
         int dense
-        Py_ssize_t dtile
         Py_ssize_t dense_x, dense_u
         const void *eB
 
@@ -144,8 +146,6 @@ cdef extern from "kernels.h" nogil:
         uint64_t *rng
         int32_t *cur
         Py_ssize_t cur_stride
-        int32_t *dcur
-        Py_ssize_t dcur_stride
         int32_t *sel_dense
         int32_t *sel_sparse
 
