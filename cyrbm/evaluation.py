@@ -26,6 +26,13 @@ reverse chains, its estimate is ln mean(w) over them; every chain is one run of 
 engine with its own random stream, so the vectors and chains run in parallel with the
 same bits for any thread count.
 
+The path of a ratio.  With a base RBM A instead of a base-rate model (``base_model``),
+p_0 = p_A and the f_k and T_k are those of ratio AIS between A and B (SM08 Sec. 3.2,
+Eq. 13-17: A's hidden layer at 1 - beta, B's at beta).  Forward AIS is the ratio run
+(ln Z_B-hat = ln Z_A + ln(Z_B / Z_A)-hat) and RAISE runs the same path backwards to
+p_A, normalized by ln Z_A.  ln Z_A shifts both estimates by the same amount, so their
+gap measures the error of the path itself: the error of the ratio estimate.
+
 Bidirectional check (Grosse, Ghahramani & Adams 2015).  On states v drawn from the model
 itself, E[mean ln p*(v) - ln w_RAISE] >= ln Z + KL(p || p_ann) >= ln Z while forward AIS
 gives E[ln Z-hat] <= ln Z: ln Z is bracketed, and the AIS/RAISE gap bounds the error of
@@ -44,11 +51,14 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
-from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer, ScheduleError,
-                             _as_rbm, _check_run_memory, logmeanexp, make_schedule,
-                             schedule_count)
+from cyrbm.annealing import (EXACT_START_UNITS, RATIO_BURN_IN, AnnealingError, Annealer,
+                             ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
+                             make_schedule, schedule_count)
 from cyrbm.annealing import _json_number as _num, _json_pair as _pair
-from cyrbm.errors import DataError
+from cyrbm.errors import DataError, ModelMismatchError
+from cyrbm.models import RBM
+
+_LN2 = math.log(2.0)
 
 __all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedule",
            "parse_adaptive", "save_schedule", "weight_diagnostics", "ESS_WARN",
@@ -56,6 +66,7 @@ __all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedu
 
 # stream keys of the "ais" purpose (the Annealer uses 0-3)
 _KEY_RAISE, _KEY_PILOT, _KEY_SIMULATE, _KEY_SIM_RAISE = 4, 5, 6, 7
+_KEY_BASE_LOGZ = 8          # base-rate AIS of a base model A whose ln Z is unknown
 #: Runs of the engine held in memory at once by RAISE (vectors x chains are cut into
 #: batches of this many runs; the batching does not change a number).
 RAISE_BATCH = 2000
@@ -93,8 +104,8 @@ def weight_diagnostics(log_weights, what="runs"):
 
 
 # ------------------------------------------------------------------------------ RAISE
-def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, threads=1,
-                      refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
+def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, seed=0,
+                      threads=1, refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
                       key=_KEY_RAISE):
     """Log RAISE weights ln w of every chain of every test vector (see the module
     docstring): a (n_vectors, chains) float64 array.
@@ -102,13 +113,18 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     Parameters
     ----------
     model : RBM
+        The model B whose probabilities are estimated (beta = 1).
     data : uint8 array (n_vectors, n_visible)
         0/1 test vectors; chain c of vector n is engine run n * chains + c.
-    base_biases : float64 array (n_visible,)
-        Visible biases b_A of the base-rate model p_0 (stored in the model's dtype, as
-        forward AIS uses them).
+    base : float64 array (n_visible,) or RBM
+        The base p_0 (beta = 0): the visible biases b_A of a base-rate model (stored in
+        the model's dtype, as forward AIS uses them), or an RBM A on the same visible
+        units: the path of ratio AIS (SM08 Sec. 3.2, :meth:`Annealer.log_ratio`) run
+        backwards, whose transitions sample A's hidden layer at 1 - beta and B's at beta.
     betas : float64 array
         The forward schedule 0 = beta_0 < ... < beta_K = 1, run backwards.
+    log_Z_base : float
+        ln Z_A of an RBM base (required then); a base rate's is Eq. 18.
     chains : int >= 1
     seed : int
         Run r draws from stream r of (seed, "ais", key): independent of ``threads`` and
@@ -116,9 +132,14 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
 
     Notes
     -----
-    ln w = ln p*(v) - ln Z_0 + (the engine's accumulated ln f_{k-1}(x_{k-1}) -
-    ln f_k(x_{k-1})), with ln p*(v) from :meth:`RBM.log_unnormalized` and
-    ln Z_0 = M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18).
+    With a base-rate model, ln w = ln p*(v) - ln Z_0 + (the engine's accumulated
+    ln f_{k-1}(x_{k-1}) - ln f_k(x_{k-1})), with ln p*(v) from
+    :meth:`RBM.log_unnormalized` and ln Z_0 = M ln 2 + sum_i softplus(b_A,i) (SM08
+    Eq. 18).  With an RBM A the engine's f_beta sums out both hidden layers, and the
+    layer at inverse temperature 0 contributes a factor 2 per unit: f_1(v) = 2^nA
+    p*_B(v) and Z_0 = 2^nB Z_A (as in :meth:`Annealer.log_ratio`), so
+    ln w = ln p*_B(v) - ln Z_A + (nA - nB) ln 2 + (the accumulated sum).  The engine
+    then runs in float64 if either model is float64 (as ratio AIS does).
     """
     from cyrbm.annealing import ais_streams
     from cyrbm.training import progress_bar
@@ -131,7 +152,24 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     threads = resolve_threads(threads)
     rev = np.ascontiguousarray(make_schedule(betas)[::-1])
     K = rev.size - 1
-    log_z0 = _anneal.base_rate_log_z(base_biases, model.n_hidden)
+    if isinstance(base, RBM):
+        if base.n_visible != model.n_visible:
+            raise ModelMismatchError(f"the base model has {base.n_visible} visible units and "
+                                     f"the model {model.n_visible}; RAISE between two RBMs "
+                                     f"needs the same visible layer.")
+        if log_Z_base is None or not math.isfinite(float(log_Z_base)):
+            raise AnnealingError(f"RAISE from a base RBM needs its ln Z as a finite number, "
+                                 f"not {log_Z_base!r}.")
+        dtype = np.float64 if np.float64 in (base.dtype, model.dtype) else np.float32
+        if model.dtype != dtype:
+            model = model.astype(dtype)
+        params = (base.vbias, base.W, base.hbias)
+        log_z0 = float(log_Z_base) + (model.n_hidden - base.n_hidden) * _LN2
+    else:
+        dtype = model.dtype
+        params = (base, None, None)
+        log_z0 = (_anneal.base_rate_log_z(base, model.n_hidden) if log_Z_base is None
+                  else float(log_Z_base))
     out = np.empty(R)
     if R == 0:
         return out.reshape(N, chains)
@@ -140,9 +178,9 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     try:
         for r0 in range(0, R, batch):
             r1 = min(R, r0 + batch)
-            eng = _anneal.GibbsEngine(base_biases, None, None, model.W, model.vbias,
-                                      model.hbias, streams[r0:r1], dtype=model.dtype,
-                                      n_threads=threads, refresh_every=refresh)
+            eng = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias,
+                                      streams[r0:r1], dtype=dtype, n_threads=threads,
+                                      refresh_every=refresh)
             eng.set_visible(V[np.arange(r0, r1) // chains])
             eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
             k = 1
@@ -192,11 +230,16 @@ class EvaluationResult:
         ln p*(v) of each test vector.
     simulation : dict or None
         The bidirectional check on states drawn from the model (``simulate=N``).
+    base : dict
+        What the annealing starts from: ``{"kind": "base_rate", ...}``, or ``{"kind":
+        "model", "n_hidden", "log_Z", "log_Z_source" ("given", "exact" or "ais"), ...}``
+        for the path of ratio AIS from an RBM A (``base_model``).
     """
 
     def __init__(self, *, ais, raise_log_weights, log_unnormalized, schedule, chains,
-                 raise_seconds, simulation=None):
+                 raise_seconds, simulation=None, base=None):
         self.ais = ais
+        self.base = dict(base) if base is not None else {"kind": "base_rate"}
         self.raise_log_weights = np.asarray(raise_log_weights, dtype=np.float64)
         self.log_unnormalized = np.asarray(log_unnormalized, dtype=np.float64)
         self.schedule = schedule
@@ -208,7 +251,16 @@ class EvaluationResult:
     # -- forward AIS (optimistic)
     @property
     def ais_mean_log_prob(self):
-        return self.ais.avg_log_prob
+        """mean ln p*(v) - ln Z-hat over the test vectors (ln Z-hat = ln Z_A + ln r-hat
+        from a base-rate model or from RBM A)."""
+        return float(np.mean(self.log_unnormalized)) - self.ais.log_Z
+
+    def ais_interval(self, k=3.0):
+        """The range of ais_mean_log_prob over ln(Z-hat +- k sigma-hat) (upper end +inf
+        when Z-hat - k sigma-hat <= 0)."""
+        lo, hi = self.ais.log_Z_interval(k)
+        m = float(np.mean(self.log_unnormalized))
+        return (m - hi, m - lo)
 
     @property
     def ais_se(self):
@@ -288,10 +340,11 @@ class EvaluationResult:
         ais = {
             "mean_log_prob": _num(a.avg_log_prob),
             "se": _num(self.ais_se),
-            "mean_log_prob_sigma_interval": _pair(a.avg_log_prob_interval(1)),
-            "mean_log_prob_3sigma_interval": _pair(a.avg_log_prob_interval(3)),
+            "mean_log_prob_sigma_interval": _pair(self.ais_interval(1)),
+            "mean_log_prob_3sigma_interval": _pair(self.ais_interval(3)),
             "log_Z": _num(a.log_Z),
             "log_Z_base": _num(a.log_Z_base),
+            "log_ratio": _num(a.log_ratio),
             "log_Z_3sigma_interval": _pair(a.log_Z_interval(3)),
             "runs": a.runs,
             "ess": _num(ess),
@@ -328,6 +381,7 @@ class EvaluationResult:
             "threads": a.threads,
             "dtype": a.dtype,
             "base_rate": a.extra.get("base_rate"),
+            "base": self.base,
             "simulate": self.simulation,
         }
 
@@ -339,7 +393,8 @@ class EvaluationResult:
 
 # ------------------------------------------------------------------------- evaluation
 def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=10,
-             simulate=None, pseudocount=1.0):
+             simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
+             start="auto", burn_in=RATIO_BURN_IN):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
     model = _as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -351,31 +406,87 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
     V = model._visible_data(data, "data")
     if V.shape[0] == 0:
         raise DataError("data has no rows.")
-    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, model.n_hidden)
+    n_hidden = model.n_hidden + (0 if base_model is None else base_model.n_hidden)
+    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, n_hidden)
     fit_to = None
     if isinstance(base_rate, str):
         fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
-    bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
-    ais = annealer.log_partition(model, base_rate=bA, data=V)
-    ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
-                              "zero" if base_rate is None else "given")
-    bA = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
+    if base_model is None:
+        if base_log_Z is not None:
+            raise AnnealingError("base_log_Z is ln Z of a base model: give base_model too.")
+        bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
+        ais = annealer.log_partition(model, base_rate=bA, data=V)
+        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                                  "zero" if base_rate is None else "given")
+        base = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
+        describe = {"kind": "base_rate", "base_rate": ais.extra["base_rate"]}
+        lp_model = model
+    else:
+        base, ais, describe = _ratio_forward(annealer, model, V, base_model, base_log_Z,
+                                             start, burn_in, base_rate, fit_to, pseudocount)
+        ais.extra["base_rate"] = None
+        lp_model = model if model.dtype == ais.dtype else model.astype(ais.dtype)
     t0 = time.perf_counter()
-    lw = raise_log_weights(model, V, bA, annealer.betas, chains=chains, seed=annealer.seed,
-                           threads=annealer.threads, refresh=annealer.refresh,
-                           chunk=annealer.chunk, progress=annealer.progress)
+    lw = raise_log_weights(model, V, base, annealer.betas, log_Z_base=ais.log_Z_base,
+                           chains=chains, seed=annealer.seed, threads=annealer.threads,
+                           refresh=annealer.refresh, chunk=annealer.chunk,
+                           progress=annealer.progress)
     seconds = time.perf_counter() - t0
-    lp = model.log_unnormalized(V, threads=annealer.threads)
+    lp = lp_model.log_unnormalized(V, threads=annealer.threads)
     sim = None
     if simulate:
-        sim = _simulate(annealer, model, bA, ais, int(simulate), chains)
+        sim = _simulate(annealer, model, base, ais, int(simulate), chains,
+                        {"start": start, "burn_in": burn_in})
     return EvaluationResult(ais=ais, raise_log_weights=lw, log_unnormalized=lp,
                             schedule=annealer.schedule_spec, chains=chains,
-                            raise_seconds=seconds, simulation=sim)
+                            raise_seconds=seconds, simulation=sim, base=describe)
 
 
-def _simulate(annealer, model, bA, ais, n, chains):
-    """The bidirectional check on ``n`` states drawn from the model itself."""
+def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fit_to,
+                   pseudocount):
+    """Forward AIS of the sandwich on the path of ratio AIS from RBM A to ``model`` (SM08
+    Sec. 3.2, :meth:`Annealer.log_ratio`, with its starting states), and ln Z_A: the given
+    one, else exact (A's smaller layer has at most EXACT_START_UNITS units, or
+    ``start="exact"``), else base-rate AIS of A with this annealer's runs and schedule.
+    Returns (A, the AISResult with log_Z_base = ln Z_A, the base description)."""
+    A = _as_rbm(A, "base_model")
+    if A.n_visible != model.n_visible:
+        raise ModelMismatchError(f"the base model has {A.n_visible} visible units and the "
+                                 f"model {model.n_visible}; annealing between them needs "
+                                 f"the same visible layer.")
+    source, lnz_ais = "given", None
+    if log_Z_a is not None:
+        try:
+            log_Z_a = float(log_Z_a)
+        except (TypeError, ValueError):
+            log_Z_a = float("nan")
+        if not math.isfinite(log_Z_a):
+            raise AnnealingError("base_log_Z (ln Z of the base model) must be a finite "
+                                 "number.")
+    elif min(A.n_visible, A.n_hidden) <= EXACT_START_UNITS or start == "exact":
+        source = "exact"                    # log_ratio enumerates A's smaller layer
+    else:
+        source = "ais"
+        bA = annealer._base_biases(base_rate, fit_to, A.n_visible, pseudocount)
+        lnz_ais = annealer.log_partition(A, base_rate=bA, _key=_KEY_BASE_LOGZ)
+        log_Z_a = lnz_ais.log_Z
+    ais = annealer.log_ratio(A, model, V, start=start, burn_in=burn_in, log_Z_a=log_Z_a)
+    describe = {"kind": "model", "n_hidden": A.n_hidden, "log_Z": _num(ais.log_Z_base),
+                "log_Z_source": source, "start": ais.extra["start"],
+                "burn_in": ais.extra["burn_in"], "chains": ais.extra["chains"],
+                "steps_between": ais.extra["steps_between"],
+                "log_ratio": _num(ais.log_ratio)}
+    if lnz_ais is not None:
+        lo, hi = lnz_ais.log_Z_interval(3)
+        describe.update(log_Z_3sigma_interval=_pair((lo, hi)), log_Z_ess=_num(lnz_ais.ess),
+                        log_Z_weight_warning=lnz_ais.weight_warning)
+    return A, ais, describe
+
+
+def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
+    """The bidirectional check on ``n`` states drawn from the model itself; ``base`` is
+    the base rate's biases, or RBM A (then ``ratio_settings`` holds log_ratio's start
+    and burn_in, for more forward runs)."""
     if n < 1:
         raise AnnealingError(f"simulate needs at least 1 state, not {n}.")
     m = min(model.n_visible, model.n_hidden)
@@ -394,14 +505,19 @@ def _simulate(annealer, model, bA, ais, n, chains):
             more = Annealer(runs=n, schedule=annealer.betas, seed=annealer.seed,
                             threads=annealer.threads, progress=annealer.progress,
                             refresh=annealer.refresh, chunk=annealer.chunk)
-            states = more.log_partition(model, base_rate=bA).samples
+            if isinstance(base, RBM):
+                states = more.log_ratio(base, model, log_Z_a=ais.log_Z_base,
+                                        **ratio_settings).samples
+            else:
+                states = more.log_partition(model, base_rate=base).samples
         source, exact_log_z = "ais", None
-    lw = raise_log_weights(model, states, bA, annealer.betas, chains=chains,
-                           seed=annealer.seed, threads=annealer.threads,
+    lw = raise_log_weights(model, states, base, annealer.betas, log_Z_base=ais.log_Z_base,
+                           chains=chains, seed=annealer.seed, threads=annealer.threads,
                            refresh=annealer.refresh, chunk=annealer.chunk,
                            progress=annealer.progress, key=_KEY_SIM_RAISE)
     est, _ = _per_vector(lw)
-    lp = np.asarray(model.log_unnormalized(states, threads=annealer.threads))
+    lp_model = model if model.dtype == np.dtype(ais.dtype) else model.astype(ais.dtype)
+    lp = np.asarray(lp_model.log_unnormalized(states, threads=annealer.threads))
     mean_lp = float(np.mean(lp))
     raise_mean = float(np.mean(est))
     ais_mean = mean_lp - ais.log_Z
@@ -503,13 +619,14 @@ def save_schedule(path, betas):
 
 
 def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
-              max_vectors=100):
+              max_vectors=100, **base):
     """The AIS/RAISE gap against the number of betas, for the ``--plot`` figure.
 
     On the first ``max_vectors`` test vectors: the gap of ``result`` (the full schedule)
     and of schedules keeping every stride-th beta (the last one always kept), each with
     the annealer's runs and seed.  Returns [(n_betas, gap, its standard error), ...] in
-    increasing n_betas.
+    increasing n_betas.  ``base`` passes evaluate's base_model, base_log_Z (the one
+    ``result`` used, so ln Z_A is not estimated again), start and burn_in.
     """
     V = np.ascontiguousarray(data, dtype=np.uint8)[:max_vectors]
     n = V.shape[0]
@@ -523,6 +640,6 @@ def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=
         ann = Annealer(runs=annealer.runs, schedule=betas, seed=annealer.seed,
                        threads=annealer.threads, progress=annealer.progress,
                        refresh=annealer.refresh, chunk=annealer.chunk)
-        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains)
+        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains, **base)
         out.append((betas.size, res.gap, res.gap_se))
     return sorted(out)
