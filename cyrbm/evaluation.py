@@ -221,7 +221,7 @@ class EvaluationResult:
     Attributes
     ----------
     ais : AISResult
-        The forward AIS run (with ``avg_log_prob`` over the data).
+        The forward AIS run (from a base-rate model, or ratio AIS from ``base_model``).
     raise_log_weights : float64 array (n_vectors, chains)
         ln w of every RAISE chain.
     raise_per_vector : float64 array (n_vectors,)
@@ -338,7 +338,7 @@ class EvaluationResult:
         a = self.ais
         ess, share, warning = weight_diagnostics(a.log_weights, "runs")
         ais = {
-            "mean_log_prob": _num(a.avg_log_prob),
+            "mean_log_prob": _num(self.ais_mean_log_prob),
             "se": _num(self.ais_se),
             "mean_log_prob_sigma_interval": _pair(self.ais_interval(1)),
             "mean_log_prob_3sigma_interval": _pair(self.ais_interval(3)),

@@ -438,6 +438,43 @@ def test_cli_evaluate(tmp_path, uneven_pair, run_cli):
     assert r.returncode == 2 and "needs --data" in r.stderr
 
 
+def test_cli_evaluate_on_ratio_path(tmp_path, uneven_pair, run_cli):
+    A, _, d = uneven_pair
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "test.npy", (rng.random((20, 24)) < 0.5).astype(np.uint8))
+    common = ["--data", tmp_path / "test.npy", "--runs", 40, "--schedule", "linear:60"]
+    r = run_cli("evaluate", d / "b.npz", "--base-model", d / "a.npz", "--chains", 2,
+                *common, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    base = out["base"]
+    assert base["kind"] == "model" and base["model"] == str(d / "a.npz")
+    assert base["log_Z_source"] == "exact" and base["start"] == "exact"
+    assert base["log_Z"] == pytest.approx(exact_log_partition(A))
+    assert out["ais"]["log_Z_base"] == base["log_Z"]
+    assert out["gap"] == pytest.approx(out["ais"]["mean_log_prob"]
+                                       - out["raise"]["mean_log_prob"])
+    ratio = json.loads(run_cli("ratio", d / "a.npz", d / "b.npz", *common, "--json").stdout)
+    assert out["ais"]["log_weights"] == ratio["log_weights"]        # the ratio's own run
+    assert base["log_ratio"] == ratio["log_ratio"]
+    given = run_cli("evaluate", d / "b.npz", "--base-model", d / "a.npz", "--chains", 2,
+                    "--base-logz", "7.5", "--start", "gibbs", "--burn-in", "30", *common)
+    assert given.returncode == 0, given.stderr
+    assert "on the path of the ratio" in given.stdout and "ln Z_A = 7.5000 (given" in given.stdout
+    assert "Gibbs chains, 30 sweeps of burn-in" in given.stdout
+    other = tmp_path / "other.npz"
+    RBM(np.zeros((5, 2)), np.zeros(5), np.zeros(2)).save(other)
+    for bad, words in ((["--base-model", d / "a.npz", "--base-logz", "x"], "--base-logz"),
+                       (["--base-logz", "3"], "--base-model"),
+                       (["--base-model", d / "a.npz", "--schedule", "adaptive:40"],
+                        "--base-model"),
+                       (["--base-model", d / "a.npz", "--start", "maybe"], "--start"),
+                       (["--base-model", other], "visible")):
+        r = run_cli("evaluate", d / "b.npz", "--data", tmp_path / "test.npy", *bad)
+        assert r.returncode == 1 and words in r.stderr and "Traceback" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_cli_evaluate_plot(tmp_path, uneven_pair, run_cli):
     pytest.importorskip("matplotlib")
     _, _, d = uneven_pair
