@@ -202,23 +202,14 @@ def run_evaluate(args):
 def _evaluate_base(args):
     """(RBM A or None, evaluate's base_log_Z / start / burn_in) from --base-model,
     --base-logz, --start and --burn-in (the last two as for ``cyrbm ratio``)."""
-    import math
+    from cyrbm.cli import _real
     if args.get("--base-model") is None:
         if args.get("--base-logz") is not None:
             raise AnnealingError("--base-logz is ln Z of --base-model: give --base-model A "
                                  "too.")
         return None, {}
     base_model = RBM.load(args["--base-model"])
-    raw = args.get("--base-logz")
-    log_z = None
-    if raw is not None:
-        try:
-            log_z = float(raw)
-        except (TypeError, ValueError):
-            log_z = float("nan")
-        if not math.isfinite(log_z):
-            raise AnnealingError(f"--base-logz must be a finite number (ln Z of the base "
-                                 f"model), not {raw!r}.")
+    log_z = _real(args, "--base-logz", optional=True)
     start = _opt(args, "--start")
     if start not in ("auto", "exact", "gibbs"):
         raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
