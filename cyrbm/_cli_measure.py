@@ -132,7 +132,7 @@ __all__ = ["run_ais", "run_ratio", "run_logz"]
 def run_evaluate(args):
     """``cyrbm evaluate``: the AIS/RAISE sandwich of MODEL on DATA (cyrbm.evaluation).
 
-    --schedule adaptive:K tunes K betas by a pilot run (equal variance per step) and
+    --schedule adaptive:K tunes K betas by a pilot run (least var(ln w)) and
     --save-schedule FILE keeps them for reuse (--schedule FILE); --simulate N adds the
     bidirectional check on N states drawn from the model; --plot FILE.png draws ln Z-hat
     against the number of runs, the log weights and the gap against K.
