@@ -158,14 +158,18 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, s
             raise ModelMismatchError(f"the base model has {base.n_visible} visible units and "
                                      f"the model {model.n_visible}; RAISE between two RBMs "
                                      f"needs the same visible layer.")
-        if log_Z_base is None or not math.isfinite(float(log_Z_base)):
+        try:
+            log_z_a = float(log_Z_base)
+        except (TypeError, ValueError):
+            log_z_a = float("nan")
+        if not math.isfinite(log_z_a):
             raise AnnealingError(f"RAISE from a base RBM needs its ln Z as a finite number, "
                                  f"not {log_Z_base!r}.")
         dtype = np.float64 if np.float64 in (base.dtype, model.dtype) else np.float32
         if model.dtype != dtype:
             model = model.astype(dtype)
         params = (base.vbias, base.W, base.hbias)
-        log_z0 = float(log_Z_base) + (model.n_hidden - base.n_hidden) * _LN2
+        log_z0 = log_z_a + (model.n_hidden - base.n_hidden) * _LN2
     else:
         dtype = model.dtype
         params = (base, None, None)
@@ -407,6 +411,8 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
     V = model._visible_data(data, "data")
     if V.shape[0] == 0:
         raise DataError("data has no rows.")
+    if base_model is not None:
+        base_model = _as_rbm(base_model, "base_model")
     n_hidden = model.n_hidden + (0 if base_model is None else base_model.n_hidden)
     _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, n_hidden)
     fit_to = None

@@ -294,6 +294,8 @@ def test_ratio_path_gap_does_not_depend_on_log_z_a(sandwich_case, ratio_case):
         ann.evaluate(model, test, base_log_Z=1.0)
     with pytest.raises(CyrbmError):
         ann.evaluate(model, test, base_model=RBM(np.zeros((5, 2)), np.zeros(5), np.zeros(2)))
+    with pytest.raises(TypeError):
+        ann.evaluate(model, test, base_model="a.npz")
 
 
 def test_ratio_path_log_z_a_by_ais_and_simulate():
