@@ -87,15 +87,24 @@ def test_raise_float32_model(small):
         assert abs(z_score(w, p_ann[idx])) < 3
 
 
-def test_raise_same_bits_for_threads_and_batches(small):
+@pytest.mark.parametrize("path", ["base_rate", "ratio"])
+def test_raise_same_bits_for_threads_and_batches(path):
+    """From a base rate, and on a ratio's path (base RBM A; float32 B with float64 A:
+    the runs in float64)."""
     model = tiny_model(20, 9, scale=0.7, seed=5)
-    bA = np.zeros(20)
+    base, kw = np.zeros(20), {}
+    if path == "ratio":
+        model = model.astype(np.float32)
+        base, kw = tiny_model(20, 3, scale=0.5, seed=2), {"log_Z_base": 1.5}
     v = (np.random.default_rng(0).random((13, 20)) < 0.4).astype(np.uint8)
     betas = np.linspace(0, 1, 57)
-    one = raise_log_weights(model, v, bA, betas, chains=3, threads=1, chunk=500)
-    two = raise_log_weights(model, v, bA, betas, chains=3, threads=2, batch=7, chunk=11,
-                            refresh=200)
+    one = raise_log_weights(model, v, base, betas, chains=3, threads=1, chunk=500, **kw)
+    two = raise_log_weights(model, v, base, betas, chains=3, threads=2, batch=7, chunk=11,
+                            refresh=200, **kw)
     np.testing.assert_array_equal(one, two)
+    if path == "ratio":
+        with pytest.raises(CyrbmError, match="ln Z"):
+            raise_log_weights(model, v, base, betas, chains=1)
 
 
 # ------------------------------------------------------- RAISE on a ratio's path
@@ -145,19 +154,6 @@ def test_forward_order_reverse_step_fails_on_ratio_path(pair_small):
     for idx in (5, 37, 63):
         w = ratio_forward_order_weights(A, B, log_z_a, V[idx], betas, chains=20000)
         assert abs(z_score(w, p_ann[idx])) > 10
-
-
-def test_raise_on_ratio_path_same_bits_for_threads_and_batches():
-    A = tiny_model(20, 3, scale=0.5, seed=2)
-    B = tiny_model(20, 9, scale=0.7, seed=5).astype(np.float32)     # mixed: float64 runs
-    v = (np.random.default_rng(0).random((13, 20)) < 0.4).astype(np.uint8)
-    betas = np.linspace(0, 1, 57)
-    one = raise_log_weights(B, v, A, betas, log_Z_base=1.5, chains=3, threads=1)
-    two = raise_log_weights(B, v, A, betas, log_Z_base=1.5, chains=3, threads=2, batch=7,
-                            chunk=11)
-    np.testing.assert_array_equal(one, two)
-    with pytest.raises(CyrbmError, match="ln Z"):
-        raise_log_weights(B, v, A, betas, chains=1)
 
 
 # ------------------------------------------------------------------ the sandwich
