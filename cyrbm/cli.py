@@ -28,7 +28,8 @@ Usage:
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
   cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
               [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
-              [--seed S] [--threads T] [--json]
+              [--seed S] [--threads T] [--json] [--base-model A] [--base-logz VALUE]
+              [--start HOW] [--burn-in N]
   cyrbm -h | --help
   cyrbm --version
 
@@ -144,6 +145,11 @@ Options:
                              reuse with --schedule FILE.
   --simulate N               Also the bidirectional check on N states drawn from MODEL
                              (exactly when its smaller layer has <= 20 units).
+  --base-model A             evaluate: anneal from the RBM A (the path of 'cyrbm ratio
+                             A MODEL', with its --start and --burn-in) instead of a
+                             base-rate model, so the gap measures that path's error.
+  --base-logz VALUE          evaluate: ln Z of --base-model (default: exact up to 20
+                             units in its smaller layer, else AIS from the base rate).
   --plot FILE                Write a PNG (needs matplotlib): evaluate: ln Z-hat
                              against runs, the log weights, the AIS/RAISE gap against
                              K; bound --trace: the estimates against S.
@@ -180,7 +186,7 @@ _VALUE_OPTIONS = {
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
-    "--repeats",
+    "--repeats", "--base-model", "--base-logz",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace"}

@@ -62,6 +62,9 @@ def numbers(dtype):
     from cyrbm.evaluation import raise_log_weights
     out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
                                      seed=5, threads=2, refresh=13, batch=5)
+    out["raise_ratio"] = raise_log_weights(model, data[:4], small, np.linspace(0, 1, 150),
+                                           log_Z_base=out["exact"], chains=3, seed=5,
+                                           threads=2, refresh=13, batch=5)
     # the DBN estimators over h1 (Chib-style, per-vector AIS): 70-37-11, every tail path
     from cyrbm.chib import ais_per_vector, chib_log_prob
     top = cyrbm.RBM(0.3 * rng.standard_normal((M, 11)), a, 0.5 * rng.standard_normal(11),
