@@ -304,6 +304,12 @@ def _usage_problem(argv):
 def _parse(argv):
     """docopt's arguments, or a UsageError-free (code, message) for a usage error."""
     from docopt import DocoptExit, docopt
+    from cyrbm import _cliparse
+    fast = _cliparse.parse(__doc__, argv, COMMANDS)      # one command's usage: faster
+    if fast is not None:
+        args, explicit = fast
+        args["__explicit__"] = explicit
+        return args, None
     try:
         return docopt(__doc__, argv=argv, version=f"cyrbm {cyrbm.__version__}"), None
     except DocoptExit:
@@ -823,7 +829,8 @@ def _run(argv):
     _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
                               else "cli-measure")
     try:
-        if (command == "train" and args["--resume"]) or command == "bound":
+        if ((command == "train" and args["--resume"]) or command == "bound") and \
+                "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like
