@@ -20,6 +20,7 @@ Usage:
               [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
               [--checkpoint FILE] [--resume] [--init-transpose] [--binarize MODE]
               [--threshold X] [--monitor N] [--no-progress] [--json]
+              [--layer-input INPUT]
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
@@ -120,6 +121,9 @@ Options:
   --layers SIZES             Hidden-layer sizes of a DBN, bottom first (500,2000).
   --init-transpose           Start each DBN layer above the first as the transpose
                              of the one below (W2 = W1^T).
+  --layer-input INPUT        What each DBN layer above the first is trained on:
+                             samples of Q(h | below) or their probabilities (probs)
+                             [default: samples].
   --samples M                Samples of Q per vector (bound; default: 1 for
                              variational, 100 for harmonic).
   --entropy E                analytic (SM08 Eq. 23) or sampled (-ln Q) [default:
@@ -180,7 +184,7 @@ _VALUE_OPTIONS = {
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
-    "--repeats",
+    "--repeats", "--layer-input",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace"}
