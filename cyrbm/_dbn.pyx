@@ -18,9 +18,10 @@ so that ln p*(v, h) = lpv + lrest (Eq. 22), and the bound is the mean of lpv + l
 
 Work.  Vectors are taken in blocks of a fixed number of rows (``block``, whatever the
 threads).  The states are 0/1, so each block's products are binary products on padded
-copies of the weights (cyrbm._gibbs.padded_product, the kernels of CD training): row sums
-over the active units of sparse rows, sums of subset tables of four units for dense
-ones, in a fixed order, without BLAS.  Its elementwise terms are cyrbm_bern_row
+copies of the weights (cyrbm._gibbs.padded_product_path, the kernels of CD training): row
+sums over the active units of sparse rows, sums of subset tables of four units for dense
+ones, chosen by each row's own count (rows_product), in a fixed order, without BLAS: a
+vector's terms depend only on it, its stream and the model.  Its elementwise terms are cyrbm_bern_row
 (bound_t.h: the draws, softplus sums and entropies), and the blocks are shared among
 OpenMP threads with a static schedule.  Vector n draws only from its own stream
 (streams[n]), layer by layer and sample by sample in a fixed order, so results do not
@@ -39,7 +40,7 @@ from cyrbm._random cimport cyrbm_rng
 from libc.stdint cimport int32_t
 from cyrbm._ckernels cimport (cyrbm_bern_row_f32, cyrbm_bern_row_f64, cyrbm_padded_ld,
                               cyrbm_transpose_f32, cyrbm_transpose_f64)
-from cyrbm._gibbs cimport active_lists, padded_product, SOURCE_PADDED
+from cyrbm._gibbs cimport active_lists, padded_product_path, SOURCE_PADDED
 
 
 
@@ -66,6 +67,52 @@ cdef inline char *align64(char *p) noexcept nogil:
     return p + (64 - <size_t> p % 64) % 64
 
 
+cdef struct Work:
+    # scratch of rows_product for a block of R rows (sizes up to maxw, rows of maxld)
+    uint8_t *codes        # R x ceil(maxw / 4): subset codes
+    void *Y               # R x maxld: the products of a mixed block, rows gathered
+    uint8_t *state        # R x maxw: the states of its dense rows, gathered
+    int32_t *idx          # R x maxw: the lists of its sparse rows, gathered
+    int32_t *cnt          # R
+    int32_t *pos          # R: where each gathered row goes
+
+
+cdef void rows_product(floating *X, Py_ssize_t ld, const floating *bias, const floating *S,
+                       Py_ssize_t n_src, Py_ssize_t n_cols, const uint8_t *state,
+                       const int32_t *idx, const int32_t *cnt, Py_ssize_t n_rows,
+                       Work *w) noexcept nogil:
+    """X[r, :] = bias + state[r, :] @ S for 0/1 rows (S: n_src x n_cols; X, S and bias
+    padded to ld), one thread.  Each row takes row sums over its active units, or subset
+    tables of four units when it has more than 0.9 ceil(n_src / 4) of them, by its own
+    count alone: a row's values do not depend on the other rows of its block."""
+    cdef Py_ssize_t G = (n_src + 3) // 4, nd = 0, r, k, j
+    cdef floating *Y = <floating *> w.Y
+    for r in range(n_rows):
+        nd += 10 * cnt[r] > 9 * G
+    if nd == 0 or nd == n_rows:
+        padded_product_path(X, ld, bias, S, ld, NULL, 0, SOURCE_PADDED, n_src, n_cols, state,
+                            idx, cnt, w.codes, NULL, n_rows, False, 1, 1 if nd else 0)
+        return
+    k = 0
+    j = nd
+    for r in range(n_rows):
+        if 10 * cnt[r] > 9 * G:
+            memcpy(w.state + k * n_src, state + r * n_src, n_src)
+            w.pos[k] = <int32_t> r
+            k += 1
+        else:
+            memcpy(w.idx + (j - nd) * n_src, idx + r * n_src, cnt[r] * sizeof(int32_t))
+            w.cnt[j - nd] = cnt[r]
+            w.pos[j] = <int32_t> r
+            j += 1
+    padded_product_path(Y, ld, bias, S, ld, NULL, 0, SOURCE_PADDED, n_src, n_cols, w.state,
+                        NULL, NULL, w.codes, NULL, nd, False, 1, 1)
+    padded_product_path(Y + nd * ld, ld, bias, S, ld, NULL, 0, SOURCE_PADDED, n_src, n_cols,
+                        NULL, w.idx, w.cnt, w.codes, NULL, n_rows - nd, False, 1, 0)
+    for k in range(n_rows):
+        memcpy(X + w.pos[k] * ld, Y + k * ld, ld * sizeof(floating))
+
+
 cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
                       const Py_ssize_t *sz, Py_ssize_t L, const uint8_t *V, Py_ssize_t n0,
                       Py_ssize_t n1, Py_ssize_t M, cyrbm_rng *streams, char *buf,
@@ -81,15 +128,25 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
     cdef int32_t *idx[CYRBM_MAX_LAYERS]            # idx[l], cnt[l]: their active units
     cdef int32_t *cnt[CYRBM_MAX_LAYERS]            # (l = 0: the data, nb rows)
     cdef floating *X
-    cdef uint8_t *codes
+    cdef Work w
     cdef char *p = buf
     for l in range(L + 1):
         maxld = max(maxld, P.ld[l])
         maxw = max(maxw, sz[l])
     X = <floating *> p
     p = align64(p + R * maxld * sizeof(floating))
-    codes = <uint8_t *> p
+    w.Y = p
+    p = align64(p + R * maxld * sizeof(floating))
+    w.codes = <uint8_t *> p
     p = align64(p + R * ((maxw + 3) // 4))
+    w.state = <uint8_t *> p
+    p = align64(p + R * maxw)
+    w.idx = <int32_t *> p
+    p = align64(p + R * maxw * sizeof(int32_t))
+    w.cnt = <int32_t *> p
+    p = align64(p + R * sizeof(int32_t))
+    w.pos = <int32_t *> p
+    p = align64(p + R * sizeof(int32_t))
     for l in range(L):
         if l > 0:
             H[l] = <uint8_t *> p
@@ -100,8 +157,8 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
         p = align64(p + R * sizeof(int32_t))
     # Q(h_1 | v): one product per vector, M draws (SM08 Eq. 5 as the recognition model)
     active_lists(Vb, nb, D, idx[0], cnt[0], 1)
-    padded_product(X, P.ld[1], <floating *> P.cp[0], <floating *> P.Wp[0], P.ld[1], NULL, 0,
-                   SOURCE_PADDED, D, sz[1], Vb, idx[0], cnt[0], codes, NULL, nb, False, 1)
+    rows_product(X, P.ld[1], <floating *> P.cp[0], <floating *> P.Wp[0], D, sz[1], Vb, idx[0],
+                 cnt[0], nb, &w)
     for i in range(nb):
         n = n0 + i
         for m in range(M):
@@ -114,9 +171,8 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
     active_lists(H[1], R, sz[1], idx[1], cnt[1], 1)
     # layers 1 .. L-2: draw h_{l+1} ~ Q(. | h_l), then the directed term ln p(h_l | h_{l+1})
     for l in range(1, L - 1):
-        padded_product(X, P.ld[l + 1], <floating *> P.cp[l], <floating *> P.Wp[l], P.ld[l + 1],
-                       NULL, 0, SOURCE_PADDED, sz[l], sz[l + 1], H[l], idx[l], cnt[l], codes,
-                       NULL, R, False, 1)
+        rows_product(X, P.ld[l + 1], <floating *> P.cp[l], <floating *> P.Wp[l], sz[l],
+                     sz[l + 1], H[l], idx[l], cnt[l], R, &w)
         for r in range(R):
             n = n0 + r // M
             bern_row(X + r * P.ld[l + 1], <floating *> NULL, sz[l + 1], &streams[n],
@@ -124,23 +180,21 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
             lq[n0 * M + r] += s[0] - s[1]
             ent[n0 * M + r] += s[1] - s[2]
         active_lists(H[l + 1], R, sz[l + 1], idx[l + 1], cnt[l + 1], 1)
-        padded_product(X, P.ld[l], <floating *> P.bp[l], <floating *> P.WTp[l], P.ld[l], NULL,
-                       0, SOURCE_PADDED, sz[l + 1], sz[l], H[l + 1], idx[l + 1], cnt[l + 1],
-                       codes, NULL, R, False, 1)
+        rows_product(X, P.ld[l], <floating *> P.bp[l], <floating *> P.WTp[l], sz[l + 1], sz[l],
+                     H[l + 1], idx[l + 1], cnt[l + 1], R, &w)
         for r in range(R):
             bern_row(X + r * P.ld[l], <floating *> NULL, sz[l], NULL, H[l] + r * sz[l], 1, s)
             lrest[n0 * M + r] += s[0] - s[1]
     # ln p(v | h_1) (SM08 Eq. 6)
-    padded_product(X, P.ld[0], <floating *> P.bp[0], <floating *> P.WTp[0], P.ld[0], NULL, 0,
-                   SOURCE_PADDED, sz[1], D, H[1], idx[1], cnt[1], codes, NULL, R, False, 1)
+    rows_product(X, P.ld[0], <floating *> P.bp[0], <floating *> P.WTp[0], sz[1], D, H[1],
+                 idx[1], cnt[1], R, &w)
     for r in range(R):
         bern_row(X + r * P.ld[0], <floating *> NULL, D, NULL, <uint8_t *> Vb + (r // M) * D, 1,
                  s)
         lpv[n0 * M + r] = s[0] - s[1]
     # ln p*_top(h_{L-1}) = b.h + sum_j softplus(c_j + (W^T h)_j)  (SM08 Eq. 2)
-    padded_product(X, P.ld[L], <floating *> P.cp[L - 1], <floating *> P.Wp[L - 1], P.ld[L],
-                   NULL, 0, SOURCE_PADDED, sz[L - 1], sz[L], H[L - 1], idx[L - 1], cnt[L - 1],
-                   codes, NULL, R, False, 1)
+    rows_product(X, P.ld[L], <floating *> P.cp[L - 1], <floating *> P.Wp[L - 1], sz[L - 1],
+                 sz[L], H[L - 1], idx[L - 1], cnt[L - 1], R, &w)
     for r in range(R):
         bern_row(X + r * P.ld[L], <floating *> NULL, sz[L], NULL, NULL, 0, s)
         acc = 0.0
@@ -156,7 +210,7 @@ cdef Py_ssize_t block_scratch(const Py_ssize_t *sz, const Py_ssize_t *ld, Py_ssi
     for l in range(L + 1):
         maxld = max(maxld, ld[l])
         maxw = max(maxw, sz[l])
-    total = R * maxld * itemsize + R * ((maxw + 3) // 4) + 128
+    total = 2 * R * maxld * itemsize + R * ((maxw + 3) // 4) + R * maxw * 5 + R * 8 + 6 * 64
     for l in range(L):
         total += (R * sz[l] + 64 if l > 0 else 0)
         total += (bv if l == 0 else R) * sz[l] * 4 + R * 4 + 128
