@@ -81,9 +81,9 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
     void cyrbm_bern_row_f32(const float *a, const float *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            float *h, int full, double *sums)
+                            uint8_t *h, int full, double *sums)
     void cyrbm_bern_row_f64(const double *a, const double *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            double *h, int full, double *sums)
+                            uint8_t *h, int full, double *sums)
 
     # ---- AIS and exact enumeration (anneal.c) ----
     enum:

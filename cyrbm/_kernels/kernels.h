@@ -160,10 +160,10 @@ typedef struct {
                             ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))                              \
     /* one factorial layer's row: draws and the sums of ln Q, softplus, entropy (bound_t.h) */ \
     X(void, bern_row_f32, (const float *a, const float *bias, ptrdiff_t n, cyrbm_rng *rng, \
-                           float *h, int full, double *sums),                             \
+                           uint8_t *h, int full, double *sums),                             \
       (a, bias, n, rng, h, full, sums))                                                   \
     X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
-                           cyrbm_rng *rng, double *h, int full, double *sums),            \
+                           cyrbm_rng *rng, uint8_t *h, int full, double *sums),            \
       (a, bias, n, rng, h, full, sums))
 
 #define CYRBM_ANNEAL_KERNELS(X)                                                           \
