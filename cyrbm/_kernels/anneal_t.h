@@ -11,7 +11,11 @@
 #define DENSE_G CYRBM_AK_DENSE_GROUPS
 /* prefetching the next tile pays for float64 tables (twice the bytes), not for float32 */
 #define DENSE_PREFETCH (!IS_F32)
+#ifdef CYRBM_AK_DENSE_CHUNKS
+#define DENSE_C CYRBM_AK_DENSE_CHUNKS
+#else
 #define DENSE_C (CYRBM_VBYTES >= 64 ? 8 : CYRBM_VBYTES == 32 ? 4 : CYRBM_VBYTES == 16 ? 2 : 1)
+#endif
 /* the sign flip of a table row: T's bits as unsigned lanes */
 #if IS_F32
 #define VU vu
