@@ -17,7 +17,7 @@ import numpy as np
 
 from cython.parallel cimport prange, parallel
 from cyrbm._omp cimport cap_threads
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy
 from libc.math cimport isfinite
@@ -190,7 +190,16 @@ def update_transposed(const floating[:, ::1] W, floating[:, ::1] WT, int n_threa
 def hidden_probs_binary(const floating[:, ::1] W, const floating[::1] hbias,
                         const uint8_t[:, ::1] v, int n_threads=1):
     """p(h = 1 | v) for 0/1 rows v (SM08 Eq. 5)."""
+    return binary_inputs(W, hbias, v, n_threads, True)
+
+
+def binary_inputs(const floating[:, ::1] W, const floating[::1] bias,
+                  const uint8_t[:, ::1] v, int n_threads=1, bint sigmoid=False):
+    """bias + v W for 0/1 rows v (W: n_in x n_out, C order): the inputs of the layer W
+    maps v to (hidden inputs for W, visible ones for W.T), or sigma of them."""
     cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    if v.shape[1] != D or bias.shape[0] != M:
+        raise ValueError("binary_inputs: shapes of W, bias and v do not match.")
     out = np.empty((n, M), dtype=np.float32 if floating is float else np.float64)
     if n == 0:
         return out
@@ -199,10 +208,73 @@ def hidden_probs_binary(const floating[:, ::1] W, const floating[::1] hbias,
     cdef int32_t[::1] cnt = np.empty(n, dtype=np.int32)
     with nogil:
         active_lists(&v[0, 0], n, D, &idx[0, 0], &cnt[0], n_threads)
-        binary_product(&W[0, 0], D, M, &idx[0, 0], D, &cnt[0], n, &hbias[0], &o[0, 0],
+        binary_product(&W[0, 0], D, M, &idx[0, 0], D, &cnt[0], n, &bias[0], &o[0, 0],
                        n_threads)
-        sigmoid_inplace(&o[0, 0], n * M, n_threads)
+        if sigmoid:
+            sigmoid_inplace(&o[0, 0], n * M, n_threads)
     return out
+
+
+def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
+             proposal, uint8_t[:, ::1] chains, const int64_t[::1] rows,
+             uint64_t[:, ::1] streams, double[:, ::1] terms=None, int n_threads=1):
+    """One mode-hopping proposal (Hu & Yu Sec. 4, Eq. 6-7) for each chain in ``rows``
+    (cyrbm/_kernels/modehop_t.h), from its own stream: ``chains`` (INOUT) rows of 0/1,
+    ``streams`` (INOUT) one per chain, ``proposal`` = (A, AT, sp, logH, Hp), the mode
+    set's float64 proposal kernels (cyrbm.modehop.ModeSet.update_proposal); ``terms``
+    (OUT, len(rows) x 8, or None) the logarithms of Eq. 6.  Chains in parallel; the
+    result does not depend on ``n_threads``.  Returns the number accepted."""
+    A_, AT_, sp_, logH_, Hp_ = proposal
+    cdef const double[:, ::1] A = A_
+    cdef const double[:, ::1] AT = AT_
+    cdef const double[::1] sp = sp_
+    cdef const double[:, ::1] logH = logH_
+    cdef const double[:, ::1] Hp = Hp_
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], L = A.shape[0], n = rows.shape[0]
+    cdef Py_ssize_t k, r
+    if (A.shape[1] != D or AT.shape[0] != D or AT.shape[1] != L or sp.shape[0] != L
+            or logH.shape[0] != L or logH.shape[1] != L or Hp.shape[0] != L
+            or Hp.shape[1] != L or chains.shape[1] != D or vbias.shape[0] != D
+            or hbias.shape[0] != M or streams.shape[0] != chains.shape[0]
+            or streams.shape[1] != 4):
+        raise ValueError("amh_hops: shapes of the model, proposal, chains and streams do not match.")
+    if terms is not None and (terms.shape[0] != n or terms.shape[1] != 8):
+        raise ValueError("amh_hops: terms must be len(rows) x 8.")
+    for k in range(n):
+        if rows[k] < 0 or rows[k] >= chains.shape[0]:
+            raise ValueError("amh_hops: a row index is out of range.")
+    if n == 0 or L < 2:
+        return 0
+    cdef size_t work_bytes = 8 * (D + 4 * L) + M * sizeof(floating) + 8 * D + 64
+    cdef int nt = cap_threads(n_threads, n // 4)
+    cdef int accepted = 0, bad = 0
+    cdef void *work
+    cdef double *tbase = &terms[0, 0] if terms is not None else NULL
+    cdef double *tp
+    with nogil, parallel(num_threads=nt):
+        work = malloc(work_bytes)
+        try:
+            for k in prange(n, schedule='static'):      # every thread takes part
+                if work == NULL:
+                    bad += 1
+                    continue
+                r = rows[k]
+                tp = tbase + 8 * k if tbase != NULL else NULL
+                if floating is float:
+                    accepted += cyrbm_amh_hop_f32(&W[0, 0], &vbias[0], &hbias[0], D, M,
+                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
+                                                  &Hp[0, 0], L, &chains[r, 0],
+                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
+                else:
+                    accepted += cyrbm_amh_hop_f64(&W[0, 0], &vbias[0], &hbias[0], D, M,
+                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
+                                                  &Hp[0, 0], L, &chains[r, 0],
+                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
+        finally:
+            free(work)
+    if bad:
+        raise MemoryError("out of memory in amh_hops")
+    return accepted
 
 
 cdef int log_unnormalized_rows(const floating *W, const floating *vbias, const floating *hbias,

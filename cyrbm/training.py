@@ -434,12 +434,15 @@ class Trainer:
                         ladders.window[1] += M
                         ladders.adapt(self.adapt_every * M)
                     if modeset is not None:
+                        WT = None            # W^T, made once for both when both are due
                         if state["n_updates"] % self.mode_every == 0:
-                            self.modes_ = modeset.rebuild(model, chains)
+                            WT = _gibbs.transposed(model.W, T)
+                            self.modes_ = modeset.rebuild(model, chains, WT=WT)
                         if state["n_updates"] % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
-                            modeset.update_proposal(model)
+                            modeset.update_proposal(model, WT=WT)
                         proposed, accepted = modehop.hop(model, chains, modeset, self.hop_prob,
-                                                         state["amh"]["hop_streams"])
+                                                         state["amh"]["hop_streams"],
+                                                         n_threads=T)
                         state["amh"]["hop_counts"] += (proposed, accepted)
                     # cd_statistics + apply_update in one pass (bit-identical to them)
                     settings = dict(k=step_k, persistent=persistent, learning_rate=lr,

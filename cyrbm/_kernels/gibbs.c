@@ -191,3 +191,13 @@ CYRBM_SCALAR_8X8(f64, double)
 #include "float_t.h"
 #include "gibbs_t.h"
 #include "bound_t.h"
+/* mode hopping, on both types' row sums and factorial rows (the float64 ones for its
+ * proposal kernels) */
+#undef CYRBM_FT
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "modehop_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "modehop_t.h"

@@ -164,7 +164,18 @@ typedef struct {
       (a, bias, n, rng, h, full, sums))                                                   \
     X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
                            cyrbm_rng *rng, double *h, int full, double *sums),            \
-      (a, bias, n, rng, h, full, sums))
+      (a, bias, n, rng, h, full, sums))                                                   \
+    /* one mode-hopping proposal of AMH-p for one chain (modehop_t.h; INOUT v, rng) */    \
+    X(int, amh_hop_f32, (const float *W, const float *b, const float *c, ptrdiff_t D,     \
+                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
+                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
+                         cyrbm_rng *rng, void *work, double *terms),                      \
+      (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))                       \
+    X(int, amh_hop_f64, (const double *W, const double *b, const double *c, ptrdiff_t D,  \
+                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
+                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
+                         cyrbm_rng *rng, void *work, double *terms),                      \
+      (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))
 
 #define CYRBM_ANNEAL_KERNELS(X)                                                           \
     /* AIS steps k0 <= k < k1 for runs [r0, r1), see anneal.c (INOUT S) */                \
