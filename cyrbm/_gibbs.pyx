@@ -599,13 +599,29 @@ cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
             r = r + 1
 
 
+cdef void given_probs(floating *out, Py_ssize_t ldo, const floating *x, const floating *hb,
+                      Py_ssize_t M) noexcept nogil:
+    """out[0:ldo] = sigma(x + hb) on a padded row (pads: sigma(0), as the products)."""
+    cdef Py_ssize_t j
+    for j in range(M):
+        out[j] = x[j] + hb[j]
+    for j in range(M, ldo):
+        out[j] = 0
+    if floating is float:
+        cyrbm_expit_f32(out, ldo)
+    else:
+        cyrbm_expit_f64(out, ldo)
+
+
 cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
                    const floating *vbias, const floating *hbias, const uint8_t *v_data,
                    uint8_t *v_chain, bint persistent, int k, cyrbm_rng *st,
-                   int n_threads) noexcept nogil:
+                   int n_threads, const floating *xin=NULL) noexcept nogil:
     """Everything of a CD-k / PCD-k step but the weight gradient itself: p(h | data) in
     ph0, k block-Gibbs sweeps of the chains (v_chain, stream n for chain n), p(h | chains)
-    in act_h, the column lists of data and chains (colpos, colneg) and hsum."""
+    in act_h, the column lists of data and chains (colpos, colneg) and hsum.  ``xin``
+    (k = 0 only, or NULL): the chains' W^T v (batch x n_hidden) as their sampler kept
+    it, so p(h | chains) = sigma(xin + hbias) without a product."""
     cdef Py_ssize_t B = s.batch, ldv = s.ldv, ldh = s.ldh, i
     cdef floating *Wp = <floating *> s.Wp
     cdef floating *vb = <floating *> s.vb
@@ -627,8 +643,12 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
                    s.vcnt, s.codes, s.panels, B, True, n_threads)
     if persistent:
         active_lists(v_chain, B, D, s.kidx, s.kcnt, n_threads)
-        padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
-                       s.kcnt, s.codes, s.panels, B, True, n_threads)
+        if xin != NULL and k == 0:
+            for i in prange(B, num_threads=cap_threads(n_threads, B // 16), schedule='static'):
+                given_probs(act_h + i * ldh, ldh, xin + i * M, hb, M)
+        else:
+            padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain,
+                           s.kidx, s.kcnt, s.codes, s.panels, B, True, n_threads)
         ph = act_h
     # k block-Gibbs sweeps
     for t in range(k):
@@ -784,9 +804,12 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
                        const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
                        uint8_t[:, ::1] v_chain,                # INOUT chains
                        uint64_t[:, ::1] streams,               # INOUT one per chain
-                       const cd_settings *cfg, Workspace workspace):
+                       const cd_settings *cfg, Workspace workspace,
+                       chain_inputs):                          # IN  batch x n_hidden or None
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
     arguments), bit-identical to them, but without storing the weight gradient.
+    ``chain_inputs`` (k = 0 only): the chains' W^T v as kept by their sampler (see
+    cd_phase), or None.
 
     Each thread computes the gradient rows of GRADIENT_ROWS visible units into a buffer
     that stays in L1 and applies the momentum step to those rows of W and vel at once;
@@ -814,9 +837,18 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
     cdef int bad = 0
     cdef floating *buf
     cdef floating *dvb = <floating *> ws.s.act_v      # batch x ldv >= n_visible, free now
+    cdef const floating[:, ::1] xin
+    cdef const floating *xp = NULL
+    if chain_inputs is not None:
+        if cfg.k != 0 or not cfg.persistent:
+            raise ValueError("chain inputs are for the negative phase of given samples (k = 0).")
+        xin = chain_inputs
+        if xin.shape[0] != B or xin.shape[1] != M:
+            raise ValueError("chain inputs must be batch x n_hidden.")
+        xp = &xin[0, 0]
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads, xp)
         # each thread: contiguous runs of GRADIENT_ROWS visible units, all columns
         for t in prange(nt, num_threads=nt, schedule='static'):
             buf = <floating *> s.panels[t]
@@ -913,22 +945,25 @@ def cd_statistics(params, v_data, v_chain, streams, grads, dict settings, Worksp
 
 
 def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
-              Workspace workspace=None):
+              Workspace workspace=None, chain_inputs=None):
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update``,
     bit-identical to them, without storing the weight gradient.
 
     ``params`` = (W, vbias, hbias) and ``velocity`` = (vel_W, vel_vbias, vel_hbias) are
     updated in place (INOUT); ``v_data`` (IN), ``v_chain`` (INOUT), ``streams`` (INOUT) as
-    for cd_statistics; ``settings`` as for cd_statistics, all keys used.  Returns False if
-    any parameter became non-finite."""
+    for cd_statistics; ``settings`` as for cd_statistics, all keys used.
+    ``chain_inputs`` (IN, with k = 0 and persistent chains only): W^T v of the given
+    chains (batch x n_hidden, W's dtype), kept by the sampler that drew them (parallel
+    tempering's engine), so the negative phase takes sigma(chain_inputs + hbias) instead
+    of a product.  Returns False if any parameter became non-finite."""
     cdef cd_settings cfg = _settings(settings)
     W, vbias, hbias = params
     vel_W, vel_vbias, vel_hbias = velocity
     if np.asarray(W).dtype == np.float32:
         return _cd_update[float](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                                 v_chain, streams, &cfg, workspace)
+                                 v_chain, streams, &cfg, workspace, chain_inputs)
     return _cd_update[double](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                              v_chain, streams, &cfg, workspace)
+                              v_chain, streams, &cfg, workspace, chain_inputs)
 
 
 def apply_update(params, grads, velocity, dict settings, WT=None):

@@ -418,12 +418,15 @@ class Trainer:
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
                     lr = self.learning_rate_at(state["n_updates"])
                     step_k = k
+                    chain_inputs = None
                     if ladders is not None:
-                        # one PT round (CRI10 Table I), its T = 1 states as the negative phase
+                        # one PT round (CRI10 Table I), its T = 1 states as the negative
+                        # phase, with their hidden inputs as the engine kept them
                         ladders.step(model.W, model.vbias, model.hbias, n_threads=T)
                         M = ladders.M
-                        chains = np.ascontiguousarray(
-                            ladders.top()[(state["n_updates"] * B + np.arange(B)) % M])
+                        pick = (state["n_updates"] * B + np.arange(B)) % M
+                        chains = ladders.top(pick)
+                        chain_inputs = ladders.top_inputs(pick)
                         step_k = 0
                         acc = ladders.accepted.sum(axis=0)      # this round's swaps per pair
                         ladders.accepted[:] = 0
@@ -451,7 +454,7 @@ class Trainer:
                     ok = _gibbs.cd_update((model.W, model.vbias, model.hbias),
                                           (state["vel_W"], state["vel_vbias"], state["vel_hbias"]),
                                           batch, chains, state["streams"], settings,
-                                          workspace=workspace)
+                                          workspace=workspace, chain_inputs=chain_inputs)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1

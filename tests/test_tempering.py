@@ -246,6 +246,48 @@ def test_resume_is_bit_identical(method, tmp_path):
     np.testing.assert_array_equal(resumed.hbias, whole.hbias)
 
 
+def test_pt_negative_phase_matches_the_model_expectation(model):
+    """The negative phase of PT training (the T = 1 chains after the swaps, with the
+    engine's kept inputs, through cd_statistics with k = 0), averaged over rounds without
+    learning, is E_model[v p(h | v)^T] by enumeration, within 4 standard errors."""
+    from cyrbm.tempering import TemperedChains
+    M, rounds = 200, 150
+    V, p, _ = exact_distribution(model)
+    Vf = V.astype(np.float64)
+    P = 1.0 / (1.0 + np.exp(-(Vf @ model.W + model.hbias)))
+    exact = (p[:, None, None] * Vf[:, :, None] * P[:, None, :]).sum(0)
+    init = (np.random.default_rng(2).random((M * len(LADDER), 6)) < 0.5).astype(np.uint8)
+    pt = TemperedChains(LADDER, 6, 4, M, dtype=np.float64, seed=3, init=init)
+    data = np.zeros((M, 6), np.uint8)          # the positive phase adds nothing
+    grads = (np.empty((6, 4)), np.empty(6), np.empty(4))
+    settings = dict(k=0, persistent=True, learning_rate=0.0, momentum=0.0,
+                    weight_decay=0.0, scale=1.0, n_threads=1)
+    ws = _gibbs.Workspace(M, 6, 4, np.float64)
+    velocity = tuple(np.zeros_like(a) for a in grads)
+    means = []
+    for t in range(rounds + 20):
+        pt.step(model.W, model.vbias, model.hbias)
+        top = pt.top()
+        x = pt.top_inputs(np.arange(M))
+        np.testing.assert_allclose(x, top @ model.W, atol=1e-12)    # W^T v, kept
+        if t < 20:
+            continue
+        _gibbs.cd_statistics((model.W, model.vbias, model.hbias), data, top.copy(),
+                             cyrbm.capi.make_streams(t, M, "chains"), grads, settings)
+        means.append(-grads[0] / M)
+        # the trainer's path (sigma of the kept inputs) gives the same update
+        params = tuple(a.copy() for a in (model.W, model.vbias, model.hbias))
+        lr = dict(settings, learning_rate=1.0, scale=1.0 / M)
+        _gibbs.cd_update(params, tuple(a.copy() for a in velocity), data, top.copy(),
+                         cyrbm.capi.make_streams(t, M, "chains"), lr, workspace=ws,
+                         chain_inputs=x)
+        np.testing.assert_allclose(params[0] - model.W, grads[0] / M, atol=1e-12)
+    means = np.array(means)
+    se = means.std(0, ddof=1) / np.sqrt(len(means)) * 3     # rounds are correlated
+    assert np.all(np.abs(means.mean(0) - exact) <= 4 * se + 1e-3), \
+        np.abs(means.mean(0) - exact) / se
+
+
 def test_history_records():
     tr, _ = fit("pt")
     rec = tr.history[-1]
