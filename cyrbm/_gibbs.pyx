@@ -221,7 +221,8 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
     """One mode-hopping proposal (Hu & Yu Sec. 4, Eq. 6-7) for each chain in ``rows``
     (cyrbm/_kernels/modehop_t.h), from its own stream: ``chains`` (INOUT) rows of 0/1,
     ``streams`` (INOUT) one per chain, ``proposal`` = (A, AT, sp, logH, Hp), the mode
-    set's float64 proposal kernels (cyrbm.modehop.ModeSet.update_proposal); ``terms``
+    set's float64 proposal kernels (cyrbm.modehop.ModeSet.update_proposal; A holds
+    the draws' probabilities sigma(a_i), AT the a_i as columns); ``terms``
     (OUT, len(rows) x 8, or None) the logarithms of Eq. 6.  Chains in parallel; the
     result does not depend on ``n_threads``.  Returns the number accepted."""
     A_, AT_, sp_, logH_, Hp_ = proposal
@@ -245,7 +246,7 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
             raise ValueError("amh_hops: a row index is out of range.")
     if n == 0 or L < 2:
         return 0
-    cdef size_t work_bytes = 8 * (D + 4 * L) + M * sizeof(floating) + 8 * D + 64
+    cdef size_t work_bytes = 32 * L + M * sizeof(floating) + 9 * D + 64
     cdef int nt = cap_threads(n_threads, n // 4)
     cdef int accepted = 0, bad = 0
     cdef void *work

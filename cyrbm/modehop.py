@@ -98,9 +98,9 @@ class ModeSet:
 
     def update_proposal(self, model, WT=None):
         """Compute the proposal kernels for the current parameters and keep them:
-        A (|L| x D, float64) with rows a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))),
-        its transpose, sum_d softplus(a_id), ln H and H: the tuple ``_gibbs.amh_hops``
-        takes.  ``hop`` uses the kept ones (any fixed proposal keeps Eq. 6 exact; older
+        with a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))), the float64 arrays
+        sigma(a_i) (|L| x D), the a_i as columns (D x |L|), sum_d softplus(a_id), ln H and
+        H: the tuple ``_gibbs.amh_hops`` takes.  ``hop`` uses the kept ones (any fixed proposal keeps Eq. 6 exact; older
         ones only lower the acceptance), so a trainer refreshes them every few updates.
         ``WT``: W^T if the caller has it."""
         W, b, c = model.W, model.vbias, model.hbias
@@ -109,8 +109,8 @@ class ModeSet:
         hstar = (_hidden_inputs(W, c, self.modes) > 0).view(np.uint8)
         A = np.ascontiguousarray(_visible_inputs(WT, b, hstar), dtype=np.float64)
         logH = self.log_hop(model)
-        self.proposal = (A, np.ascontiguousarray(A.T), _softplus(A).sum(axis=1), logH,
-                         np.exp(logH))
+        self.proposal = (0.5 + 0.5 * np.tanh(0.5 * A), np.ascontiguousarray(A.T),
+                         _softplus(A).sum(axis=1), logH, np.exp(logH))
         return self.proposal
 
     def __len__(self):

@@ -360,14 +360,14 @@ def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, ter
     go = np.flatnonzero(_anneal.chain_uniforms(streams, 1)[:, 0] < p)
     if go.size == 0:
         return 0, 0
-    A, _, spA, logH, _ = modes.proposal or modes.update_proposal(model)
+    P, AT, spA, logH, _ = modes.proposal or modes.update_proposal(model)   # P = sigma(A)
     sub = streams[go]
     u = _anneal.chain_uniforms(sub, D + 3)
     streams[go] = sub
     v = chains[go].astype(np.float64)
 
     def log_gtilde(x):                       # ln g~(i, x) for every row x and mode i
-        return x @ A.T - spA
+        return x @ AT - spA
 
     def log_ghat(lg):                        # Eq. 7 with p(i) uniform
         return lg - logsumexp(lg, axis=1, keepdims=True)
@@ -384,7 +384,7 @@ def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, ter
     lh_v = log_ghat(lg_v)
     i = pick(lh_v, u[:, 0])
     j = pick(logH[i], u[:, 1])
-    v_new = (u[:, 3:] < expit(A[j])).astype(np.float64)
+    v_new = (u[:, 3:] < P[j]).astype(np.float64)
     lg_new = log_gtilde(v_new)
     lh_new = log_ghat(lg_new)
     rows = np.arange(go.size)

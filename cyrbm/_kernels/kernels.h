@@ -295,6 +295,8 @@ const char *cyrbm_chib_kernels_built(void);
  * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol). */
 void cyrbm_column_lists(const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,
                         ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol);
+/* The active units of a 0/1 row, ascending, in list (OUT, room for n); returns their number. */
+int32_t cyrbm_active_units(const uint8_t *state, ptrdiff_t n, int32_t *list);
 /* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 (OUT codes) */
 void cyrbm_state_codes(const uint8_t *state, ptrdiff_t n, uint8_t *codes);
 /* Bernoulli draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
