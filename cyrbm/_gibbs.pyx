@@ -238,7 +238,8 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
             or Hp.shape[1] != L or chains.shape[1] != D or vbias.shape[0] != D
             or hbias.shape[0] != M or streams.shape[0] != chains.shape[0]
             or streams.shape[1] != 4):
-        raise ValueError("amh_hops: shapes of the model, proposal, chains and streams do not match.")
+        raise ValueError("amh_hops: the shapes of the model, proposal, chains and streams "
+                         "do not match.")
     if terms is not None and (terms.shape[0] != n or terms.shape[1] != 8):
         raise ValueError("amh_hops: terms must be len(rows) x 8.")
     for k in range(n):

@@ -100,9 +100,9 @@ class ModeSet:
         """Compute the proposal kernels for the current parameters and keep them:
         with a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))), the float64 arrays
         sigma(a_i) (|L| x D), the a_i as columns (D x |L|), sum_d softplus(a_id), ln H and
-        H: the tuple ``_gibbs.amh_hops`` takes.  ``hop`` uses the kept ones (any fixed proposal keeps Eq. 6 exact; older
-        ones only lower the acceptance), so a trainer refreshes them every few updates.
-        ``WT``: W^T if the caller has it."""
+        H: the tuple ``_gibbs.amh_hops`` takes.  ``hop`` uses the kept ones (any fixed
+        proposal keeps Eq. 6 exact; older ones only lower the acceptance), so a trainer
+        refreshes them every few updates.  ``WT``: W^T if the caller has it."""
         W, b, c = model.W, model.vbias, model.hbias
         if WT is None:
             WT = _gibbs.transposed(W)

@@ -282,6 +282,10 @@ def test_pt_negative_phase_matches_the_model_expectation(model):
                          cyrbm.capi.make_streams(t, M, "chains"), lr, workspace=ws,
                          chain_inputs=x)
         np.testing.assert_allclose(params[0] - model.W, grads[0] / M, atol=1e-12)
+    with pytest.raises(ValueError, match="k = 0"):
+        _gibbs.cd_update(params, velocity, data, top.copy(),
+                         cyrbm.capi.make_streams(0, M, "chains"), dict(lr, k=1), workspace=ws,
+                         chain_inputs=x)
     means = np.array(means)
     se = means.std(0, ddof=1) / np.sqrt(len(means)) * 3     # rounds are correlated
     assert np.all(np.abs(means.mean(0) - exact) <= 4 * se + 1e-3), \
