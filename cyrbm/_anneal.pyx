@@ -599,9 +599,9 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     s0 = 0
     while s0 < ldV:
         width = chunk if s0 + chunk <= ldV else ldV - s0
-        if same:
-            for i in range(s0, s0 + width if s0 + width < D else D):
-                for j in range(n):
+        if same:      # a whole 64-byte row of the chunk at a time
+            for j in range(n):
+                for i in range(s0, s0 + width if s0 + width < D else D):
                     Wt_t[rows * s0 + j * width + (i - s0)] = W[i * n + j]
         else:
             for j in range(n):
