@@ -6,7 +6,8 @@ bound, the JSON) on a 784-500-2000 DBN with random weights (W ~ N(0, 0.1^2)) and
 MNIST-like binary digits (bench/mnistlike.py), M = 1 sample per vector and ln Z given,
 is timed against its dense floor: the same three matrix products in float32 with NumPy's
 BLAS at its own threads, (N x 784) @ (784 x 500), (N x 500) @ (500 x 784) and
-(N x 500) @ (500 x 2000), and nothing else.  The two are timed alternately ``--repeat``
+(N x 500) @ (500 x 2000), and nothing else (cyrbm itself makes these products as binary
+products of its 0/1 states, without BLAS).  The two are timed alternately ``--repeat``
 times; the ratio of the medians is printed.
 
 ``bound_speed.py chib [OPTIONS]`` measures the Chib-style estimator instead (issue 13,

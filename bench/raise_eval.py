@@ -12,8 +12,9 @@ Parts:
   5,000 and 14,500 betas (``paper`` for 14,500; the paper's shape with fewer betas
   otherwise), forward AIS with --runs runs, RAISE with --chains chains per vector;
   then the gap against K.
-* ``adaptive``: var(ln w) of forward AIS (--runs runs) with the uniform, the paper and
-  the adaptive schedule at equal K (14,500 and 1,000).
+* ``adaptive``: var(ln w) of forward AIS with the uniform, the paper and the adaptive
+  schedule at equal K (1,000 with 8,000 runs and 14,500 with 800 runs), each with its
+  standard error (4th moments, and batches).
 * ``speed``: RAISE over --vectors vectors x 10 chains x 14,500 betas against forward AIS
   with the same number of runs (vectors x 10) and betas, and the dense BLAS floor of
   that work (two sgemm per beta, timed on 1/100 of the betas and scaled up).
@@ -22,11 +23,13 @@ Parts:
   ``cyrbm ratio`` on a short schedule with Gibbs starts (it must print the low-ESS
   warning), the two base-rate AIS estimates with the paper schedule, and
   ``cyrbm evaluate`` of both models on the short schedule: does the AIS/RAISE bracket
-  of ln Z_B - ln Z_A cover the discrepancy?
+  of ln Z_B - ln Z_A cover the discrepancy?  And ``cyrbm evaluate B --base-model A``:
+  the sandwich on the ratio's own path (the same run and starts), whose gap is that
+  path's error: does it cover the discrepancy?
 
 Usage:
   raise_eval.py sandwich [--vectors N] [--runs R] [--chains C] [--threads T]
-  raise_eval.py adaptive [--runs R] [--threads T]
+  raise_eval.py adaptive [--threads T] [--seed S]
   raise_eval.py speed [--vectors N] [--threads T]
   raise_eval.py warning [--vectors N] [--threads T] [--betas K] [--shape S]
 
@@ -36,6 +39,8 @@ Options:
   --chains C    RAISE chains per test vector [default: 2].
   --threads T   cyrbm threads (default: all cores).
   --betas K     Betas of the short schedule of the ratio [default: 1000].
+  --seed S      Seed of the runs that measure var(ln w) (adaptive; the pilot keeps its
+                own streams of seed 0) [default: 0].
   --shape S     Shape of the short schedule: linear, or paper (the paper schedule's
                 shape with K betas) [default: paper].
 """
@@ -135,24 +140,48 @@ def part_sandwich(o):
         print(f"{k:6d}  {a:10.3f}  {r:10.3f}   {g:7.3f} ({se:.3f})   {s:7.1f}")
 
 
+def var_with_se(log_weights, blocks=8):
+    """var(ln w) over the runs, its standard error by the 4th-moment formula
+    sqrt((m4 - var^2) / n), and by batches (the spread of the variances of ``blocks``
+    equal blocks of runs / sqrt(blocks))."""
+    lw = np.asarray(log_weights, dtype=np.float64)
+    c = lw - np.mean(lw)
+    var = float(np.mean(c * c))
+    se4 = float(np.sqrt(max(np.mean(c ** 4) - var * var, 0.0) / c.size))
+    per = [np.var(b) for b in np.array_split(lw, blocks)]
+    return var, se4, float(np.std(per, ddof=1) / np.sqrt(blocks))
+
+
 def part_adaptive(o):
     train, _, _ = files(1000)
     m = cyrbm.RBM.load(model(500, train))
     bA = base_rate_biases(train)
-    for k in (1000, 14500):
+    for k, runs in ((1000, 8000), (14500, 800)):
         t0 = time.perf_counter()
         tuned = adaptive_schedule(m, k, bA, seed=0, threads=o.threads)
         t_tune = time.perf_counter() - t0
-        print(f"K = {k}: adaptive schedule tuned in {t_tune:.1f} s (pilot: 16 runs, 1,451 "
-              f"betas); {np.sum(tuned < 0.5)} betas below 0.5, {np.sum(tuned >= 0.9)} at "
-              f"0.9 or above (paper: 500 and 10,000 of 14,500)", flush=True)
+        print(f"K = {k}: adaptive schedule tuned in {t_tune:.1f} s (pilot: 256 runs, "
+              f"{min(k, 1000)} evenly spaced betas, its own streams); {np.sum(tuned < 0.5)} "
+              f"betas below 0.5, {np.sum(tuned >= 0.9)} at 0.9 or above (uniform: "
+              f"{np.sum(np.linspace(0, 1, k) < 0.5)} and {np.sum(np.linspace(0, 1, k) >= 0.9)})",
+              flush=True)
+        found = {}
         for name, betas in (("uniform", np.linspace(0, 1, k)), ("paper", paper_like(k)),
                             ("adaptive", tuned)):
-            res = Annealer(runs=o.runs, schedule=betas, seed=0, threads=o.threads,
+            res = Annealer(runs=runs, schedule=betas, seed=o.seed, threads=o.threads,
                            progress=False).log_partition(m, base_rate=bA)
-            print(f"  {name:9s} var(ln w) = {np.var(res.log_weights, ddof=1):9.4f}   "
-                  f"ln Z = {res.log_Z:9.3f}  ESS {res.ess:5.1f}  ({res.seconds:.1f} s)",
+            var, se, se_b = var_with_se(res.log_weights)
+            found[name] = (var, max(se, se_b))
+            print(f"  {name:9s} var(ln w) = {var:8.4f} +- {se:.4f} (se; {se_b:.4f} by 8 "
+                  f"batches; {runs} runs)   "
+                  f"ln Z = {res.log_Z:9.3f}  ESS {res.ess:6.1f}  ({res.seconds:.1f} s)",
                   flush=True)
+        for other in ("uniform", "paper"):
+            d = found["adaptive"][0] - found[other][0]
+            se = float(np.hypot(found["adaptive"][1], found[other][1]))
+            print(f"  adaptive - {other}: {d:+.4f} (se {se:.4f}, the larger of the two "
+                  f"kinds, {d / se:+.1f} se); "
+                  f"adaptive / {other} = {found['adaptive'][0] / found[other][0]:.3f}")
 
 
 def part_speed(o):
@@ -226,6 +255,25 @@ def part_warning(o):
         sims[name] = (sim["log_Z_lower"], sim["log_Z_upper"], sim["gap"])
         print(flush=True)
     disc = abs(diff - ratio)
+    print(f"$ cyrbm evaluate rbm784x500 --base-model rbm784x200 --base-logz {sep['A']:.3f} "
+          f"--data <{o.vectors} test digits> --schedule {short} --start gibbs --burn-in 1000 "
+          f"--runs 100 --chains 2", flush=True)
+    on_path = run_command(["evaluate", b_path, "--base-model", a_path, "--base-logz",
+                           repr(sep["A"]), "--data", test_f, "--schedule", sched,
+                           "--start", "gibbs", "--burn-in", "1000", "--runs", "100",
+                           "--chains", "2"] + ta)
+    gap, gap_se = on_path["gap"], on_path["gap_se"]
+    same = on_path["base"]["log_ratio"] == ratio
+    print(f"the sandwich on the ratio's own path (forward = the ratio run above: {same}):")
+    print(f"  gap AIS - RAISE = {gap:.3f} nats (se {gap_se:.3f}); discrepancy {disc:.3f} "
+          f"nats; gap >= discrepancy: {gap >= disc}")
+    lo_b = on_path["ais"]["log_Z"]
+    hi_b = on_path["mean_log_unnormalized"] - on_path["raise"]["mean_log_prob"]
+    lo_r, hi_r = lo_b - sep["A"], hi_b - sep["A"]
+    print(f"  ln Z_B bracket given ln Z_A = {sep['A']:.3f}: [{lo_b:.3f}, {hi_b:.3f}], i.e. "
+          f"ln(Z_B/Z_A) in [{lo_r:.3f} (the ratio run itself), {hi_r:.3f} (RAISE)]: covers "
+          f"the separate difference {diff:.3f}: {lo_r <= diff <= hi_r}", flush=True)
+    print(flush=True)
     for label, br in (("on the test digits", brackets),
                       ("on simulated states (--simulate)", sims)):
         lo = br["B"][0] - br["A"][1]
@@ -249,6 +297,7 @@ def main(argv=None):
         threads = None if opts["--threads"] is None else int(opts["--threads"])
         betas = int(opts["--betas"])
         shape = opts["--shape"]
+        seed = int(opts["--seed"])
     for part in ("sandwich", "adaptive", "speed", "warning"):
         if opts[part]:
             globals()[f"part_{part}"](O)

@@ -211,6 +211,7 @@ cdef void ais_set_tempered(ais_buffers *B, const floating *W, const floating *vb
     for j in range(P.nB):
         _store(B, B.ebuf, j, _load(B, P.aB, j))
         _store(B, <void *> P.aB, j, 0.0)
+    _table_offset(B, 1)
     P.eB = B.ebuf
 
 
@@ -436,12 +437,16 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     P.aB = _take(base, &total, ldB1 * s)
     P.bB = _take(base, &total, ldV * s)
     P.dbias = <const double *> _take(base, &total, ldV * sizeof(double))
-    # subset tables (16 rows per group of 4 units), when the pair uses them
+    # signed subset tables (8 rows per group of 4 units) and their offsets, when used
     if P.dense:
-        P.TVA = _take(base, &total, 16 * P.gV * ldA * s) if nA > 0 else NULL
-        P.THA = _take(base, &total, 16 * P.gA * ldV * s) if nA > 0 else NULL
-        P.TVB = _take(base, &total, 16 * P.gV * ldB * s) if nB > 0 else NULL
-        P.THB = _take(base, &total, 16 * P.gB * ldV * s) if nB > 0 else NULL
+        P.TVA = _take(base, &total, 8 * P.gV * ldA * s) if nA > 0 else NULL
+        P.THA = _take(base, &total, 8 * P.gA * ldV * s) if nA > 0 else NULL
+        P.TVB = _take(base, &total, 8 * P.gV * ldB * s) if nB > 0 else NULL
+        P.THB = _take(base, &total, 8 * P.gB * ldV * s) if nB > 0 else NULL
+        P.cVA = _take(base, &total, ldA * s) if nA > 0 else NULL
+        P.cHA = _take(base, &total, ldV * s) if nA > 0 else NULL
+        P.cVB = _take(base, &total, ldB * s) if nB > 0 else NULL
+        P.cHB = _take(base, &total, ldV * s) if nB > 0 else NULL
     # per-run states: rows of ldV / ldA / ldB elements (hidden rows at least 16)
     S.v = <uint8_t *> _take(base, &total, R * ldV)
     S.hA = <uint8_t *> _take(base, &total, R * ldA16)
@@ -466,7 +471,6 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.dot = <double *> _take(base, &total, R * sizeof(double))
     S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
-    S.dcur = <int32_t *> _take(base, &total, R * <size_t> S.dcur_stride * i32)
     S.sel_dense = <int32_t *> _take(base, &total, R * i32)
     S.sel_sparse = <int32_t *> _take(base, &total, R * i32)
     B.ebuf = _take(base, &total, ldB1 * s)     # P.eB stays NULL until ais_set_tempered
@@ -488,7 +492,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     """
     cdef cyrbm_ais_pair *P = &B.pair
     cdef cyrbm_ais_state *S = &B.st
-    cdef Py_ssize_t tile_rows, groups, dtile_rows
+    cdef Py_ssize_t tile_rows
     cdef size_t s = sizeof(float) if float32 else sizeof(double)
     cdef size_t total, table_bytes
     memset(P, 0, sizeof(cyrbm_ais_pair))
@@ -505,13 +509,8 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     S.cur_stride = 2 * ((nA + tile_rows - 1) // tile_rows + 1) \
         + 2 * ((nB + tile_rows - 1) // tile_rows + 1)
     P.gV, P.gA, P.gB = (n_visible + 3) // 4, (nA + 3) // 4, (nB + 3) // 4
-    groups = P.gV if P.gV > P.gA else P.gA
-    groups = groups if groups > P.gB else P.gB
-    dtile_rows = CYRBM_AK_DENSE_TILE_BYTES // CYRBM_AK_CHUNK_BYTES
-    P.dtile = dtile_rows
     P.dense_x, P.dense_u = _dense_x, _dense_u
-    S.dcur_stride = 2 * ((16 * groups + dtile_rows - 1) // dtile_rows + 1)
-    table_bytes = 16 * s * (<size_t> P.gV * (P.ldA + P.ldB) + <size_t> (P.gA + P.gB) * P.ldV)
+    table_bytes = 8 * s * (<size_t> P.gV * (P.ldA + P.ldB) + <size_t> (P.gA + P.gB) * P.ldV)
     P.dense = _dense_mode if table_bytes <= _MAX_TABLE_BYTES or _dense_mode == 2 else 0
     B.runs = runs
     total = _ais_layout(B, NULL, s)
@@ -570,6 +569,7 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     cdef double *db = <double *> P.dbias
     cdef void *V
     cdef void *H
+    cdef void *cH
     cdef floating *Wr_t = <floating *> Wr
     cdef floating *Wt_t = <floating *> Wt
     cdef double *colsums = NULL
@@ -637,46 +637,89 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     if P.dense and n > 0:
         V = <void *> (P.TVA if which == 0 else P.TVB)
         H = <void *> (P.THA if which == 0 else P.THB)
+        cH = <void *> (P.cHA if which == 0 else P.cHB)
         if B.float32:
-            _subset_table(<float *> V, <const float *> Wr, ld, D, n, P.gV, True, ld)
-            _subset_table(<float *> H, <const float *> Wr, ld, D, n, P.gA if which == 0 else P.gB,
-                          False, ldV)
+            _subset_table(<float *> V, <float *> NULL, <const float *> Wr, NULL, ld, D, n,
+                          P.gV, True, ld, True)
+            _subset_table(<float *> H, <float *> cH, <const float *> Wr, NULL, ld, D, n,
+                          P.gA if which == 0 else P.gB, False, ldV, True)
         else:
-            _subset_table(<double *> V, <const double *> Wr, ld, D, n, P.gV, True, ld)
-            _subset_table(<double *> H, <const double *> Wr, ld, D, n, P.gA if which == 0 else P.gB,
-                          False, ldV)
+            _subset_table(<double *> V, <double *> NULL, <const double *> Wr, NULL, ld, D, n,
+                          P.gV, True, ld, True)
+            _subset_table(<double *> H, <double *> cH, <const double *> Wr, NULL, ld, D, n,
+                          P.gA if which == 0 else P.gB, False, ldV, True)
+        _table_offset(B, which)
 
 
-cdef void _subset_table(floating *out, const floating *Wr, Py_ssize_t ld, Py_ssize_t D,
-                        Py_ssize_t n, Py_ssize_t groups, bint visible,
-                        Py_ssize_t width) noexcept nogil:
-    """The subset table of one layer's groups of 4 units (anneal.c, "Many flips"): row
-    16 g + c holds the sum of the weight rows of the units 4 g + k with bit k of c set,
-    made as row (c without its top bit) + the top bit's unit's row, in the stored float
-    type (the same bits in every variant).  ``visible``: groups of visible units, columns
-    the hidden units (row i of W, stored D x ld); else groups of hidden units, columns the
-    visible units (column j of W).  Stored in column chunks of CYRBM_AK_CHUNK_BYTES like
-    W^T; ``width`` (a multiple of the chunk) columns, those past the layer zero."""
+cdef void _table_offset(ais_buffers *B, int which) noexcept nogil:
+    """The offset a + (1/2) sum_i W[i, :] that recomputed hidden inputs start from
+    (P.cVA / P.cVB, see _subset_table), from the stored weights and hidden biases: again
+    whenever those biases change (ais_set_tempered)."""
+    cdef cyrbm_ais_pair *P = &B.pair
+    cdef Py_ssize_t n = P.nA if which == 0 else P.nB
+    cdef Py_ssize_t ld = P.ldA if which == 0 else P.ldB
+    if not P.dense or n == 0:
+        return
+    if B.float32:
+        _subset_table(<float *> NULL, <float *> (P.cVA if which == 0 else P.cVB),
+                      <const float *> (P.WA if which == 0 else P.WB),
+                      <const float *> (P.aA if which == 0 else P.aB), ld, P.D, n, P.gV,
+                      True, ld, False)
+    else:
+        _subset_table(<double *> NULL, <double *> (P.cVA if which == 0 else P.cVB),
+                      <const double *> (P.WA if which == 0 else P.WB),
+                      <const double *> (P.aA if which == 0 else P.aB), ld, P.D, n, P.gV,
+                      True, ld, False)
+
+
+cdef void _subset_table(floating *out, floating *offset, const floating *Wr,
+                        const floating *a, Py_ssize_t ld, Py_ssize_t D, Py_ssize_t n,
+                        Py_ssize_t groups, bint visible, Py_ssize_t width,
+                        bint table) noexcept nogil:
+    """The signed subset table of one layer's groups of 4 units (anneal.c, "Many flips").
+
+    With spins s = 2 v - 1, the inputs W^T v + a = offset + sum_g (1/2) sum_k s_k w_k over
+    the groups g (units 4g + k, weight rows w_k), offset = a + (1/2) sum_i w_i; a group's
+    term for the spins (s_0, s_1, s_2, s_3) is minus its term for the opposite spins, so
+    the table keeps the 8 patterns with s_0 = +1: row 8 g + c holds
+    (1/2)(w_0 + sum_{k=1..3} (2 bit_{k-1}(c) - 1) w_k), computed in float64 from the
+    stored weights and rounded once to the stored type (the same bits in every variant).
+    ``visible``: groups of visible units, columns the hidden units (row i of W, stored
+    D x ld; ``a`` the hidden biases); else groups of hidden units, columns the visible
+    units (column j of W; ``a`` NULL: no bias).  Stored in column chunks of
+    CYRBM_AK_CHUNK_BYTES like W^T; ``width`` (a multiple of the chunk) columns, those past
+    the layer zero, as are the weights of the padding units of the last group.  With
+    ``table`` false only ``offset`` is (re)computed (after the biases change).""" 
     cdef Py_ssize_t chunk = CYRBM_AK_CHUNK_BYTES // sizeof(floating)
-    cdef Py_ssize_t rows = 16 * groups, b, g, c, col, j, top, unit
+    cdef Py_ssize_t rows = 8 * groups, b, g, c, col, j, k, unit
+    cdef Py_ssize_t units = D if visible else n
     cdef floating *blk
-    cdef floating w
+    cdef double w[4]
+    cdef double t, half
     for b in range(width // chunk):
-        blk = out + b * chunk * rows
-        for g in range(groups):
-            for col in range(chunk):
-                blk[16 * g * chunk + col] = 0
-            for c in range(1, 16):
-                top = 3 if c >= 8 else (2 if c >= 4 else (1 if c >= 2 else 0))
-                unit = 4 * g + top
-                for col in range(chunk):
-                    j = b * chunk + col
-                    if visible:
-                        w = Wr[unit * ld + j] if unit < D else 0
+        blk = out + b * chunk * rows if table else NULL
+        for col in range(chunk):
+            j = b * chunk + col
+            half = 0.0
+            for g in range(groups):
+                for k in range(4):
+                    unit = 4 * g + k
+                    if unit >= units:
+                        w[k] = 0.0
+                    elif visible:
+                        w[k] = Wr[unit * ld + j]
                     else:
-                        w = Wr[j * ld + unit] if unit < n and j < D else 0
-                    blk[(16 * g + c) * chunk + col] = \
-                        blk[(16 * g + c - (1 << top)) * chunk + col] + w
+                        w[k] = Wr[j * ld + unit] if j < D else 0.0
+                half = half + ((w[0] + w[1]) + (w[2] + w[3]))
+                if not table:
+                    continue
+                for c in range(8):
+                    t = w[0]
+                    for k in range(1, 4):
+                        t = t + (w[k] if (c >> (k - 1)) & 1 else -w[k])
+                    blk[(8 * g + c) * chunk + col] = <floating> (0.5 * t)
+            if offset != NULL:
+                offset[j] = <floating> ((<double> a[j] if a != NULL else 0.0) + 0.5 * half)
 
 
 cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,

@@ -81,9 +81,9 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
     void cyrbm_bern_row_f32(const float *a, const float *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            float *h, int full, double *sums)
+                            uint8_t *h, int full, double *sums)
     void cyrbm_bern_row_f64(const double *a, const double *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            double *h, int full, double *sums)
+                            uint8_t *h, int full, double *sums)
     int cyrbm_amh_hop_f32(const float *W, const float *b, const float *c, Py_ssize_t D,
                           Py_ssize_t M, const double *A, const double *AT, const double *sp,
                           const double *logH, const double *Hp, Py_ssize_t L, uint8_t *v,
@@ -99,7 +99,6 @@ cdef extern from "kernels.h" nogil:
         CYRBM_AK_BLOCK
         CYRBM_AK_CHUNK_BYTES
         CYRBM_AK_TILE_BYTES
-        CYRBM_AK_DENSE_TILE_BYTES
         CYRBM_AK_DENSE_X
         CYRBM_AK_DENSE_U
         CYRBM_AK_RNG_WORDS
@@ -121,9 +120,12 @@ cdef extern from "kernels.h" nogil:
         const void *TVB
         const void *THA
         const void *THB
+        const void *cVA
+        const void *cVB
+        const void *cHA
+        const void *cHB
         Py_ssize_t gV, gA, gB
         int dense
-        Py_ssize_t dtile
         Py_ssize_t dense_x, dense_u
         const void *eB
 
@@ -152,8 +154,6 @@ cdef extern from "kernels.h" nogil:
         uint64_t *rng
         int32_t *cur
         Py_ssize_t cur_stride
-        int32_t *dcur
-        Py_ssize_t dcur_stride
         int32_t *sel_dense
         int32_t *sel_sparse
 

@@ -1,6 +1,7 @@
 """Handlers of ``cyrbm dbn`` (greedy DBN training) and ``cyrbm bound`` (bounds on ln p(v)).
 
-    cyrbm dbn DATA -o DBN --layers 500,2000 [per-layer training options] [--init-transpose] [--json]
+    cyrbm dbn DATA -o DBN --layers 500,2000 [per-layer training options] [--init-transpose]
+              [--layer-input samples|probs] [--json]
     cyrbm bound DBN --data DATA [--method variational|harmonic|chib|ais] [--samples M] [--entropy E]
                 [--steps S] [--repeats R] [--trace] [--plot FILE]
                 [--logz VALUE | --runs R --schedule S] [--seed S] [--threads T] [--json]
@@ -66,6 +67,9 @@ def cmd_dbn(args, out):
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise DBNUsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
+    layer_input = args["--layer-input"] or "samples"
+    if layer_input not in ("samples", "probs"):
+        raise DBNUsageError(f"--layer-input must be samples or probs, not {layer_input!r}.")
     threads = cli.parse_threads(args["--threads"])
     path = args["--output"]
     checkpoint = args["--checkpoint"] or cli.default_checkpoint(path)
@@ -94,7 +98,8 @@ def cmd_dbn(args, out):
     t0 = time.perf_counter()
     try:
         dbn = train_dbn(data, sizes, trainers=trainers, init_transpose=args["--init-transpose"],
-                        seed=seed, checkpoint=checkpoint, resume=args["--resume"])
+                        seed=seed, checkpoint=checkpoint, resume=args["--resume"],
+                        layer_input=layer_input)
     except KeyboardInterrupt:
         print("cyrbm dbn: interrupted: finished layers are in "
               f"'{progress_file(checkpoint)}' and the current layer's state in its checkpoint; "
@@ -104,6 +109,7 @@ def cmd_dbn(args, out):
     dbn.save(path)
     result = {"model": path, "data": args["DATA"], "n_samples": int(data.shape[0]),
               "sizes": dbn.sizes, "init_transpose": bool(args["--init-transpose"]),
+              "layer_input": layer_input,
               "seconds": time.perf_counter() - t0, "threads": threads,
               "checkpoints": [layer_checkpoint(checkpoint, l) for l in range(len(sizes))],
               "layers": [{k: v for k, v in s.items() if k not in ("callback", "progress")}

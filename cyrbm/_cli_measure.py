@@ -6,6 +6,7 @@ docs/json_keys_ais.md); ``cyrbm.cli`` prints it.  Usage lines (in cli.py):
     cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
     cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T] [--json]
     cyrbm logz MODEL --exact [--threads T] [--json]
+    cyrbm evaluate MODEL --data DATA [...] [--base-model A] [--base-logz VALUE] [--start HOW] [--burn-in N]
 
 Defaults: --runs 100, --schedule paper, --seed 0, --start auto, --burn-in 20000, --chains R
 (one per run), --steps-between 100.  DATA is anything
@@ -131,7 +132,7 @@ __all__ = ["run_ais", "run_ratio", "run_logz"]
 def run_evaluate(args):
     """``cyrbm evaluate``: the AIS/RAISE sandwich of MODEL on DATA (cyrbm.evaluation).
 
-    --schedule adaptive:K tunes K betas by a pilot run (equal variance per step) and
+    --schedule adaptive:K tunes K betas by a pilot run (least var(ln w)) and
     --save-schedule FILE keeps them for reuse (--schedule FILE); --simulate N adds the
     bidirectional check on N states drawn from the model; --plot FILE.png draws ln Z-hat
     against the number of runs, the log weights and the gap against K.
@@ -147,6 +148,7 @@ def run_evaluate(args):
                 else _whole(args, "--simulate", 1, "states drawn from the model"))
     threads = _threads(args)
     spec = _opt(args, "--schedule")
+    base_model, base_kw = _evaluate_base(args)
     data = _data(args, "--data")
     if data is None:
         raise AnnealingError("cyrbm evaluate needs --data DATA, the test vectors.")
@@ -155,6 +157,9 @@ def run_evaluate(args):
     fit_to = base_data if base_data is not None else V
     bA = base_rate_biases(fit_to, n_visible=model.n_visible)
     n_adaptive = evaluation.parse_adaptive(spec)
+    if n_adaptive is not None and base_model is not None:
+        raise AnnealingError("--schedule adaptive:K tunes the path from a base-rate model; "
+                             "with --base-model give paper, linear:K or a file of betas.")
     t0 = time.perf_counter()
     schedule = spec
     if n_adaptive is not None:
@@ -166,8 +171,15 @@ def run_evaluate(args):
     annealer.schedule_spec = spec
     if args.get("--save-schedule"):
         evaluation.save_schedule(args["--save-schedule"], annealer.betas)
-    result = annealer.evaluate(model, V, base_rate=bA, chains=chains, simulate=simulate)
-    result.ais.extra["base_rate"] = "data"
+    result = annealer.evaluate(model, V, base_rate=bA, chains=chains, simulate=simulate,
+                               base_model=base_model, **base_kw)
+    if base_model is None:
+        result.ais.extra["base_rate"] = "data"
+        result.base["base_rate"] = "data"
+    else:
+        result.base["model"] = str(args["--base-model"])
+        if result.base["log_Z_source"] == "ais":
+            result.base["base_rate"] = "data"
     out = {"command": "evaluate", "model": str(args["MODEL"]), "n_visible": model.n_visible,
            "n_hidden": model.n_hidden, "data": args.get("--data"),
            "base_data": args.get("--base-data") or args.get("--data")}
@@ -177,11 +189,32 @@ def run_evaluate(args):
     out["plot"] = None
     if args.get("--plot"):
         from cyrbm import _plot
-        curve = evaluation.gap_curve(annealer, model, V, bA, result, chains=chains)
+        if base_model is not None:
+            base_kw["base_log_Z"] = result.ais.log_Z_base     # ln Z_A once, not per K
+        curve = evaluation.gap_curve(annealer, model, V, bA, result, chains=chains,
+                                     base_model=base_model, **base_kw)
         _plot.write_evaluation_plot(args["--plot"], result, curve)
         out["plot"] = args["--plot"]
         out["gap_by_betas"] = [[int(k), float(g), float(se)] for k, g, se in curve]
     return out
+
+
+def _evaluate_base(args):
+    """(RBM A or None, evaluate's base_log_Z / start / burn_in) from --base-model,
+    --base-logz, --start and --burn-in (the last two as for ``cyrbm ratio``)."""
+    from cyrbm.cli import _real
+    if args.get("--base-model") is None:
+        if args.get("--base-logz") is not None:
+            raise AnnealingError("--base-logz is ln Z of --base-model: give --base-model A "
+                                 "too.")
+        return None, {}
+    base_model = RBM.load(args["--base-model"])
+    log_z = _real(args, "--base-logz", optional=True)
+    start = _opt(args, "--start")
+    if start not in ("auto", "exact", "gibbs"):
+        raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
+    return base_model, {"base_log_Z": log_z, "start": start,
+                        "burn_in": _whole(args, "--burn-in", 0, "sweeps")}
 
 
 def _fmt(x, spec=".4f"):
@@ -194,6 +227,18 @@ def print_evaluate(r, out):
     a, s = r["ais"], r["raise"]
     print(f"mean test log-probability of {r['n_data']} rows of '{r['data']}' "
           f"({r['betas']} betas, {r['schedule']}):", file=out)
+    base = r.get("base") or {}
+    if base.get("kind") == "model":
+        how = {"given": "given", "exact": "exact",
+               "ais": "by AIS from the base rate"}[base["log_Z_source"]]
+        starts = ("exact draws" if base["start"] == "exact" else
+                  f"Gibbs chains, {base['burn_in']} sweeps of burn-in")
+        print(f"  on the path of the ratio from '{base.get('model', 'model A')}' "
+              f"({base['n_hidden']} hidden units; starts: {starts}): "
+              f"ln(Z_B/Z_A) = {_fmt(base['log_ratio'])}, ln Z_A = {_fmt(base['log_Z'])} "
+              f"({how}; the gap does not depend on it)", file=out)
+        if base.get("log_Z_weight_warning"):
+            print(f"warning: AIS of ln Z_A: {base['log_Z_weight_warning']}", file=out)
     print(f"  AIS   (optimistic)  : {_fmt(a['mean_log_prob'])} nats  +- {_fmt(a['se'])} (se), "
           f"3 sigma {_interval(a['mean_log_prob_3sigma_interval'])}  "
           f"[{a['runs']} runs, ESS {_fmt(a['ess'], '.1f')}, {a['seconds']:.2f} s]", file=out)

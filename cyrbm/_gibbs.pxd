@@ -43,6 +43,14 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
 # Zeroed memory of nbytes on a 64-byte boundary, owned by a NumPy array appended to keep
 cdef char *aligned_buffer(list keep, Py_ssize_t nbytes) except NULL
 
+# padded_product with the path given: -1 its rule, 0 row sums, 1 subset tables
+cdef void padded_product_path(floating *out, Py_ssize_t ldo, const floating *bias,
+                              const floating *A, Py_ssize_t lda, const floating *W,
+                              Py_ssize_t ldw, int source, Py_ssize_t n_src, Py_ssize_t n_cols,
+                              const uint8_t *state, const int32_t *idx, const int32_t *cnt,
+                              uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
+                              int n_threads, int path) noexcept nogil
+
 # padded_product's rule: subset tables when the states are dense
 cdef bint use_subset_tables(const int32_t *cnt, Py_ssize_t n_rows,
                             Py_ssize_t n_src) noexcept nogil

@@ -496,6 +496,17 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
                          const uint8_t *state, const int32_t *idx, const int32_t *cnt,
                          uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
                          int n_threads) noexcept nogil:
+    """padded_product_path with its rule choosing row sums or subset tables."""
+    padded_product_path(out, ldo, bias, A, lda, W, ldw, source, n_src, n_cols, state, idx,
+                        cnt, codes, panels, n_rows, expit, n_threads, -1)
+
+
+cdef void padded_product_path(floating *out, Py_ssize_t ldo, const floating *bias,
+                              const floating *A, Py_ssize_t lda, const floating *W,
+                              Py_ssize_t ldw, int source, Py_ssize_t n_src, Py_ssize_t n_cols,
+                              const uint8_t *state, const int32_t *idx, const int32_t *cnt,
+                              uint8_t *codes, char **panels, Py_ssize_t n_rows, bint expit,
+                              int n_threads, int path) noexcept nogil:
     """out[r, 0:n_cols] = bias + state[r, :] @ S for 0/1 rows ``state`` (n_rows x n_src),
     also given as lists idx[r, 0:cnt[r]] (row stride n_src), on padded aligned ``out``
     and ``bias`` (columns up to the next whole vector are computed too); with ``expit``,
@@ -519,14 +530,15 @@ cdef void padded_product(floating *out, Py_ssize_t ldo, const floating *bias,
     (about a quarter of the units on, for 100 rows).  The choice depends on the states
     only and the split never changes a result, so results do not depend on threads.
     ``codes``: scratch of n_rows x ceil(n_src / 4) bytes; ``panels``: one per thread
-    (n_threads of them) for SOURCE_TRANSPOSE.
+    (n_threads of them) for SOURCE_TRANSPOSE.  ``path``: -1 this rule, 0 row sums
+    (``state`` and ``codes`` unused), 1 subset tables (``idx`` and ``cnt`` unused).
     """
     cdef Py_ssize_t VL = 64 // sizeof(floating)
     cdef Py_ssize_t G = (n_src + 3) // 4
     cdef Py_ssize_t nv = (n_cols + VL - 1) // VL
     cdef Py_ssize_t r, v, v1, g, ncv, lds
     cdef int nt = cap_threads(n_threads, nv), t
-    cdef bint dense = use_subset_tables(cnt, n_rows, n_src)
+    cdef bint dense = use_subset_tables(cnt, n_rows, n_src) if path < 0 else path == 1
     cdef const floating *S
     if dense:
         for r in range(n_rows):

@@ -90,6 +90,21 @@ def check_binary(X, *, name="data", allow_1d=False):
     return _require_binary(X, name, hint("binarize_array"))
 
 
+def check_probabilities(X, *, name="data"):
+    """Check that an in-memory array holds probabilities (finite reals in [0, 1], 0/1
+    states included) and return it as C-contiguous float64; the message names the first
+    bad row and column (from 1).  Only where probabilities are asked for explicitly
+    (``Trainer.fit(..., probabilities=True)``); everything else takes 0/1 data."""
+    X = as_matrix(_as_numeric_array(X, name), name, allow_1d=False, flatten=False)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    _require_finite(X, name)
+    bad = (X < 0) | (X > 1)
+    if bad.any():
+        row, column = _first(bad)
+        raise DataError(f"{name} holds {_value(X, row, column)} at row {row}, column "
+                        f"{column}; probabilities must lie in [0, 1].")
+    return X
+
 
 def check_options(binarize, threshold, scale):
     if binarize not in (None, "threshold", "stochastic"):

@@ -549,7 +549,7 @@ class Annealer:
 
     # ------------------------------------------------------------------ public
     def log_partition(self, model, base_rate=None, data=None, *, base_data=None,
-                      pseudocount=1.0):
+                      pseudocount=1.0, _key=0):
         """Estimate ln Z of ``model`` by AIS from a base-rate model (SM08 Eq. 13-18).
 
         The base-rate model has W = 0, visible biases b_A and (like the model) M hidden
@@ -586,7 +586,7 @@ class Annealer:
                                pseudocount)
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
-        streams = self._streams(0)
+        streams = self._streams(_key)       # _key: another purpose's independent streams
         engine = _anneal.GibbsEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
                                    streams, dtype=model.dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
@@ -732,7 +732,8 @@ class Annealer:
                                     n_hidden_b=B.n_hidden))
 
     def evaluate(self, model, data, *, base_rate="data", base_data=None, chains=10,
-                 simulate=None, pseudocount=1.0):
+                 simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
+                 start="auto", burn_in=RATIO_BURN_IN):
         """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under
         ``model`` from forward AIS (optimistic) and from reverse annealing, RAISE
         (conservative; Burda, Grosse & Salakhutdinov 2015), side by side.
@@ -745,6 +746,17 @@ class Annealer:
         (exactly when its smaller layer has at most 20 units, else the end states of
         forward AIS runs): there the AIS/RAISE gap bounds the error of ln Z-hat.
 
+        With ``base_model`` (an RBM A on the same visible units) both run on the path of
+        ratio AIS from A to ``model`` (SM08 Sec. 3.2): forward AIS is
+        :meth:`log_ratio` (its starting states by ``start`` and ``burn_in``, Gibbs
+        chains started at ``data`` rows), ln Z-hat = ln Z_A + ln(Z_B / Z_A)-hat, and
+        RAISE runs that path backwards to p_A.  The gap then measures the error of that
+        path, the one a ratio estimate took.  ln Z_A is ``base_log_Z`` if given, else
+        exact when A's smaller layer has at most 20 units (or ``start="exact"``), else
+        estimated by AIS from a base-rate model (``base_rate``, ``base_data``) with this
+        annealer's runs and schedule; it enters both estimates equally, so the gap does
+        not depend on it (``result.base`` says which it was).
+
         Returns
         -------
         cyrbm.evaluation.EvaluationResult
@@ -753,7 +765,9 @@ class Annealer:
         """
         from cyrbm.evaluation import evaluate
         return evaluate(self, model, data, base_rate=base_rate, base_data=base_data,
-                        chains=chains, simulate=simulate, pseudocount=pseudocount)
+                        chains=chains, simulate=simulate, pseudocount=pseudocount,
+                        base_model=base_model, base_log_Z=base_log_Z, start=start,
+                        burn_in=burn_in)
 
     # ------------------------------------------------------------------ internals
     def _streams(self, key, n=None):

@@ -259,18 +259,18 @@ class BoundEstimator:
 
     def _terms(self, layers, v, samples, seed):
         """The kernel's (lpv, lrest, lq, ent), each (N, M): see cyrbm._dbn."""
-        from threadpoolctl import threadpool_limits
         from cyrbm import _dbn
         N = v.shape[0]
         width = max(max(r.n_visible, r.n_hidden) for r in layers)
-        check_memory(N * samples * 32 + self.threads * BLOCK_ROWS * width * 8 * (len(layers) + 2),
+        padded = 2 * sum(r.W.size * r.W.itemsize + 64 * r.n_visible for r in layers)
+        check_memory(N * samples * 32 + padded
+                     + self.threads * BLOCK_ROWS * width * 8 * (len(layers) + 2),
                      f"the bound's terms for {N} vectors x {samples} samples",
                      "use fewer samples or fewer vectors at a time")
         streams = make_streams(self.seed if seed is None else seed, "bound", N)
-        with threadpool_limits(1, user_api="blas"):
-            return _dbn.bound_terms([r.W for r in layers], [r.vbias for r in layers],
-                                    [r.hbias for r in layers], v, samples, streams,
-                                    self.threads, BLOCK_ROWS)
+        return _dbn.bound_terms([r.W for r in layers], [r.vbias for r in layers],
+                                [r.hbias for r in layers], v, samples, streams, self.threads,
+                                BLOCK_ROWS)
 
     def _result(self, method, values, t0, samples, *, log_Z=None, ais=None, mc_stderr=None,
                 seed=None, extra=None):

@@ -79,8 +79,7 @@ cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hb
 # ---- version 3: the DBN variational bound's terms (SM08 Eq. 19-24) ----
 # W[l], vbias[l], hbias[l]: layer l (sizes[l] x sizes[l+1]); v: n x sizes[0] 0/1; streams:
 # n (cyrbm.capi.make_bound_streams(seed, n)); out (n x samples float64): lpv, lrest, lq,
-# ent as cyrbm.BoundEstimator uses them (see include/cyrbm/cyrbm.h).  Hold BLAS to one
-# thread when n_threads > 1.
+# ent as cyrbm.BoundEstimator uses them (see include/cyrbm/cyrbm.h).  No BLAS.
 cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
                              const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
                              Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,

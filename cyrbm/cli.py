@@ -20,6 +20,7 @@ Usage:
               [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
               [--checkpoint FILE] [--resume] [--init-transpose] [--binarize MODE]
               [--threshold X] [--monitor N] [--no-progress] [--json]
+              [--layer-input INPUT]
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
@@ -28,7 +29,8 @@ Usage:
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
   cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
               [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
-              [--seed S] [--threads T] [--json]
+              [--seed S] [--threads T] [--json] [--base-model A] [--base-logz VALUE]
+              [--start HOW] [--burn-in N]
   cyrbm -h | --help
   cyrbm --version
 
@@ -120,6 +122,9 @@ Options:
   --layers SIZES             Hidden-layer sizes of a DBN, bottom first (500,2000).
   --init-transpose           Start each DBN layer above the first as the transpose
                              of the one below (W2 = W1^T).
+  --layer-input INPUT        What each DBN layer above the first is trained on:
+                             samples of Q(h | below) or their probabilities (probs)
+                             [default: samples].
   --samples M                Samples of Q per vector (bound; default: 1 for
                              variational, 100 for harmonic).
   --entropy E                analytic (SM08 Eq. 23) or sampled (-ln Q) [default:
@@ -144,6 +149,11 @@ Options:
                              reuse with --schedule FILE.
   --simulate N               Also the bidirectional check on N states drawn from MODEL
                              (exactly when its smaller layer has <= 20 units).
+  --base-model A             evaluate: anneal from the RBM A (the path of 'cyrbm ratio
+                             A MODEL', with its --start and --burn-in) instead of a
+                             base-rate model, so the gap measures that path's error.
+  --base-logz VALUE          evaluate: ln Z of --base-model (default: exact up to 20
+                             units in its smaller layer, else AIS from the base rate).
   --plot FILE                Write a PNG (needs matplotlib): evaluate: ln Z-hat
                              against runs, the log weights, the AIS/RAISE gap against
                              K; bound --trace: the estimates against S.
@@ -180,7 +190,7 @@ _VALUE_OPTIONS = {
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
-    "--repeats",
+    "--repeats", "--base-model", "--base-logz", "--layer-input",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace"}
@@ -304,6 +314,12 @@ def _usage_problem(argv):
 def _parse(argv):
     """docopt's arguments, or a UsageError-free (code, message) for a usage error."""
     from docopt import DocoptExit, docopt
+    from cyrbm import _cliparse
+    fast = _cliparse.parse(__doc__, argv, COMMANDS)      # one command's usage: faster
+    if fast is not None:
+        args, explicit = fast
+        args["__explicit__"] = explicit
+        return args, None
     try:
         return docopt(__doc__, argv=argv, version=f"cyrbm {cyrbm.__version__}"), None
     except DocoptExit:
@@ -823,7 +839,8 @@ def _run(argv):
     _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
                               else "cli-measure")
     try:
-        if (command == "train" and args["--resume"]) or command == "bound":
+        if ((command == "train" and args["--resume"]) or command == "bound") and \
+                "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like

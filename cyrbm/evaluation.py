@@ -26,16 +26,24 @@ reverse chains, its estimate is ln mean(w) over them; every chain is one run of 
 engine with its own random stream, so the vectors and chains run in parallel with the
 same bits for any thread count.
 
+The path of a ratio.  With a base RBM A instead of a base-rate model (``base_model``),
+p_0 = p_A and the f_k and T_k are those of ratio AIS between A and B (SM08 Sec. 3.2,
+Eq. 13-17: A's hidden layer at 1 - beta, B's at beta).  Forward AIS is the ratio run
+(ln Z_B-hat = ln Z_A + ln(Z_B / Z_A)-hat) and RAISE runs the same path backwards to
+p_A, normalized by ln Z_A.  ln Z_A shifts both estimates by the same amount, so their
+gap measures the error of the path itself: the error of the ratio estimate.
+
 Bidirectional check (Grosse, Ghahramani & Adams 2015).  On states v drawn from the model
 itself, E[mean ln p*(v) - ln w_RAISE] >= ln Z + KL(p || p_ann) >= ln Z while forward AIS
 gives E[ln Z-hat] <= ln Z: ln Z is bracketed, and the AIS/RAISE gap bounds the error of
 ln Z-hat (exactly so when the states are exact draws).
 
-Self-tuned schedules.  A pilot run of forward AIS with few runs measures the variance of
-each step's log-weight increment, var_k ~ g(beta) dbeta_k^2; the betas are then
-re-spaced so that every step contributes the same variance (dbeta proportional to
-1 / sqrt(g), what MS09 did by hand: "to equalize the variance of the intermediate log
-weights"); for small steps this also minimises the total variance of ln w.
+Self-tuned schedules.  A pilot run of forward AIS measures how the variance of the
+accumulated log weight grows with beta, V(beta), covariances of successive increments
+included; the betas are then spaced with density proportional to sqrt(a(beta)), a the
+local cost (dV / dbeta) / (pilot spacing), which minimises var(ln w) at a given number
+of betas (see :func:`adaptive_schedule`).  With uncorrelated increments this is MS09's
+hand rule, "to equalize the variance of the intermediate log weights".
 """
 import math
 import time
@@ -44,11 +52,14 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
-from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer, ScheduleError,
-                             _as_rbm, _check_run_memory, logmeanexp, make_schedule,
-                             schedule_count)
+from cyrbm.annealing import (EXACT_START_UNITS, RATIO_BURN_IN, AnnealingError, Annealer,
+                             ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
+                             make_schedule, schedule_count)
 from cyrbm.annealing import _json_number as _num, _json_pair as _pair
-from cyrbm.errors import DataError
+from cyrbm.errors import DataError, ModelMismatchError
+from cyrbm.models import RBM
+
+_LN2 = math.log(2.0)
 
 __all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedule",
            "parse_adaptive", "save_schedule", "weight_diagnostics", "ESS_WARN",
@@ -56,6 +67,7 @@ __all__ = ["EvaluationResult", "evaluate", "raise_log_weights", "adaptive_schedu
 
 # stream keys of the "ais" purpose (the Annealer uses 0-3)
 _KEY_RAISE, _KEY_PILOT, _KEY_SIMULATE, _KEY_SIM_RAISE = 4, 5, 6, 7
+_KEY_BASE_LOGZ = 8          # base-rate AIS of a base model A whose ln Z is unknown
 #: Runs of the engine held in memory at once by RAISE (vectors x chains are cut into
 #: batches of this many runs; the batching does not change a number).
 RAISE_BATCH = 2000
@@ -93,8 +105,8 @@ def weight_diagnostics(log_weights, what="runs"):
 
 
 # ------------------------------------------------------------------------------ RAISE
-def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, threads=1,
-                      refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
+def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, seed=0,
+                      threads=1, refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
                       key=_KEY_RAISE):
     """Log RAISE weights ln w of every chain of every test vector (see the module
     docstring): a (n_vectors, chains) float64 array.
@@ -102,13 +114,18 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     Parameters
     ----------
     model : RBM
+        The model B whose probabilities are estimated (beta = 1).
     data : uint8 array (n_vectors, n_visible)
         0/1 test vectors; chain c of vector n is engine run n * chains + c.
-    base_biases : float64 array (n_visible,)
-        Visible biases b_A of the base-rate model p_0 (stored in the model's dtype, as
-        forward AIS uses them).
+    base : float64 array (n_visible,) or RBM
+        The base p_0 (beta = 0): the visible biases b_A of a base-rate model (stored in
+        the model's dtype, as forward AIS uses them), or an RBM A on the same visible
+        units: the path of ratio AIS (SM08 Sec. 3.2, :meth:`Annealer.log_ratio`) run
+        backwards, whose transitions sample A's hidden layer at 1 - beta and B's at beta.
     betas : float64 array
         The forward schedule 0 = beta_0 < ... < beta_K = 1, run backwards.
+    log_Z_base : float
+        ln Z_A of an RBM base (required then); a base rate's is Eq. 18.
     chains : int >= 1
     seed : int
         Run r draws from stream r of (seed, "ais", key): independent of ``threads`` and
@@ -116,9 +133,14 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
 
     Notes
     -----
-    ln w = ln p*(v) - ln Z_0 + (the engine's accumulated ln f_{k-1}(x_{k-1}) -
-    ln f_k(x_{k-1})), with ln p*(v) from :meth:`RBM.log_unnormalized` and
-    ln Z_0 = M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18).
+    With a base-rate model, ln w = ln p*(v) - ln Z_0 + (the engine's accumulated
+    ln f_{k-1}(x_{k-1}) - ln f_k(x_{k-1})), with ln p*(v) from
+    :meth:`RBM.log_unnormalized` and ln Z_0 = M ln 2 + sum_i softplus(b_A,i) (SM08
+    Eq. 18).  With an RBM A the engine's f_beta sums out both hidden layers, and the
+    layer at inverse temperature 0 contributes a factor 2 per unit: f_1(v) = 2^nA
+    p*_B(v) and Z_0 = 2^nB Z_A (as in :meth:`Annealer.log_ratio`), so
+    ln w = ln p*_B(v) - ln Z_A + (nA - nB) ln 2 + (the accumulated sum).  The engine
+    then runs in float64 if either model is float64 (as ratio AIS does).
     """
     from cyrbm.annealing import ais_streams
     from cyrbm.training import progress_bar
@@ -131,7 +153,28 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     threads = resolve_threads(threads)
     rev = np.ascontiguousarray(make_schedule(betas)[::-1])
     K = rev.size - 1
-    log_z0 = _anneal.base_rate_log_z(base_biases, model.n_hidden)
+    if isinstance(base, RBM):
+        if base.n_visible != model.n_visible:
+            raise ModelMismatchError(f"the base model has {base.n_visible} visible units and "
+                                     f"the model {model.n_visible}; RAISE between two RBMs "
+                                     f"needs the same visible layer.")
+        try:
+            log_z_a = float(log_Z_base)
+        except (TypeError, ValueError):
+            log_z_a = float("nan")
+        if not math.isfinite(log_z_a):
+            raise AnnealingError(f"RAISE from a base RBM needs its ln Z as a finite number, "
+                                 f"not {log_Z_base!r}.")
+        dtype = np.float64 if np.float64 in (base.dtype, model.dtype) else np.float32
+        if model.dtype != dtype:
+            model = model.astype(dtype)
+        params = (base.vbias, base.W, base.hbias)
+        log_z0 = log_z_a + (model.n_hidden - base.n_hidden) * _LN2
+    else:
+        dtype = model.dtype
+        params = (base, None, None)
+        log_z0 = (_anneal.base_rate_log_z(base, model.n_hidden) if log_Z_base is None
+                  else float(log_Z_base))
     out = np.empty(R)
     if R == 0:
         return out.reshape(N, chains)
@@ -140,9 +183,9 @@ def raise_log_weights(model, data, base_biases, betas, *, chains=10, seed=0, thr
     try:
         for r0 in range(0, R, batch):
             r1 = min(R, r0 + batch)
-            eng = _anneal.GibbsEngine(base_biases, None, None, model.W, model.vbias,
-                                      model.hbias, streams[r0:r1], dtype=model.dtype,
-                                      n_threads=threads, refresh_every=refresh)
+            eng = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias,
+                                      streams[r0:r1], dtype=dtype, n_threads=threads,
+                                      refresh_every=refresh)
             eng.set_visible(V[np.arange(r0, r1) // chains])
             eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
             k = 1
@@ -183,7 +226,7 @@ class EvaluationResult:
     Attributes
     ----------
     ais : AISResult
-        The forward AIS run (with ``avg_log_prob`` over the data).
+        The forward AIS run (from a base-rate model, or ratio AIS from ``base_model``).
     raise_log_weights : float64 array (n_vectors, chains)
         ln w of every RAISE chain.
     raise_per_vector : float64 array (n_vectors,)
@@ -192,11 +235,16 @@ class EvaluationResult:
         ln p*(v) of each test vector.
     simulation : dict or None
         The bidirectional check on states drawn from the model (``simulate=N``).
+    base : dict
+        What the annealing starts from: ``{"kind": "base_rate", ...}``, or ``{"kind":
+        "model", "n_hidden", "log_Z", "log_Z_source" ("given", "exact" or "ais"), ...}``
+        for the path of ratio AIS from an RBM A (``base_model``).
     """
 
     def __init__(self, *, ais, raise_log_weights, log_unnormalized, schedule, chains,
-                 raise_seconds, simulation=None):
+                 raise_seconds, simulation=None, base=None):
         self.ais = ais
+        self.base = dict(base) if base is not None else {"kind": "base_rate"}
         self.raise_log_weights = np.asarray(raise_log_weights, dtype=np.float64)
         self.log_unnormalized = np.asarray(log_unnormalized, dtype=np.float64)
         self.schedule = schedule
@@ -208,7 +256,16 @@ class EvaluationResult:
     # -- forward AIS (optimistic)
     @property
     def ais_mean_log_prob(self):
-        return self.ais.avg_log_prob
+        """mean ln p*(v) - ln Z-hat over the test vectors (ln Z-hat = ln Z_A + ln r-hat
+        from a base-rate model or from RBM A)."""
+        return float(np.mean(self.log_unnormalized)) - self.ais.log_Z
+
+    def ais_interval(self, k=3.0):
+        """The range of ais_mean_log_prob over ln(Z-hat +- k sigma-hat) (upper end +inf
+        when Z-hat - k sigma-hat <= 0)."""
+        lo, hi = self.ais.log_Z_interval(k)
+        m = float(np.mean(self.log_unnormalized))
+        return (m - hi, m - lo)
 
     @property
     def ais_se(self):
@@ -286,12 +343,13 @@ class EvaluationResult:
         a = self.ais
         ess, share, warning = weight_diagnostics(a.log_weights, "runs")
         ais = {
-            "mean_log_prob": _num(a.avg_log_prob),
+            "mean_log_prob": _num(self.ais_mean_log_prob),
             "se": _num(self.ais_se),
-            "mean_log_prob_sigma_interval": _pair(a.avg_log_prob_interval(1)),
-            "mean_log_prob_3sigma_interval": _pair(a.avg_log_prob_interval(3)),
+            "mean_log_prob_sigma_interval": _pair(self.ais_interval(1)),
+            "mean_log_prob_3sigma_interval": _pair(self.ais_interval(3)),
             "log_Z": _num(a.log_Z),
             "log_Z_base": _num(a.log_Z_base),
+            "log_ratio": _num(a.log_ratio),
             "log_Z_3sigma_interval": _pair(a.log_Z_interval(3)),
             "runs": a.runs,
             "ess": _num(ess),
@@ -328,6 +386,7 @@ class EvaluationResult:
             "threads": a.threads,
             "dtype": a.dtype,
             "base_rate": a.extra.get("base_rate"),
+            "base": self.base,
             "simulate": self.simulation,
         }
 
@@ -339,7 +398,8 @@ class EvaluationResult:
 
 # ------------------------------------------------------------------------- evaluation
 def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=10,
-             simulate=None, pseudocount=1.0):
+             simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
+             start="auto", burn_in=RATIO_BURN_IN):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
     model = _as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -351,31 +411,89 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
     V = model._visible_data(data, "data")
     if V.shape[0] == 0:
         raise DataError("data has no rows.")
-    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, model.n_hidden)
+    if base_model is not None:
+        base_model = _as_rbm(base_model, "base_model")
+    n_hidden = model.n_hidden + (0 if base_model is None else base_model.n_hidden)
+    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, n_hidden)
     fit_to = None
     if isinstance(base_rate, str):
         fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
-    bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
-    ais = annealer.log_partition(model, base_rate=bA, data=V)
-    ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
-                              "zero" if base_rate is None else "given")
-    bA = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
+    if base_model is None:
+        if base_log_Z is not None:
+            raise AnnealingError("base_log_Z is ln Z of a base model: give base_model too.")
+        bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
+        ais = annealer.log_partition(model, base_rate=bA, data=V)
+        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                                  "zero" if base_rate is None else "given")
+        base = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
+        describe = {"kind": "base_rate", "base_rate": ais.extra["base_rate"]}
+        lp_model = model
+    else:
+        base, ais, describe = _ratio_forward(annealer, model, V, base_model, base_log_Z,
+                                             start, burn_in, base_rate, fit_to, pseudocount)
+        ais.extra["base_rate"] = None
+        lp_model = model if model.dtype == ais.dtype else model.astype(ais.dtype)
     t0 = time.perf_counter()
-    lw = raise_log_weights(model, V, bA, annealer.betas, chains=chains, seed=annealer.seed,
-                           threads=annealer.threads, refresh=annealer.refresh,
-                           chunk=annealer.chunk, progress=annealer.progress)
+    lw = raise_log_weights(model, V, base, annealer.betas, log_Z_base=ais.log_Z_base,
+                           chains=chains, seed=annealer.seed, threads=annealer.threads,
+                           refresh=annealer.refresh, chunk=annealer.chunk,
+                           progress=annealer.progress)
     seconds = time.perf_counter() - t0
-    lp = model.log_unnormalized(V, threads=annealer.threads)
+    lp = lp_model.log_unnormalized(V, threads=annealer.threads)
     sim = None
     if simulate:
-        sim = _simulate(annealer, model, bA, ais, int(simulate), chains)
+        sim = _simulate(annealer, model, base, ais, int(simulate), chains,
+                        {"start": start, "burn_in": burn_in})
     return EvaluationResult(ais=ais, raise_log_weights=lw, log_unnormalized=lp,
                             schedule=annealer.schedule_spec, chains=chains,
-                            raise_seconds=seconds, simulation=sim)
+                            raise_seconds=seconds, simulation=sim, base=describe)
 
 
-def _simulate(annealer, model, bA, ais, n, chains):
-    """The bidirectional check on ``n`` states drawn from the model itself."""
+def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fit_to,
+                   pseudocount):
+    """Forward AIS of the sandwich on the path of ratio AIS from RBM A to ``model`` (SM08
+    Sec. 3.2, :meth:`Annealer.log_ratio`, with its starting states), and ln Z_A: the given
+    one, else exact (A's smaller layer has at most EXACT_START_UNITS units, or
+    ``start="exact"``), else base-rate AIS of A with this annealer's runs and schedule.
+    Returns (A, the AISResult with log_Z_base = ln Z_A, the base description)."""
+    A = _as_rbm(A, "base_model")
+    if A.n_visible != model.n_visible:
+        raise ModelMismatchError(f"the base model has {A.n_visible} visible units and the "
+                                 f"model {model.n_visible}; annealing between them needs "
+                                 f"the same visible layer.")
+    source, lnz_ais = "given", None
+    if log_Z_a is not None:
+        try:
+            log_Z_a = float(log_Z_a)
+        except (TypeError, ValueError):
+            log_Z_a = float("nan")
+        if not math.isfinite(log_Z_a):
+            raise AnnealingError("base_log_Z (ln Z of the base model) must be a finite "
+                                 "number.")
+    elif min(A.n_visible, A.n_hidden) <= EXACT_START_UNITS or start == "exact":
+        source = "exact"                    # log_ratio enumerates A's smaller layer
+    else:
+        source = "ais"
+        bA = annealer._base_biases(base_rate, fit_to, A.n_visible, pseudocount)
+        lnz_ais = annealer.log_partition(A, base_rate=bA, _key=_KEY_BASE_LOGZ)
+        log_Z_a = lnz_ais.log_Z
+    ais = annealer.log_ratio(A, model, V, start=start, burn_in=burn_in, log_Z_a=log_Z_a)
+    describe = {"kind": "model", "n_hidden": A.n_hidden, "log_Z": _num(ais.log_Z_base),
+                "log_Z_source": source, "start": ais.extra["start"],
+                "burn_in": ais.extra["burn_in"], "chains": ais.extra["chains"],
+                "steps_between": ais.extra["steps_between"],
+                "log_ratio": _num(ais.log_ratio)}
+    if lnz_ais is not None:
+        lo, hi = lnz_ais.log_Z_interval(3)
+        describe.update(log_Z_3sigma_interval=_pair((lo, hi)), log_Z_ess=_num(lnz_ais.ess),
+                        log_Z_weight_warning=lnz_ais.weight_warning)
+    return A, ais, describe
+
+
+def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
+    """The bidirectional check on ``n`` states drawn from the model itself; ``base`` is
+    the base rate's biases, or RBM A (then ``ratio_settings`` holds log_ratio's start
+    and burn_in, for more forward runs)."""
     if n < 1:
         raise AnnealingError(f"simulate needs at least 1 state, not {n}.")
     m = min(model.n_visible, model.n_hidden)
@@ -394,14 +512,19 @@ def _simulate(annealer, model, bA, ais, n, chains):
             more = Annealer(runs=n, schedule=annealer.betas, seed=annealer.seed,
                             threads=annealer.threads, progress=annealer.progress,
                             refresh=annealer.refresh, chunk=annealer.chunk)
-            states = more.log_partition(model, base_rate=bA).samples
+            if isinstance(base, RBM):
+                states = more.log_ratio(base, model, log_Z_a=ais.log_Z_base,
+                                        **ratio_settings).samples
+            else:
+                states = more.log_partition(model, base_rate=base).samples
         source, exact_log_z = "ais", None
-    lw = raise_log_weights(model, states, bA, annealer.betas, chains=chains,
-                           seed=annealer.seed, threads=annealer.threads,
+    lw = raise_log_weights(model, states, base, annealer.betas, log_Z_base=ais.log_Z_base,
+                           chains=chains, seed=annealer.seed, threads=annealer.threads,
                            refresh=annealer.refresh, chunk=annealer.chunk,
                            progress=annealer.progress, key=_KEY_SIM_RAISE)
     est, _ = _per_vector(lw)
-    lp = np.asarray(model.log_unnormalized(states, threads=annealer.threads))
+    lp_model = model if model.dtype == np.dtype(ais.dtype) else model.astype(ais.dtype)
+    lp = np.asarray(lp_model.log_unnormalized(states, threads=annealer.threads))
     mean_lp = float(np.mean(lp))
     raise_mean = float(np.mean(est))
     ais_mean = mean_lp - ais.log_Z
@@ -431,18 +554,38 @@ def parse_adaptive(spec):
     return schedule_count(spec)
 
 
-def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=None,
-                      bin_steps=20, seed=0, threads=1, refresh=200):
-    """A schedule of ``n_betas`` betas whose steps contribute equal variance to ln w.
+def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=256, pilot=None,
+                      bins=10, seed=0, threads=1, refresh=200):
+    """A schedule of ``n_betas`` betas spaced to minimise the variance of ln w.
 
-    A pilot run of forward AIS (``pilot_runs`` runs over the ``pilot`` schedule, by
-    default every 10th beta of SM08's "paper" schedule (1,451 betas), from the base-rate
-    model with visible biases ``base_biases``, zeros if None) records every
-    step's log-weight increment d_k = ln f_k(x) - ln f_{k-1}(x).  For small steps its
-    variance across runs is var_k ~ g(beta) (beta_k - beta_{k-1})^2; g is estimated over
-    bins of ``bin_steps`` pilot steps (sum var_k / sum dbeta_k^2), and the new betas
-    split the "length" L(beta) = integral of sqrt(g) into n_betas - 1 equal parts, so
-    each step's increment has the same variance (MS09 tuned theirs by hand to that end).
+    The variance of ln w = sum_k d_k (d_k = ln f_k(x_k) - ln f_{k-1}(x_k), the step
+    increments) is sum_k sum_j cov(d_k, d_j), not sum_k var(d_k): where the chains mix
+    slowly (near beta = 1 on trained models) successive increments are strongly and
+    positively correlated.  So the pilot, forward AIS with ``pilot_runs`` runs over the
+    ``pilot`` betas (default: min(n_betas, 1000) evenly spaced) from the base-rate model
+    with visible biases ``base_biases`` (zeros if None), records V(beta), the variance
+    across runs of the log weight accumulated up to beta, which contains every
+    covariance: V(1) = var(ln w).
+
+    Model.  A step of size delta at beta has var(d) ~ g(beta) delta^2 and its increments
+    are correlated over tau(beta) sweeps, so a stretch of width dbeta, taken in dbeta /
+    delta steps, adds dV ~ g tau delta^2 (dbeta / delta) = a(beta) delta dbeta to the
+    variance, with the local cost a = g tau (a variance times an integrated
+    autocorrelation time).  From the pilot, over ``bins`` stretches of equal width in
+    beta, a ~ (dV / dbeta) / delta_p (delta_p: the pilot's spacing there); increments of
+    V that come out negative in a bin are clipped to zero, a is smoothed with weights
+    (1, 2, 1) / 4 over neighbouring bins and floored at 5% of its largest value, so every
+    stretch gets some betas.  Minimising var(ln w) ~ integral a(beta) delta(beta) dbeta
+    at a fixed number of steps K = integral dbeta / delta(beta) (a Lagrange multiplier:
+    a = lambda / delta^2) gives delta ~ 1 / sqrt(a): the betas split the length
+    integral sqrt(a) dbeta into n_betas - 1 equal parts.  With uncorrelated increments
+    (tau = 1) a = g and this is the rule of equal variance per step (var(d) = g delta^2
+    the same for every step), what MS09 did by hand: "to equalize the variance of the
+    intermediate log weights".
+
+    The pilot's runs draw from their own streams (seed, "ais", 5), never an evaluation's.
+    On the 784 x 500 digits RBM of bench/raise_eval.py this rule beats the uniform
+    schedule at 14,500 betas and ties with it at 1,000 (bench/README.md).
 
     Returns
     -------
@@ -454,9 +597,10 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=
         raise ScheduleError(f"an adaptive schedule needs at least 2 betas, not {n_betas}.")
     if int(pilot_runs) < 2:
         raise AnnealingError(f"the pilot needs at least 2 runs, not {pilot_runs}.")
+    if int(bins) < 1:
+        raise AnnealingError(f"the pilot needs at least 1 bin, not {bins}.")
     if pilot is None:
-        paper = make_schedule("paper")
-        pilot = np.concatenate([paper[::10], [1.0]])
+        pilot = np.linspace(0.0, 1.0, max(min(int(n_betas), 1000), 2 * int(bins) + 1))
     grid = make_schedule(pilot)
     threads = resolve_threads(threads)
     D = model.n_visible
@@ -468,24 +612,22 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=16, pilot=
                               dtype=model.dtype, n_threads=threads, refresh_every=refresh)
     eng.sample_visible(0.0)
     L = grid.size - 1
-    var = np.empty(L)
-    prev = np.zeros(int(pilot_runs))
+    V = np.zeros(L + 1)                 # V[k]: variance of ln w accumulated to beta_k
     for k in range(1, L + 1):
         eng.steps(grid, k, k + 1, L, True, k == 1)
-        lw = eng.log_weights
-        var[k - 1] = np.var(lw - prev, ddof=1)
-        prev = lw
-    dbeta = np.diff(grid)
-    edges = list(range(0, L, bin_steps)) + [L]
-    s = np.empty(len(edges) - 1)
-    for i in range(len(edges) - 1):
-        a, b = edges[i], edges[i + 1]
-        s[i] = math.sqrt(float(np.sum(var[a:b])) / float(np.sum(dbeta[a:b] ** 2)))
-    top = float(np.max(s)) if np.any(s > 0) else 1.0
-    s = np.maximum(s, 1e-3 * top)          # every stretch of betas gets some steps
-    beta_edges = grid[edges]
-    length = np.concatenate([[0.0], np.cumsum(s * np.diff(beta_edges))])
-    betas = np.interp(np.linspace(0.0, length[-1], K + 1), length, beta_edges)
+        V[k] = np.var(eng.log_weights, ddof=1)
+    idx = np.unique(np.searchsorted(grid, np.linspace(0.0, 1.0, int(bins) + 1)))
+    idx[0], idx[-1] = 0, L
+    idx = np.unique(idx)
+    edges = grid[idx]
+    width = np.diff(edges)
+    a = np.maximum(np.diff(V[idx]), 0.0) * np.diff(idx) / (width * width)
+    pad = np.concatenate([a[:1], a, a[-1:]])
+    a = (pad[:-2] + 2.0 * pad[1:-1] + pad[2:]) / 4.0
+    top = float(np.max(a)) if np.any(a > 0) else 1.0
+    s = np.sqrt(np.maximum(a, 0.05 * top))
+    length = np.concatenate([[0.0], np.cumsum(s * width)])
+    betas = np.interp(np.linspace(0.0, length[-1], K + 1), length, edges)
     betas[0], betas[-1] = 0.0, 1.0
     if np.any(np.diff(betas) <= 0):
         raise ScheduleError(f"{n_betas} betas are too many to space apart in float64.")
@@ -503,13 +645,14 @@ def save_schedule(path, betas):
 
 
 def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
-              max_vectors=100):
+              max_vectors=100, **base):
     """The AIS/RAISE gap against the number of betas, for the ``--plot`` figure.
 
     On the first ``max_vectors`` test vectors: the gap of ``result`` (the full schedule)
     and of schedules keeping every stride-th beta (the last one always kept), each with
     the annealer's runs and seed.  Returns [(n_betas, gap, its standard error), ...] in
-    increasing n_betas.
+    increasing n_betas.  ``base`` passes evaluate's base_model, base_log_Z (the one
+    ``result`` used, so ln Z_A is not estimated again), start and burn_in.
     """
     V = np.ascontiguousarray(data, dtype=np.uint8)[:max_vectors]
     n = V.shape[0]
@@ -523,6 +666,6 @@ def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=
         ann = Annealer(runs=annealer.runs, schedule=betas, seed=annealer.seed,
                        threads=annealer.threads, progress=annealer.progress,
                        refresh=annealer.refresh, chunk=annealer.chunk)
-        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains)
+        res = evaluate(ann, model, V, base_rate=base_biases, chains=chains, **base)
         out.append((betas.size, res.gap, res.gap_se))
     return sorted(out)

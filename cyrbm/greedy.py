@@ -6,6 +6,11 @@
    training that RBM on them (Eq. 20).
 3. Repeat for as many layers as wanted.
 
+With ``layer_input="probs"`` each layer above the first is trained on the probabilities
+Q(h_l = 1 | .) instead of samples (the option SM08 Sec. 4.1 mentions): the up pass is
+then mean-field (layer l's probabilities given layer l-1's), and the Trainer takes the
+positive phase's expectation under them (``Trainer.fit(..., probabilities=True)``).
+
 A new layer may start as the transpose of the one below (``init_transpose``; it then
 has as many hidden units as the layer below has visible ones): the DBN's p(v) is then
 exactly the lower model's and Q its true posterior, so the bound starts at the lower
@@ -45,7 +50,7 @@ def progress_file(checkpoint):
 def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
-    (``mode="probs"``; these cannot train an RBM with 0/1 kernels and are for inspection)."""
+    (``mode="probs"``; ``v`` may itself be probabilities: a mean-field pass)."""
     p = rbm.hidden_probs(data)
     if mode == "probs":
         return p
@@ -55,8 +60,11 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     return (rng.random(p.shape) < p).astype(np.uint8)
 
 
+LAYER_INPUTS = ("samples", "probs")
+
+
 def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, checkpoint=None,
-              resume=False, threads=None, progress=None, **settings):
+              resume=False, threads=None, progress=None, layer_input="samples", **settings):
     """Train a DBN greedily (SM08 Sec. 4.1) and return it.
 
     Parameters
@@ -75,9 +83,16 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     checkpoint : path, optional
         Checkpoints per layer (:func:`layer_checkpoint`) and a file of the layers done so
         far (:func:`progress_file`); with ``resume`` the run continues from them.
+    layer_input : "samples" or "probs"
+        What each layer above the first is trained on: 0/1 samples of Q(h_l | h_{l-1})
+        (default), or its probabilities (a mean-field up pass; the Trainer's positive
+        phase then takes the expectation under them).  Recorded in the DBN's meta.
     **settings
         Trainer settings shared by every layer (method, k, epochs, learning_rate, ...).
     """
+    if layer_input not in LAYER_INPUTS:
+        raise ModelMismatchError(f"layer_input must be 'samples' or 'probs', not {layer_input!r}.")
+    mode = "sample" if layer_input == "samples" else "probs"
     data = check_binary(data, name="training data")
     sizes = [int(n) for n in layers]
     if not sizes or any(n < 1 for n in sizes):
@@ -106,26 +121,33 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                     f"the layers done in '{pf}' have sizes {dbn.sizes}, not the start of "
                     f"{full}.")
             done = list(dbn.layers)
+            for l, rbm in enumerate(done[1:], 1):
+                was = str(rbm.meta.get("greedy", {}).get("data", f"{layer_input} of Q"))
+                if was != f"{layer_input} of Q":
+                    raise ModelMismatchError(
+                        f"layer {l} in '{pf}' was trained on {was}, not on {layer_input} of "
+                        f"Q; resume with the same layer input.")
     x = data
     for l, rbm in enumerate(done):
-        x = up_pass(rbm, x, seed=seed, layer=l)
+        x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     for l in range(len(done), len(sizes)):
         tr = _trainer_for(l, sizes[l], trainers, settings, seed, threads, progress, checkpoint)
         init = done[-1].transposed() if (init_transpose and l > 0) else None
         ck = tr.checkpoint
         again = bool(resume and ck is not None and os.path.exists(ck))
-        rbm = tr.fit(x, model=None if again else init, resume=again)
+        rbm = tr.fit(x, model=None if again else init, resume=again,
+                     probabilities=(mode == "probs" and l > 0))
         rbm.meta = dict(rbm.meta)
         rbm.meta.setdefault("greedy", {"layer": l, "init_transpose": bool(init_transpose and l > 0),
-                                       "data": "samples of Q" if l > 0 else "data"})
+                                       "data": (f"{layer_input} of Q" if l > 0 else "data")})
         done.append(rbm)
         if checkpoint is not None:
             DBN(done).save(progress_file(checkpoint))
         if l + 1 < len(sizes):
-            x = up_pass(rbm, x, seed=seed, layer=l)
+            x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     return DBN(done, meta={"training": {"greedy": True, "layers": sizes,
                                         "init_transpose": bool(init_transpose),
-                                        "seed": int(seed)}})
+                                        "layer_input": layer_input, "seed": int(seed)}})
 
 
 def _trainer_for(l, n_hidden, trainers, settings, seed, threads, progress, checkpoint):

@@ -34,9 +34,9 @@ from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_binary, check_memory
+from cyrbm._validation import check_binary, check_memory, check_probabilities
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
-from cyrbm.models import RBM
+from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
@@ -196,6 +196,7 @@ class Trainer:
         self.callback = callback
         self.history = []
         self.model = None
+        self.probabilities = False          # set by fit: the rows are probabilities
         self._last_checkpoint_epoch = None
         self.saved_on_interrupt = False
         self.modes_ = None
@@ -283,17 +284,25 @@ class Trainer:
         return self.learning_rate / (1.0 + n_updates / self.lr_decay)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, data, *, model=None, resume=False):
+    def fit(self, data, *, model=None, resume=False, probabilities=False):
         """Train on ``data`` (0/1 rows) and return the model.
 
         Parameters
         ----------
-        data : array (n_samples, n_visible) of 0/1
+        data : array (n_samples, n_visible) of 0/1, or of probabilities in [0, 1]
         model : RBM, optional
             Start from this model instead of a fresh one.
         resume : bool
             Continue from ``self.checkpoint`` (which must exist): the run then continues
             exactly where the checkpoint left it, up to ``epochs``.
+        probabilities : bool
+            The rows are probabilities x in [0, 1] (e.g. a DBN layer's Q(h | v) passed up
+            as probabilities, SM08 Sec. 4.1): the positive statistics are
+            x sigma(W^T x + c)^T, sum x and sum sigma(W^T x + c), the expectation under
+            the data's probabilities (SM08 Eq. 7 with p(h | x)), and CD's chains start
+            at a Bernoulli draw of x from the chains' own streams (PCD, PT and AMH keep
+            their chains).  The reconstruction error and pseudo-log-likelihood of the
+            history are taken on a fixed Bernoulli draw of the monitored rows.
 
         Raises
         ------
@@ -302,7 +311,9 @@ class Trainer:
         KeyboardInterrupt
             After Ctrl-C, once a checkpoint of the current state has been written.
         """
-        data = check_binary(data, name="training data")
+        self.probabilities = bool(probabilities)
+        data = (check_probabilities(data, name="training data") if self.probabilities
+                else check_binary(data, name="training data"))
         n, D = data.shape
         if n == 0:
             raise ModelMismatchError("training data has no rows.")
@@ -334,12 +345,12 @@ class Trainer:
             if self.method in ("pcd", "amh"):
                 # persistent chains start at random training rows
                 rng = np.random.default_rng(seed_sequence(self.seed, "chains", 1))
-                state["chains"] = np.ascontiguousarray(data[rng.integers(0, n, B)])
+                state["chains"] = _states(data[rng.integers(0, n, B)], rng)
             if self.method == "pt":
                 # every chain of every ladder starts at a random training row
                 M = self.chains or B
                 rng = np.random.default_rng(seed_sequence(self.seed, "chains", 4))
-                init = np.ascontiguousarray(data[rng.integers(0, n, M * self.temperatures.size)])
+                init = _states(data[rng.integers(0, n, M * self.temperatures.size)], rng)
                 state["pt"] = {"chains": init,
                                "streams": make_run_streams(self.seed, "chains", init.shape[0], 2),
                                "swap_streams": make_streams(self.seed, "chains", M, 3),
@@ -397,10 +408,12 @@ class Trainer:
         if monitor_rows > 0:
             rng = np.random.default_rng(seed_sequence(self.seed, "monitor"))
             rows = np.sort(rng.permutation(n)[:monitor_rows])
-            monitor = np.ascontiguousarray(data[rows])
+            monitor = _states(data[rows], np.random.default_rng(
+                seed_sequence(self.seed, "monitor", 1)))
 
         interrupted = _InterruptFlag()
         bar = None
+        grads = None
         try:
             interrupted.install()
             while state["epoch"] < self.epochs:
@@ -447,14 +460,22 @@ class Trainer:
                                                          state["amh"]["hop_streams"],
                                                          n_threads=T)
                         state["amh"]["hop_counts"] += (proposed, accepted)
-                    # cd_statistics + apply_update in one pass (bit-identical to them)
                     settings = dict(k=step_k, persistent=persistent, learning_rate=lr,
                                     momentum=self.momentum, weight_decay=self.weight_decay,
                                     scale=1.0 / B, n_threads=T)
-                    ok = _gibbs.cd_update((model.W, model.vbias, model.hbias),
-                                          (state["vel_W"], state["vel_vbias"], state["vel_hbias"]),
-                                          batch, chains, state["streams"], settings,
-                                          workspace=workspace, chain_inputs=chain_inputs)
+                    params = (model.W, model.vbias, model.hbias)
+                    velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
+                    if self.probabilities:
+                        if grads is None:
+                            grads = tuple(np.empty_like(a) for a in params)
+                        probability_statistics(params, batch, chains, state["streams"], grads,
+                                               settings, workspace)
+                        ok = _gibbs.apply_update(params, grads, velocity, settings)
+                    else:
+                        # cd_statistics + apply_update in one pass (bit-identical to them)
+                        ok = _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
+                                              settings, workspace=workspace,
+                                              chain_inputs=chain_inputs)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
@@ -519,6 +540,7 @@ class Trainer:
     def _training_record(self, state, shape):
         return {"settings": self.settings(), "epochs_done": state["epoch"],
                 "n_updates": state["n_updates"], "data_shape": list(shape),
+                "input": "probabilities" if self.probabilities else "binary",
                 "history": state["history"]}
 
     def _save_checkpoint(self, state, fingerprint):
@@ -650,8 +672,48 @@ def _epoch_order(seed, epoch, n, length):
     return np.tile(perm, reps)[:length]
 
 
+def _states(rows, rng):
+    """0/1 rows as they are; rows of probabilities as a Bernoulli draw from ``rng``."""
+    if rows.dtype == np.uint8:
+        return np.ascontiguousarray(rows)
+    return np.ascontiguousarray(rng.random(rows.shape) < rows, dtype=np.uint8)
+
+
+def probability_statistics(params, x, v_chain, streams, grads, settings, workspace=None):
+    """Sums over a mini-batch of the CD-k / PCD-k gradient when the data rows are
+    probabilities x in [0, 1] (a DBN layer trained on Q(h | v) as probabilities, SM08
+    Sec. 4.1): SM08 Eq. 7 with the positive phase's expectation taken under x,
+
+        dW = sum_n x_n sigma(W^T x_n + c)^T - sum_n v~_n p(h | v~_n)^T
+        db = sum_n x_n - sum_n v~_n,   dc = sum_n sigma(W^T x_n + c) - sum_n p(h | v~_n),
+
+    v~ the chains after k block-Gibbs sweeps.  CD (``settings["persistent"]`` false)
+    starts chain n at a Bernoulli draw of x_n from stream n (cyrbm_rng_uniform < x);
+    persistent chains keep ``v_chain`` (INOUT).  The sweeps and the negative statistics
+    are the CD kernel's (``_gibbs.cd_statistics`` on all-zero data, whose positive terms
+    are 0, and sigma(c) for the hidden biases, removed here); the positive statistics are
+    dense products in the model's dtype.  ``grads`` (OUT) = (dW, db, dc), not divided by
+    the batch size; ``settings`` as for cd_statistics."""
+    from cyrbm._anneal import chain_uniforms
+    W, vbias, hbias = params
+    x = np.asarray(x, dtype=W.dtype)
+    B = x.shape[0]
+    if not settings["persistent"]:
+        v_chain[:] = chain_uniforms(streams, x.shape[1])[:B] < x
+    stats = dict(settings, persistent=True)
+    _gibbs.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
+                         workspace)
+    dW, dvbias, dhbias = grads
+    P = expit(x @ W + hbias)
+    dW += x.T @ P
+    dvbias += x.sum(axis=0, dtype=W.dtype)
+    dhbias += P.sum(axis=0, dtype=W.dtype) - B * expit(hbias)
+
+
 def _fingerprint(data):
     """A cheap checksum of the training data, so a resume on other data is caught."""
+    if data.dtype != np.uint8:          # probabilities
+        return f"{data.shape[0]}x{data.shape[1]}p:{zlib.crc32(data.tobytes()):08x}"
     # rows of a multiple of 8 bits pack the same bytes flat, 5 times faster than by rows
     packed = np.packbits(data.reshape(-1) if data.shape[1] % 8 == 0 else data, axis=-1)
     return f"{data.shape[0]}x{data.shape[1]}:{zlib.crc32(packed.tobytes()):08x}"

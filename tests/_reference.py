@@ -344,6 +344,30 @@ def dbn_variational_bound(layers, V, log_z):
     return np.array(out)
 
 
+def ratio_transition(model_a, model_b, beta):
+    """The visible-to-visible matrix of one transition T_beta of ratio AIS between two
+    RBMs (SM08 Sec. 3.2, Eq. 15-17): p_beta(v, hA, hB) ~ exp(-(1 - beta) E_A(v, hA)
+    - beta E_B(v, hB)) is the RBM with both hidden layers side by side, weights
+    [(1 - beta) W_A, beta W_B], visible biases (1 - beta) b_A + beta b_B and hidden
+    biases [(1 - beta) a_A, beta a_B]; its block-Gibbs transition by enumeration."""
+    A = [np.asarray(x, dtype=np.float64) for x in (model_a.W, model_a.vbias, model_a.hbias)]
+    B = [np.asarray(x, dtype=np.float64) for x in (model_b.W, model_b.vbias, model_b.hbias)]
+    mixed = cyrbm.RBM(np.hstack([(1.0 - beta) * A[0], beta * B[0]]),
+                      (1.0 - beta) * A[1] + beta * B[1],
+                      np.concatenate([(1.0 - beta) * A[2], beta * B[2]]), dtype=np.float64)
+    return gibbs_transition(mixed)
+
+
+def ratio_annealing_model_distribution(model_a, model_b, betas):
+    """p_ann over every visible state on the path of ratio AIS: x_0 ~ p_A exactly, then
+    x_k ~ T_k(. | x_{k-1}) for k = 1 .. K (ratio_transition): what RAISE from base
+    model A is unbiased for."""
+    p = exact_distribution(model_a)[1]
+    for beta in np.asarray(betas, dtype=np.float64)[1:]:
+        p = p @ ratio_transition(model_a, model_b, beta)
+    return p
+
+
 # ------------------------------------------------------------------ mode hopping
 def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, terms=None):
     """One round of AMH-p proposals (Hu & Yu Sec. 4, Eq. 6-7) written in NumPy over chains:

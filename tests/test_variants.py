@@ -62,6 +62,9 @@ def numbers(dtype):
     from cyrbm.evaluation import raise_log_weights
     out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
                                      seed=5, threads=2, refresh=13, batch=5)
+    out["raise_ratio"] = raise_log_weights(model, data[:4], small, np.linspace(0, 1, 150),
+                                           log_Z_base=out["exact"], chains=3, seed=5,
+                                           threads=2, refresh=13, batch=5)
     # the DBN estimators over h1 (Chib-style, per-vector AIS): 70-37-11, every tail path
     from cyrbm.chib import ais_per_vector, chib_log_prob
     top = cyrbm.RBM(0.3 * rng.standard_normal((M, 11)), a, 0.5 * rng.standard_normal(11),
@@ -135,24 +138,31 @@ def test_unknown_variant_is_refused():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_bound_terms_every_variant(dtype):
-    """The DBN bound's row kernel (bound_t.h: draws from Q, softplus sums, entropies)."""
+    """The DBN bound's row kernel (bound_t.h: draws from Q, softplus sums, entropies) and
+    its binary products (row sums for sparse states, subset tables for dense ones: the
+    data are sparse, then dense; h_1 is dense and h_2 sparse, its biases being low)."""
     from cyrbm import _dbn
     from cyrbm.bounds import BoundEstimator
     rng = np.random.default_rng(3)
     layers = [cyrbm.RBM(rng.standard_normal((37, 21)), rng.standard_normal(37),
                         rng.standard_normal(21), dtype=dtype),
               cyrbm.RBM(rng.standard_normal((21, 13)), rng.standard_normal(21),
-                        rng.standard_normal(13), dtype=dtype)]
+                        rng.standard_normal(13) - 4, dtype=dtype),
+              cyrbm.RBM(rng.standard_normal((13, 9)), rng.standard_normal(13),
+                        rng.standard_normal(9), dtype=dtype)]
     dbn = cyrbm.DBN(layers)
-    V = (rng.random((50, 37)) < 0.4).astype(np.uint8)
-    saved = _dbn.kernels_in_use()
+    data = [(rng.random((50, 37)) < p).astype(np.uint8) for p in (0.1, 0.7)]
+    saved = _dbn.kernels_in_use(), _gibbs.kernels_in_use()
     try:
         est = BoundEstimator(dbn, log_Z=0.0, seed=1)
-        default = est._terms(dbn.layers, V, 3, None)
+        default = [est._terms(dbn.layers, V, 3, None) for V in data]
         for isa in _gibbs.kernels_runnable():
-            assert _dbn.use_kernels(isa) == isa
-            got = est._terms(dbn.layers, V, 3, None)
-            for name, a, b in zip(("lpv", "lrest", "lq", "ent"), got, default):
-                np.testing.assert_array_equal(a, b, err_msg=f"{isa}: {name}")
+            # the row kernel is _dbn's; the binary products run in _gibbs (padded_product)
+            assert _dbn.use_kernels(isa) == isa and _gibbs.use_kernels(isa) == isa
+            for V, want in zip(data, default):
+                got = est._terms(dbn.layers, V, 3, None)
+                for name, a, b in zip(("lpv", "lrest", "lq", "ent"), got, want):
+                    np.testing.assert_array_equal(a, b, err_msg=f"{isa}: {name}")
     finally:
-        _dbn.use_kernels(saved)
+        _dbn.use_kernels(saved[0])
+        _gibbs.use_kernels(saved[1])

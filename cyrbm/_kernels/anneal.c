@@ -20,16 +20,17 @@
  * previous beta is the current one times a short exact series when the step is small.
  *
  * Many flips.  Where many units flip in one step (early in a schedule, untrained models),
- * adding their rows costs more than recomputing the inputs from subset tables ("four
- * Russians"): for each group of 4 units of a layer and each of the group's 16 states, the
- * sum of the active units' rows, built once per model (16 / 4 = 4 times the weights per
- * direction) and stored in column chunks like W^T.  A run whose flips exceed 20% of D
- * (hidden inputs x) or 40% of n (visible inputs u) recomputes that input as its bias plus
- * one table row per group, all such runs of a block together through the tiled update
- * (cyrbm_ak_update, tiles of 128 KB).  The choice depends only on the run's own flips,
- * so results stay independent of threads and variants; the pair's `dense` field turns it
- * off or forces it (for tests).  Tables beyond 16 MB are not built (they would stream
- * from memory at every step).
+ * adding their rows costs more than recomputing the inputs from signed subset tables
+ * ("four Russians"): with spins s = 2v - 1, W^T v + a = (a + sum_i w_i / 2) + sum over
+ * groups of 4 units of (sum_k s_k w_k) / 2, and a group's term for its opposite spins is
+ * its negation, so a table keeps, for each group, its 8 patterns with the first unit on
+ * (twice the weights per direction, built once per model, in column chunks like W^T).  A
+ * run whose flips exceed 20% of D (hidden inputs x) or 40% of n (visible inputs u)
+ * recomputes that input as the offset plus one signed table row per group, all such runs
+ * of a block together, tile by tile (cyrbm_ak_dense).  The choice depends only on the
+ * run's own flips, so results stay independent of threads and variants; the pair's
+ * `dense` field turns it off or forces it (for tests).  Tables beyond 16 MB are not built
+ * (they would stream from memory at every step).
  *
  * Determinism.  Every per-lane partial result (the 8 partial sums and products of the
  * hidden layer, the 8 random streams of a run) has a fixed logical width of 8 float64
@@ -188,13 +189,17 @@ static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const i
     }
 }
 
-/* The subset-table rows of a 0/1 row s (groups of 4 units, pads 0): list[g] = 16 g + the
- * state of units 4g .. 4g+3, unit 4g + k as bit k, for g < groups (ascending). */
+/* The signed subset-table entries of a 0/1 row s (groups of 4 units, pads 0): with unit
+ * 4g + k's state as bit k of the group's state c, list[g] = 2 (8 g + j) + neg, where the
+ * pattern with the first unit on is used as it is (j = c >> 1, neg = 0) and otherwise
+ * its opposite, negated (j = (15 - c) >> 1, neg = 1), for g < groups (ascending). */
 static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32_t *list) {
     ptrdiff_t g;
-    for (g = 0; g < groups; g++)
-        list[g] = (int32_t)(16 * g + (s[4 * g] | s[4 * g + 1] << 1 | s[4 * g + 2] << 2 |
-                                      s[4 * g + 3] << 3));
+    for (g = 0; g < groups; g++) {
+        const int32_t c = s[4 * g] | s[4 * g + 1] << 1 | s[4 * g + 2] << 2 | s[4 * g + 3] << 3;
+        const int32_t neg = 1 - (c & 1);
+        list[g] = (int32_t)(2 * (8 * g + ((c ^ (15 * neg)) >> 1)) + neg);
+    }
 }
 
 #define CYRBM_FT 32

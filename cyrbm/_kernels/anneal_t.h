@@ -6,6 +6,26 @@
 #define NQC (CHUNK / VL)
 /* a visible block: one draw of the 8 stream lanes (16 float32 or 8 float64 units) */
 #define VB (IS_F32 ? 16 : 8)
+/* a tile of a subset table: DENSE_G groups (16 rows each) of DENSE_C chunks; DENSE_C only
+ * sets how many columns a run sums at a time (in registers), not the arithmetic */
+#define DENSE_G CYRBM_AK_DENSE_GROUPS
+/* prefetching the next tile pays for float64 tables (twice the bytes), not for float32 */
+#define DENSE_PREFETCH (!IS_F32)
+#define DENSE_C (CYRBM_VBYTES >= 64 ? 8 : CYRBM_VBYTES == 32 ? 4 : CYRBM_VBYTES == 16 ? 2 : 1)
+/* the sign flip of a table row: T's bits as unsigned lanes */
+#if IS_F32
+#define VU vu
+#define UT uint32_t
+#define SIGN_BIT 31
+#define AS_U ASU
+#define AS_T ASF
+#else
+#define VU vq
+#define UT uint64_t
+#define SIGN_BIT 63
+#define AS_U ASQ
+#define AS_T ASD
+#endif
 
 /* Bring the inputs of R runs up to date with their flipped units:
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
@@ -88,6 +108,76 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
                         if (pass == 0) VSTORE(o + qq * VL, VLOAD(o + qq * VL) + a0);
                         else VSTORE(o + qq * VL, VLOAD(o + qq * VL) - a0);
                     }
+                }
+            }
+        }
+    }
+}
+
+/* Many flips: recompute the inputs of runs sel[0..R-1] (0..R-1 when sel is NULL) from a
+ * signed subset table Tab (8 groups rows x ld, in column chunks like W^T; see "Many
+ * flips" in anneal.c):
+ *   out[r, :] = init + sum_{g < groups} (-1)^neg Tab[row, :],   l_r[g] = 2 row + neg
+ * where l_r = lists + r * ldl holds run r's entry of each group (cyrbm_ak_group_rows).
+ * Each column's sum is taken from init in group order, one addition at a time (a
+ * negation is a sign flip, exact), so its bits depend on nothing but the entries.  The
+ * work goes in tiles of DENSE_G groups by DENSE_C chunks; every run adds its rows of the
+ * tile while the tile is in cache (about runs / 8 runs share each row), in registers,
+ * and the next tile is prefetched a slice per run. */
+CYRBM_INLINE void FN(cyrbm_ak_dense_tile)(const T *blk, ptrdiff_t cstride, const int32_t *l,
+                                          ptrdiff_t g0, ptrdiff_t g1, T *o, const T *start,
+                                          const int nc) {
+    VT a[DENSE_C * NQC];
+    ptrdiff_t g;
+    int c, q;
+    for (c = 0; c < nc; c++)
+        for (q = 0; q < NQC; q++) a[c * NQC + q] = VLOAD(start + c * CHUNK + q * VL);
+    for (g = g0; g < g1; g++) {
+        const T *row = blk + (ptrdiff_t)(l[g] >> 1) * CHUNK;
+        const VU sign = (VU){0} + ((UT)(l[g] & 1) << SIGN_BIT);
+        for (c = 0; c < nc; c++)
+            for (q = 0; q < NQC; q++)
+                a[c * NQC + q] += AS_T(AS_U(VLOAD(row + c * cstride + q * VL)) ^ sign);
+    }
+    for (c = 0; c < nc; c++)
+        for (q = 0; q < NQC; q++) VSTORE(o + c * CHUNK + q * VL, a[c * NQC + q]);
+}
+
+CYRBM_INLINE void FN(cyrbm_ak_dense)(const T *Tab, ptrdiff_t groups, ptrdiff_t ld,
+                                     const int32_t *lists, ptrdiff_t ldl, T *out,
+                                     ptrdiff_t ldo, const int32_t *sel, ptrdiff_t R,
+                                     const T *init) {
+    const ptrdiff_t nrows = 8 * groups, nch = ld / CHUNK, cstride = CHUNK * nrows;
+    ptrdiff_t b0, g0, k;
+    for (b0 = 0; b0 < nch; b0 += DENSE_C) {
+        const ptrdiff_t nc = nch - b0 < DENSE_C ? nch - b0 : DENSE_C;
+        const T *blk = Tab + b0 * cstride;
+        for (g0 = 0; g0 < groups; g0 += DENSE_G) {
+            const ptrdiff_t g1 = g0 + DENSE_G < groups ? g0 + DENSE_G : groups;
+            /* the next tile: these chunks' next groups, or the next chunks' first ones */
+            const T *nxt = g1 < groups ? blk + 8 * g1 * CHUNK
+                                       : (b0 + DENSE_C < nch ? blk + DENSE_C * cstride : NULL);
+            const ptrdiff_t nbytes = (ptrdiff_t)sizeof(T) * CHUNK * 8 * DENSE_G;
+            for (k = 0; k < R; k++) {
+                const ptrdiff_t r = sel ? sel[k] : k;
+                const int32_t *l = lists + r * ldl;
+                T *o = out + r * ldo + b0 * CHUNK;
+                const T *start = g0 > 0 ? o : init + b0 * CHUNK;
+                if (DENSE_PREFETCH && nxt) {
+                    const ptrdiff_t p0 = nbytes * k / R / 64 * 64, p1 = nbytes * (k + 1) / R;
+                    ptrdiff_t pb;
+                    int c;
+                    for (c = 0; c < DENSE_C; c++)
+                        for (pb = p0; pb < p1; pb += 64)
+                            CYRBM_PREFETCH((const char *)(nxt + c * cstride) + pb);
+                }
+                if (nc == DENSE_C) {
+                    FN(cyrbm_ak_dense_tile)(blk, cstride, l, g0, g1, o, start, DENSE_C);
+                } else {
+                    ptrdiff_t c;
+                    for (c = 0; c < nc; c++)
+                        FN(cyrbm_ak_dense_tile)(blk + c * cstride, cstride, l, g0, g1,
+                                                o + c * CHUNK, start + c * CHUNK, 1);
                 }
             }
         }
@@ -381,9 +471,8 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
-    const ptrdiff_t dtile = P->dtile;
     const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
-    const ptrdiff_t bs = S->cur_stride, ds = S->dcur_stride;
+    const ptrdiff_t bs = S->cur_stride;
     int32_t *dsel = S->sel_dense + r0, *ssel = S->sel_sparse + r0;
     ptrdiff_t r, k, nd = 0, ns;
     int L;
@@ -410,20 +499,15 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                   (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
     }
     if (nd > 0) {
-        const ptrdiff_t rows = 16 * P->gV;
-        for (k = 0; k < nd; k++) {   /* the visible lists are free until the next half-step */
-            int32_t *l = S->vlist + (r0 + dsel[k]) * ldV;
-            cyrbm_ak_group_rows(S->v + (r0 + dsel[k]) * ldV, P->gV, l);
-            cyrbm_ak_tile_bounds(l, (int32_t)P->gV, l, 0, rows, dtile, S->dcur + (r0 + dsel[k]) * ds);
-        }
+        for (k = 0; k < nd; k++)   /* the visible lists are free until the next half-step */
+            cyrbm_ak_group_rows(S->v + (r0 + dsel[k]) * ldV, P->gV,
+                                S->vlist + (r0 + dsel[k]) * ldV);
         if (nA > 0)
-            FN(cyrbm_ak_update)((const T *)P->TVA, rows, ldA, dtile, S->vlist + r0 * ldV,
-                                S->vlist + r0 * ldV, ldV, S->dcur + r0 * ds, ds,
-                                (T *)S->xA + r0 * ldA, ldA, dsel, nd, 1, (const T *)P->aA);
+            FN(cyrbm_ak_dense)((const T *)P->TVA, P->gV, ldA, S->vlist + r0 * ldV, ldV,
+                               (T *)S->xA + r0 * ldA, ldA, dsel, nd, (const T *)P->cVA);
         if (nB > 0)
-            FN(cyrbm_ak_update)((const T *)P->TVB, rows, ldB, dtile, S->vlist + r0 * ldV,
-                                S->vlist + r0 * ldV, ldV, S->dcur + r0 * ds, ds,
-                                (T *)S->xB + r0 * ldB, ldB, dsel, nd, 1, (const T *)P->aB);
+            FN(cyrbm_ak_dense)((const T *)P->TVB, P->gV, ldB, S->vlist + r0 * ldV, ldV,
+                               (T *)S->xB + r0 * ldB, ldB, dsel, nd, (const T *)P->cVB);
     }
     /* log weights and hidden draws */
     for (r = r0; r < r1; r++)
@@ -448,10 +532,8 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                 noff[r] = 0;
             }
             if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
-                int32_t *l = on + r * ld;
                 dsel[nd++] = (int32_t)(r - r0);
-                cyrbm_ak_group_rows(h + r * ld, groups, l);
-                cyrbm_ak_tile_bounds(l, (int32_t)groups, l, 0, 16 * groups, dtile, S->dcur + r * ds);
+                cyrbm_ak_group_rows(h + r * ld, groups, on + r * ld);
             } else {
                 ssel[ns++] = (int32_t)(r - r0);
                 cyrbm_ak_tile_bounds(on + r * ld, non[r], off + r * ld, noff[r], n, tile,
@@ -463,9 +545,9 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, ssel, ns,
                                 refresh, NULL);
         if (nd > 0)
-            FN(cyrbm_ak_update)((const T *)(L == 0 ? P->THA : P->THB), 16 * groups, ldV, dtile,
-                                on + r0 * ld, on + r0 * ld, ld, S->dcur + r0 * ds, ds,
-                                u + r0 * ldV, ldV, dsel, nd, 1, NULL);
+            FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, ldV, on + r0 * ld,
+                               ld, u + r0 * ldV, ldV, dsel, nd,
+                               (const T *)(L == 0 ? P->cHA : P->cHB));
     }
     /* visible draws */
     for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, bc[per_run ? r : 0]);
@@ -606,3 +688,11 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
 #undef CHUNK
 #undef NQC
 #undef VB
+#undef DENSE_G
+#undef DENSE_PREFETCH
+#undef DENSE_C
+#undef VU
+#undef UT
+#undef SIGN_BIT
+#undef AS_U
+#undef AS_T

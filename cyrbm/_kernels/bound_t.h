@@ -22,12 +22,13 @@
 #endif
 
 /* a + bias: n pre-activations, summed in float64 (IN; bias may be NULL).
- * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit order (the draws of cyrbm_bernoulli_*), writing h (OUT); or
- * NULL: h holds given 0/1 states (IN), or is NULL too (then sums[0] = 0).
+ * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit
+ * order (the draws of cyrbm_bernoulli_*), writing the 0/1 bytes h (OUT); or
+ * NULL: h holds given 0/1 bytes (IN), or is NULL too (then sums[0] = 0).
  * full: bit 1 also sums[0], bit 2 also sums[2] (else they are 0).
  * sums (OUT): [0] sum_j h_j a_j, [1] sum_j softplus(a_j), [2] sum_j sigma(a_j) a_j. */
 void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n,
-                        cyrbm_rng *rng, T *restrict h,
+                        cyrbm_rng *rng, uint8_t *restrict h,
                         int full, double *restrict sums) {
     double ad[8], hd[8], ud[8];
     double hx = 0.0, relu = 0.0, lg = 0.0, sa = 0.0;
@@ -49,10 +50,10 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
                     ad[l] = bias != NULL ? (double)a[j0 + l] + (double)bias[j0 + l]
                                          : (double)a[j0 + l];
                 for (; l < 8; l++) ad[l] = CYRBM_BR_PAD;
-                if (rng == NULL && h != NULL) {
-                    for (l = 0; l < nv; l++) hd[l] = (double)h[j0 + l];
-                    for (; l < 8; l++) hd[l] = 0.0;
-                }
+            }
+            if (rng == NULL && h != NULL && (full & 1)) {
+                for (l = 0; l < nv; l++) hd[l] = (double)h[j0 + l];
+                for (; l < 8; l++) hd[l] = 0.0;
             }
             if (rng != NULL) {
                 for (l = 0; l < nv; l++) ud[l] = cyrbm_rng_uniform(rng);
@@ -77,14 +78,14 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
                     const vd u = ld_d(ud + q * VLD);
                     hv = ASD(MASKQ(u * (1.0 + e) < num) & ASQ(BCD(1.0)));
                     st_d(hd + q * VLD, hv);
-                } else if (h != NULL) {
-                    hv = whole ? BR_LOADD(h + j0 + q * VLD) : ld_d(hd + q * VLD);
+                } else if (h != NULL && (full & 1)) {
+                    hv = ld_d(hd + q * VLD);
                 }
                 if (full & 1) vhx[q] += hv * x;
                 if (full & 2) vsa[q] += (num / (1.0 + e)) * x;
             }
             if (rng != NULL)
-                for (l = 0; l < nv; l++) h[j0 + l] = (T)hd[l];
+                for (l = 0; l < nv; l++) h[j0 + l] = (uint8_t)(hd[l] != 0.0);
         }
         for (l = 0; l < 8; l++) {
             hx += LANE(vhx[l / VLD], l % VLD);

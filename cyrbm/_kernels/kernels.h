@@ -53,8 +53,8 @@ static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
  * bench/ais_dense.py and bench/ais_speed.py (see bench/README.md). */
 #define CYRBM_AK_DENSE_X 20
 #define CYRBM_AK_DENSE_U 40
-#ifndef CYRBM_AK_DENSE_TILE_BYTES
-#define CYRBM_AK_DENSE_TILE_BYTES 131072 /* table rows of a chunk taken at a time (L2) */
+#ifndef CYRBM_AK_DENSE_GROUPS
+#define CYRBM_AK_DENSE_GROUPS 16 /* groups of a subset-table tile (8 rows each) */
 #endif
 
 /* The two RBMs of an annealing run, sharing the D visible units (SM08 Eq. 13-14):
@@ -67,15 +67,17 @@ typedef struct {
     const void *WB, *WBT, *aB, *bB; /* D x ldB, nB x ldV, ldB, ldV */
     const double *dbias;            /* ldV: bA - bB in float64 */
     double xboundA, xboundB;        /* bounds on |x| = |W^T v + a| over all v and units */
-    /* Subset tables for steps where many units flip (NULL: none; anneal.c, "Many
-     * flips"): for each group of 4 units of a layer and each of the 16 states of the
-     * group, the sum of the group's active weight rows, in column chunks like WAT:
-     *   TVA, TVB  visible groups -> inputs x of A's / B's hidden units (16 gV x ldA / ldB)
-     *   THA, THB  A's / B's hidden groups -> the visible inputs u (16 gA / 16 gB x ldV) */
-    const void *TVA, *TVB, *THA, *THB;
+    /* Signed subset tables for steps where many units flip (NULL: none; anneal.c, "Many
+     * flips"): for each group of 4 units of a layer and each of the 8 sign patterns
+     * (+1, s1, s2, s3) of its units, half the signed sum of their weight rows, in column
+     * chunks like WAT, and the offsets the recomputed inputs start from:
+     *   TVA, TVB  visible groups -> inputs x of A's / B's hidden units (8 gV x ldA / ldB)
+     *   THA, THB  A's / B's hidden groups -> the visible inputs u (8 gA / 8 gB x ldV)
+     *   cVA, cVB  a + (sum of all visible units' rows) / 2     (ldA / ldB)
+     *   cHA, cHB  (sum of all hidden units' rows) / 2           (ldV) */
+    const void *TVA, *TVB, *THA, *THB, *cVA, *cVB, *cHA, *cHB;
     ptrdiff_t gV, gA, gB;           /* groups: ceil(D / 4), ceil(nA / 4), ceil(nB / 4) */
     int dense;                      /* 0: never use the tables, 1: when cheaper, 2: always */
-    ptrdiff_t dtile;                /* table rows of a chunk taken at a time */
     ptrdiff_t dense_x, dense_u;     /* thresholds, percent: CYRBM_AK_DENSE_X, _U */
     const void *eB;                 /* ldB or NULL: B's hidden biases added after beta,
                                      * sigma(beta xB + eB) (CRI10's family; no weights) */
@@ -96,8 +98,6 @@ typedef struct {
     uint64_t *rng;                  /* R x 32: the runs' random streams (rng.h layout) */
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
-    int32_t *dcur;                  /* R x dcur_stride: tile bounds of table-row lists */
-    ptrdiff_t dcur_stride;          /* 2 (ceil(16 max(gV, gA, gB) / tile) + 1) */
     int32_t *sel_dense, *sel_sparse;  /* R, R: runs of a block taking each path */
 } cyrbm_ais_state;
 
@@ -160,10 +160,10 @@ typedef struct {
                             ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))                              \
     /* one factorial layer's row: draws and the sums of ln Q, softplus, entropy (bound_t.h) */ \
     X(void, bern_row_f32, (const float *a, const float *bias, ptrdiff_t n, cyrbm_rng *rng, \
-                           float *h, int full, double *sums),                             \
+                           uint8_t *h, int full, double *sums),                             \
       (a, bias, n, rng, h, full, sums))                                                   \
     X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
-                           cyrbm_rng *rng, double *h, int full, double *sums),            \
+                           cyrbm_rng *rng, uint8_t *h, int full, double *sums),            \
       (a, bias, n, rng, h, full, sums))                                                   \
     /* one mode-hopping proposal of AMH-p for one chain (modehop_t.h; INOUT v, rng) */    \
     X(int, amh_hop_f32, (const float *W, const float *b, const float *c, ptrdiff_t D,     \

@@ -124,8 +124,8 @@ typedef struct cyrbm_capi {
      * Out, each n x M float64: lpv = ln p(v | h_1), lrest = the other directed terms plus
      * ln p*_top(h_{L-1}) (so ln p*(v, h) = lpv + lrest), lq = ln Q(h | v), ent = the
      * entropy of Q (per layer, given the sample below).  The bound of vector i is
-     * mean_m(lpv + lrest + ent) - ln Z of the top RBM.  The products are BLAS calls inside
-     * the n_threads OpenMP threads: with n_threads > 1, hold the BLAS to one thread.
+     * mean_m(lpv + lrest + ent) - ln Z of the top RBM.  The products are cyrbm's own
+     * binary products (no BLAS), on n_threads OpenMP threads.
      * -2 for n_layers outside 2..63 or a size < 1. */
     int (*dbn_bound_terms_f64)(const double **W, const double **vbias, const double **hbias,
                                const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,

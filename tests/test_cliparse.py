@@ -1,0 +1,34 @@
+"""The one-command docopt parse (cyrbm/_cliparse.py) gives what the full parse gives."""
+import pytest
+from docopt import docopt
+
+from cyrbm import _cliparse, cli
+
+LINES = [
+    ["bound", "m.npz", "--data", "d.npy", "--samples", "1", "--logz", "0", "--json"],
+    ["bound", "m.npz", "--data", "d.npy", "--method", "chib", "--steps=5", "--repeats", "2",
+     "--trace", "--plot", "x.png"],
+    ["bound", "m.npz", "--data=d.npy", "--entr", "sampled"],
+    ["train", "digits", "-o", "m.npz"],
+    ["train", "digits", "-om.npz", "--hidden", "5", "--resume", "--epochs", "3"],
+    ["train", "d", "-o", "m", "--method", "pt", "--temperatures", "adaptive:5", "--chains", "4"],
+    ["info"], ["info", "m.npz", "--json"], ["ais", "m", "--data", "d", "--runs", "3"],
+    ["ratio", "a", "b", "--start", "exact"], ["logz", "m", "--exact"],
+    ["dbn", "d", "-o", "x", "--layers", "8,6", "--method", "pt", "--epochs", "1"],
+    ["sample", "m", "-o", "i.png", "--n", "4"], ["filters", "m", "-o", "i.png"],
+    ["evaluate", "m", "--data", "d", "--simulate", "5"],
+]
+
+
+@pytest.mark.parametrize("argv", LINES, ids=lambda a: " ".join(a[:2]))
+def test_same_arguments_and_explicit_options_as_the_full_parse(argv):
+    args, explicit = _cliparse.parse(cli.__doc__, argv, cli.COMMANDS)
+    assert args == dict(docopt(cli.__doc__, argv))
+    assert explicit == cli._explicit_options(argv)
+
+
+@pytest.mark.parametrize("argv", [[], ["--version"], ["bound", "--help"], ["train"],
+                                  ["bound", "m", "--bogus"],
+                                  ["bound", "m", "--data", "d", "--samp", "3"]])
+def test_anything_else_is_left_to_the_full_parse(argv):
+    assert _cliparse.parse(cli.__doc__, argv, cli.COMMANDS) is None
