@@ -207,7 +207,7 @@ cdef void ais_set_tempered(ais_buffers *B, const floating *W, const floating *vb
     cdef cyrbm_ais_pair *P = &B.pair
     cdef Py_ssize_t j
     ais_set_rbm(B, 0, <const floating *> NULL, vbias, <const floating *> NULL)
-    ais_set_rbm(B, 1, W, vbias, hbias)
+    ais_set_rbm(B, 1, W, vbias, hbias, False)
     for j in range(P.nB):
         _store(B, B.ebuf, j, _load(B, P.aB, j))
         _store(B, <void *> P.aB, j, 0.0)
@@ -543,14 +543,16 @@ cdef inline double _load(const ais_buffers *B, const void *buf, Py_ssize_t k) no
 
 
 cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floating *vbias,
-                      const floating *hbias) noexcept nogil:
+                      const floating *hbias, bint bound_x=True) noexcept nogil:
     """Store RBM A (``which`` = 0) or B (1) of ``B``: W (n_visible x n_hidden, C order),
     its visible and hidden biases, rounded to the buffers' float type.
 
     With no hidden units, W and hbias are not read (may be NULL): A is then the base-rate
     model of SM08 Eq. 18 with visible biases ``vbias``.  Also sets the float64 bias
     difference bA - bB of the stored values and the bound |x_j| <= |a_j| + sum_i |W_ij|
-    (of the stored values, +1% margin) that the kernels use to choose their series.
+    (of the stored values, +1% margin) that the kernels use to choose their series of
+    the log weights; without ``bound_x`` (no log weights: the tempered configuration) the
+    bound is infinite and not computed.
     """
     cdef cyrbm_ais_pair *P = &B.pair
     cdef Py_ssize_t D = P.D, ldV = P.ldV
@@ -579,7 +581,7 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     else:
         same = not B.float32
     same = same and n > 0 and W != NULL
-    if same:
+    if same and bound_x:
         colsums = <double *> calloc(n, sizeof(double))
         same = colsums != NULL
     for i in range(D):
@@ -597,9 +599,9 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     s0 = 0
     while s0 < ldV:
         width = chunk if s0 + chunk <= ldV else ldV - s0
-        if same:
-            for i in range(s0, s0 + width if s0 + width < D else D):
-                for j in range(n):
+        if same:      # a whole 64-byte row of the chunk at a time
+            for j in range(n):
+                for i in range(s0, s0 + width if s0 + width < D else D):
                     Wt_t[rows * s0 + j * width + (i - s0)] = W[i * n + j]
         else:
             for j in range(n):
@@ -609,11 +611,13 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
     for i in range(ldV):
         db[i] = _load(B, P.bA, i) - _load(B, P.bB, i)
     bound = 0.0
-    if same:          # each column summed over i in order, as below, a row at a time
+    if same and bound_x:  # each column summed over i in order, as below, a row at a time
         for i in range(D):
             for j in range(n):
                 colsums[j] = colsums[j] + fabs(<double> Wr_t[i * ld + j])
-    if n > 0:
+    if not bound_x:
+        bound = INFINITY
+    elif n > 0:
         for j in range(n):
             colsum = 0.0
             if same:
@@ -1123,9 +1127,12 @@ cdef class GibbsEngine:
         """The runs' random stream states (runs x 32 uint64), a copy."""
         return self._view_rng().copy()
 
-    def visible(self):
-        """The runs' visible states, runs x n_visible uint8 (a copy)."""
-        return self._view_v()[:, :self.D].copy()
+    def visible(self, rows=None):
+        """The runs' visible states, runs x n_visible uint8 (a copy), or those of the
+        runs ``rows``."""
+        if rows is None:
+            return self._view_v()[:, :self.D].copy()
+        return np.ascontiguousarray(self._view_v()[np.asarray(rows, dtype=np.intp), :self.D])
 
     def inputs(self):
         """The chains' kept inputs, copies in the engine's dtype: (xA, xB, uA, uB), the
@@ -1136,6 +1143,21 @@ cdef class GibbsEngine:
                 self._input(<char *> self.buf.st.xB, self.buf.pair.ldB, self.nB),
                 self._input(<char *> self.buf.st.uA, self.buf.pair.ldV, self.D if self.nA else 0),
                 self._input(<char *> self.buf.st.uB, self.buf.pair.ldV, self.D if self.nB else 0))
+
+    def hidden_inputs_b(self, rows):
+        """B's kept hidden inputs x = W^T v + a_B of the runs ``rows`` (a copy in the
+        engine's dtype, len(rows) x nB), without copying the others.  In the tempered
+        configuration (a_B = 0) and after ``swap`` (which brings them up to date with the
+        last visible flips) they are W^T v of the runs' current states."""
+        dt = np.float32 if self.float32 else np.float64
+        cdef Py_ssize_t f = 4 if self.float32 else 8, R = self.runs, ld = self.buf.pair.ldB
+        rows = np.asarray(rows, dtype=np.intp)
+        if rows.size and (rows.min() < 0 or rows.max() >= R):
+            raise ValueError("run index out of range.")
+        if self.nB == 0:
+            return np.zeros((rows.size, 0), dt)
+        full = np.asarray(<char[:R * ld * f]> <char *> self.buf.st.xB).view(dt).reshape(R, ld)
+        return np.ascontiguousarray(full[rows, :self.nB])
 
     cdef _input(self, char *ptr, Py_ssize_t ld, Py_ssize_t n):
         dt = np.float32 if self.float32 else np.float64

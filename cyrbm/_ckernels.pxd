@@ -84,6 +84,14 @@ cdef extern from "kernels.h" nogil:
                             uint8_t *h, int full, double *sums)
     void cyrbm_bern_row_f64(const double *a, const double *bias, Py_ssize_t n, cyrbm_rng *rng,
                             uint8_t *h, int full, double *sums)
+    int cyrbm_amh_hop_f32(const float *W, const float *b, const float *c, Py_ssize_t D,
+                          Py_ssize_t M, const double *A, const double *AT, const double *sp,
+                          const double *logH, const double *Hp, Py_ssize_t L, uint8_t *v,
+                          cyrbm_rng *rng, void *work, double *terms)
+    int cyrbm_amh_hop_f64(const double *W, const double *b, const double *c, Py_ssize_t D,
+                          Py_ssize_t M, const double *A, const double *AT, const double *sp,
+                          const double *logH, const double *Hp, Py_ssize_t L, uint8_t *v,
+                          cyrbm_rng *rng, void *work, double *terms)
 
     # ---- AIS and exact enumeration (anneal.c) ----
     enum:

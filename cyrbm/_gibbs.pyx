@@ -17,7 +17,7 @@ import numpy as np
 
 from cython.parallel cimport prange, parallel
 from cyrbm._omp cimport cap_threads
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy
 from libc.math cimport isfinite
@@ -190,7 +190,16 @@ def update_transposed(const floating[:, ::1] W, floating[:, ::1] WT, int n_threa
 def hidden_probs_binary(const floating[:, ::1] W, const floating[::1] hbias,
                         const uint8_t[:, ::1] v, int n_threads=1):
     """p(h = 1 | v) for 0/1 rows v (SM08 Eq. 5)."""
+    return binary_inputs(W, hbias, v, n_threads, True)
+
+
+def binary_inputs(const floating[:, ::1] W, const floating[::1] bias,
+                  const uint8_t[:, ::1] v, int n_threads=1, bint sigmoid=False):
+    """bias + v W for 0/1 rows v (W: n_in x n_out, C order): the inputs of the layer W
+    maps v to (hidden inputs for W, visible ones for W.T), or sigma of them."""
     cdef Py_ssize_t n = v.shape[0], D = W.shape[0], M = W.shape[1]
+    if v.shape[1] != D or bias.shape[0] != M:
+        raise ValueError("binary_inputs: shapes of W, bias and v do not match.")
     out = np.empty((n, M), dtype=np.float32 if floating is float else np.float64)
     if n == 0:
         return out
@@ -199,10 +208,75 @@ def hidden_probs_binary(const floating[:, ::1] W, const floating[::1] hbias,
     cdef int32_t[::1] cnt = np.empty(n, dtype=np.int32)
     with nogil:
         active_lists(&v[0, 0], n, D, &idx[0, 0], &cnt[0], n_threads)
-        binary_product(&W[0, 0], D, M, &idx[0, 0], D, &cnt[0], n, &hbias[0], &o[0, 0],
+        binary_product(&W[0, 0], D, M, &idx[0, 0], D, &cnt[0], n, &bias[0], &o[0, 0],
                        n_threads)
-        sigmoid_inplace(&o[0, 0], n * M, n_threads)
+        if sigmoid:
+            sigmoid_inplace(&o[0, 0], n * M, n_threads)
     return out
+
+
+def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
+             proposal, uint8_t[:, ::1] chains, const int64_t[::1] rows,
+             uint64_t[:, ::1] streams, double[:, ::1] terms=None, int n_threads=1):
+    """One mode-hopping proposal (Hu & Yu Sec. 4, Eq. 6-7) for each chain in ``rows``
+    (cyrbm/_kernels/modehop_t.h), from its own stream: ``chains`` (INOUT) rows of 0/1,
+    ``streams`` (INOUT) one per chain, ``proposal`` = (A, AT, sp, logH, Hp), the mode
+    set's float64 proposal kernels (cyrbm.modehop.ModeSet.update_proposal; A holds
+    the draws' probabilities sigma(a_i), AT the a_i as columns); ``terms``
+    (OUT, len(rows) x 8, or None) the logarithms of Eq. 6.  Chains in parallel; the
+    result does not depend on ``n_threads``.  Returns the number accepted."""
+    A_, AT_, sp_, logH_, Hp_ = proposal
+    cdef const double[:, ::1] A = A_
+    cdef const double[:, ::1] AT = AT_
+    cdef const double[::1] sp = sp_
+    cdef const double[:, ::1] logH = logH_
+    cdef const double[:, ::1] Hp = Hp_
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1], L = A.shape[0], n = rows.shape[0]
+    cdef Py_ssize_t k, r
+    if (A.shape[1] != D or AT.shape[0] != D or AT.shape[1] != L or sp.shape[0] != L
+            or logH.shape[0] != L or logH.shape[1] != L or Hp.shape[0] != L
+            or Hp.shape[1] != L or chains.shape[1] != D or vbias.shape[0] != D
+            or hbias.shape[0] != M or streams.shape[0] != chains.shape[0]
+            or streams.shape[1] != 4):
+        raise ValueError("amh_hops: the shapes of the model, proposal, chains and streams "
+                         "do not match.")
+    if terms is not None and (terms.shape[0] != n or terms.shape[1] != 8):
+        raise ValueError("amh_hops: terms must be len(rows) x 8.")
+    for k in range(n):
+        if rows[k] < 0 or rows[k] >= chains.shape[0]:
+            raise ValueError("amh_hops: a row index is out of range.")
+    if n == 0 or L < 2:
+        return 0
+    cdef size_t work_bytes = 32 * L + M * sizeof(floating) + 9 * D + 64
+    cdef int nt = cap_threads(n_threads, n // 4)
+    cdef int accepted = 0, bad = 0
+    cdef void *work
+    cdef double *tbase = &terms[0, 0] if terms is not None else NULL
+    cdef double *tp
+    with nogil, parallel(num_threads=nt):
+        work = malloc(work_bytes)
+        try:
+            for k in prange(n, schedule='static'):      # every thread takes part
+                if work == NULL:
+                    bad += 1
+                    continue
+                r = rows[k]
+                tp = tbase + 8 * k if tbase != NULL else NULL
+                if floating is float:
+                    accepted += cyrbm_amh_hop_f32(&W[0, 0], &vbias[0], &hbias[0], D, M,
+                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
+                                                  &Hp[0, 0], L, &chains[r, 0],
+                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
+                else:
+                    accepted += cyrbm_amh_hop_f64(&W[0, 0], &vbias[0], &hbias[0], D, M,
+                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
+                                                  &Hp[0, 0], L, &chains[r, 0],
+                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
+        finally:
+            free(work)
+    if bad:
+        raise MemoryError("out of memory in amh_hops")
+    return accepted
 
 
 cdef int log_unnormalized_rows(const floating *W, const floating *vbias, const floating *hbias,
@@ -539,13 +613,29 @@ cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
             r = r + 1
 
 
+cdef void given_probs(floating *out, Py_ssize_t ldo, const floating *x, const floating *hb,
+                      Py_ssize_t M) noexcept nogil:
+    """out[0:ldo] = sigma(x + hb) on a padded row (pads: sigma(0), as the products)."""
+    cdef Py_ssize_t j
+    for j in range(M):
+        out[j] = x[j] + hb[j]
+    for j in range(M, ldo):
+        out[j] = 0
+    if floating is float:
+        cyrbm_expit_f32(out, ldo)
+    else:
+        cyrbm_expit_f64(out, ldo)
+
+
 cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
                    const floating *vbias, const floating *hbias, const uint8_t *v_data,
                    uint8_t *v_chain, bint persistent, int k, cyrbm_rng *st,
-                   int n_threads) noexcept nogil:
+                   int n_threads, const floating *xin=NULL) noexcept nogil:
     """Everything of a CD-k / PCD-k step but the weight gradient itself: p(h | data) in
     ph0, k block-Gibbs sweeps of the chains (v_chain, stream n for chain n), p(h | chains)
-    in act_h, the column lists of data and chains (colpos, colneg) and hsum."""
+    in act_h, the column lists of data and chains (colpos, colneg) and hsum.  ``xin``
+    (k = 0 only, or NULL): the chains' W^T v (batch x n_hidden) as their sampler kept
+    it, so p(h | chains) = sigma(xin + hbias) without a product."""
     cdef Py_ssize_t B = s.batch, ldv = s.ldv, ldh = s.ldh, i
     cdef floating *Wp = <floating *> s.Wp
     cdef floating *vb = <floating *> s.vb
@@ -567,8 +657,12 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
                    s.vcnt, s.codes, s.panels, B, True, n_threads)
     if persistent:
         active_lists(v_chain, B, D, s.kidx, s.kcnt, n_threads)
-        padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain, s.kidx,
-                       s.kcnt, s.codes, s.panels, B, True, n_threads)
+        if xin != NULL and k == 0:
+            for i in prange(B, num_threads=cap_threads(n_threads, B // 16), schedule='static'):
+                given_probs(act_h + i * ldh, ldh, xin + i * M, hb, M)
+        else:
+            padded_product(act_h, ldh, hb, Wp, ldh, W, M, SOURCE_PADDED, D, M, v_chain,
+                           s.kidx, s.kcnt, s.codes, s.panels, B, True, n_threads)
         ph = act_h
     # k block-Gibbs sweeps
     for t in range(k):
@@ -724,9 +818,12 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
                        const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
                        uint8_t[:, ::1] v_chain,                # INOUT chains
                        uint64_t[:, ::1] streams,               # INOUT one per chain
-                       const cd_settings *cfg, Workspace workspace):
+                       const cd_settings *cfg, Workspace workspace,
+                       chain_inputs):                          # IN  batch x n_hidden or None
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
     arguments), bit-identical to them, but without storing the weight gradient.
+    ``chain_inputs`` (k = 0 only): the chains' W^T v as kept by their sampler (see
+    cd_phase), or None.
 
     Each thread computes the gradient rows of GRADIENT_ROWS visible units into a buffer
     that stays in L1 and applies the momentum step to those rows of W and vel at once;
@@ -754,9 +851,18 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
     cdef int bad = 0
     cdef floating *buf
     cdef floating *dvb = <floating *> ws.s.act_v      # batch x ldv >= n_visible, free now
+    cdef const floating[:, ::1] xin
+    cdef const floating *xp = NULL
+    if chain_inputs is not None:
+        if cfg.k != 0 or not cfg.persistent:
+            raise ValueError("chain inputs are for the negative phase of given samples (k = 0).")
+        xin = chain_inputs
+        if xin.shape[0] != B or xin.shape[1] != M:
+            raise ValueError("chain inputs must be batch x n_hidden.")
+        xp = &xin[0, 0]
     with nogil:
         cd_phase(s, &W[0, 0], D, M, &vbias[0], &hbias[0], &v_data[0, 0], &v_chain[0, 0],
-                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads)
+                 cfg.persistent, cfg.k, <cyrbm_rng *> &streams[0, 0], n_threads, xp)
         # each thread: contiguous runs of GRADIENT_ROWS visible units, all columns
         for t in prange(nt, num_threads=nt, schedule='static'):
             buf = <floating *> s.panels[t]
@@ -853,22 +959,25 @@ def cd_statistics(params, v_data, v_chain, streams, grads, dict settings, Worksp
 
 
 def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
-              Workspace workspace=None):
+              Workspace workspace=None, chain_inputs=None):
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update``,
     bit-identical to them, without storing the weight gradient.
 
     ``params`` = (W, vbias, hbias) and ``velocity`` = (vel_W, vel_vbias, vel_hbias) are
     updated in place (INOUT); ``v_data`` (IN), ``v_chain`` (INOUT), ``streams`` (INOUT) as
-    for cd_statistics; ``settings`` as for cd_statistics, all keys used.  Returns False if
-    any parameter became non-finite."""
+    for cd_statistics; ``settings`` as for cd_statistics, all keys used.
+    ``chain_inputs`` (IN, with k = 0 and persistent chains only): W^T v of the given
+    chains (batch x n_hidden, W's dtype), kept by the sampler that drew them (parallel
+    tempering's engine), so the negative phase takes sigma(chain_inputs + hbias) instead
+    of a product.  Returns False if any parameter became non-finite."""
     cdef cd_settings cfg = _settings(settings)
     W, vbias, hbias = params
     vel_W, vel_vbias, vel_hbias = velocity
     if np.asarray(W).dtype == np.float32:
         return _cd_update[float](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                                 v_chain, streams, &cfg, workspace)
+                                 v_chain, streams, &cfg, workspace, chain_inputs)
     return _cd_update[double](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                              v_chain, streams, &cfg, workspace)
+                              v_chain, streams, &cfg, workspace, chain_inputs)
 
 
 def apply_update(params, grads, velocity, dict settings, WT=None):

@@ -21,9 +21,12 @@ half-step lowers the joint energy, so it ends at a local mode), adds the current
 (re-optimised under the current parameters), and keeps the most probable ones, dropping a
 state closer than R to one already kept.
 
-Random numbers come from chain streams of cyrbm's one generator
-(``_anneal.chain_uniforms``); the arithmetic is NumPy over chains (products in the
-model's dtype, probabilities in float64), ln P* the model's compiled free energy.
+The hops are compiled (``_gibbs.amh_hops``, cyrbm/_kernels/modehop_t.h: the row sums and
+the factorial rows' draws and softplus sums of the Gibbs kernels, chains in parallel);
+the mode set and its proposal kernels are NumPy over the few modes, on the compiled
+binary products.  Random numbers come from chain streams of cyrbm's one generator: the
+decision to hop by ``_anneal.chain_uniforms``, then the kernel's.  tests/_reference.py
+holds the same hop written in NumPy (``amh_hop_reference``), which the kernel matches.
 """
 import numpy as np
 
@@ -46,31 +49,31 @@ def log_unnormalized(model, v):
 
 
 def _hidden_inputs(W, c, v):
-    """c + W^T v for 0/1 rows v: sums of the rows of W where v is on (no BLAS call:
+    """c + W^T v for 0/1 rows v (the compiled binary product: no BLAS call, whose
     products of a few rows are slow in a multithreaded BLAS on a busy machine)."""
-    return np.stack([W[r.astype(bool)].sum(axis=0) for r in v]) + c if len(v) else \
-        np.zeros((0, W.shape[1]), W.dtype)
+    return _gibbs.binary_inputs(W, c, np.ascontiguousarray(v, dtype=np.uint8))
 
 
 def _visible_inputs(WT, b, h):
-    """b + W h for 0/1 rows h, from WT = W^T (C order): sums of its rows where h is on."""
-    return np.stack([WT[r.astype(bool)].sum(axis=0) for r in h]) + b if len(h) else \
-        np.zeros((0, WT.shape[1]), WT.dtype)
+    """b + W h for 0/1 rows h, from WT = W^T (C order, ``_gibbs.transposed``)."""
+    return _gibbs.binary_inputs(WT, b, np.ascontiguousarray(h, dtype=np.uint8))
 
 
-def local_mode(model, v, max_iter=100):
+def local_mode(model, v, max_iter=100, WT=None):
     """mu(v): alternate h = argmax P(h | v), v = argmax P(v | h) until v is a fixed point
     (at most ``max_iter`` rounds; each half-step lowers the joint energy); rows of 0/1.
-    Products in the model's dtype, only rows not yet fixed are carried on."""
+    Products in the model's dtype, only rows not yet fixed are carried on; ``WT`` is
+    W^T if the caller has it."""
     W, b, c = model.W, model.vbias, model.hbias
-    WT = np.ascontiguousarray(W.T)
+    if WT is None:
+        WT = _gibbs.transposed(W)
     v = np.array(v, dtype=np.uint8)
     live = np.arange(v.shape[0])
     for _ in range(max_iter):
         if live.size == 0:
             break
-        h = _hidden_inputs(W, c, v[live]) > 0
-        nv = (_visible_inputs(WT, b, h) > 0).astype(np.uint8)
+        h = (_hidden_inputs(W, c, v[live]) > 0).view(np.uint8)
+        nv = (_visible_inputs(WT, b, h) > 0).view(np.uint8)
         moved = np.any(nv != v[live], axis=1)
         v[live] = nv
         live = live[moved]
@@ -93,28 +96,37 @@ class ModeSet:
         self.modes = np.ascontiguousarray(modes, dtype=np.uint8)
         self.proposal = None
 
-    def update_proposal(self, model):
+    def update_proposal(self, model, WT=None):
         """Compute the proposal kernels for the current parameters and keep them:
-        a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))), sum_d softplus(a_id) and
-        ln H.  ``hop`` uses the kept ones (any fixed proposal keeps Eq. 6 exact; older
-        ones only lower the acceptance), so a trainer refreshes them every few updates."""
+        with a_i = b + W h*_i (g~(i, .) = Bernoulli(sigma(a_i))), the float64 arrays
+        sigma(a_i) (|L| x D), the a_i as columns (D x |L|), sum_d softplus(a_id), ln H and
+        H: the tuple ``_gibbs.amh_hops`` takes.  ``hop`` uses the kept ones (any fixed
+        proposal keeps Eq. 6 exact; older ones only lower the acceptance), so a trainer
+        refreshes them every few updates.  ``WT``: W^T if the caller has it."""
         W, b, c = model.W, model.vbias, model.hbias
-        hstar = _hidden_inputs(W, c, self.modes) > 0
-        A = _visible_inputs(np.ascontiguousarray(W.T), b, hstar).astype(np.float64)
-        self.proposal = (A, _softplus(A).sum(axis=1), self.log_hop(model))
+        if WT is None:
+            WT = _gibbs.transposed(W)
+        hstar = (_hidden_inputs(W, c, self.modes) > 0).view(np.uint8)
+        A = np.ascontiguousarray(_visible_inputs(WT, b, hstar), dtype=np.float64)
+        logH = self.log_hop(model)
+        self.proposal = (0.5 + 0.5 * np.tanh(0.5 * A), np.ascontiguousarray(A.T),
+                         _softplus(A).sum(axis=1), logH, np.exp(logH))
         return self.proposal
 
     def __len__(self):
         return self.modes.shape[0]
 
-    def rebuild(self, model, walk):
+    def rebuild(self, model, walk, WT=None):
         """Rebuild L from the random-walk states ``walk`` and the current modes: mu of
-        each, ranked by ln P*, kept greedily while at distance >= R from those kept."""
+        each, ranked by ln P*, kept greedily while at distance >= R from those kept.
+        ``WT``: W^T if the caller has it."""
         walk = np.asarray(walk, np.uint8)
+        if WT is None:
+            WT = _gibbs.transposed(model.W)
         if walk.shape[0] > 2 * self.capacity:       # 2K states of the walk, evenly spaced
             walk = walk[np.linspace(0, walk.shape[0] - 1, 2 * self.capacity).astype(int)]
         cand = np.concatenate([walk, self.modes]) if len(self) else walk
-        cand = np.unique(local_mode(model, cand), axis=0)
+        cand = np.unique(local_mode(model, cand, WT=WT), axis=0)
         lp = log_unnormalized(model, cand)
         kept = []
         for i in np.argsort(-lp, kind="stable"):
@@ -149,34 +161,14 @@ class ModeSet:
         return w - (top + np.log(np.exp(w - top).sum(axis=1, keepdims=True)))
 
 
-def _log_gtilde(v, A, spA):
-    """ln g~(i, v) for every row v and mode i: v.a_i - sum_d softplus(a_id)."""
-    # sum_d v_d A_id without a BLAS call (see _hidden_inputs)
-    return np.einsum("nd,ld->nl", np.asarray(v, np.float64), A) - spA
-
-
-def _log_ghat(lg):
-    """ln g^(v, i) (Eq. 7, p(i) uniform) from ln g~(i, v), row by row."""
-    top = lg.max(axis=1, keepdims=True)
-    return lg - (top + np.log(np.exp(lg - top).sum(axis=1, keepdims=True)))
-
-
-def _pick(logp, u):
-    """Index drawn from each row of probabilities exp(logp) by the inverse CDF at u."""
-    cdf = np.cumsum(np.exp(logp), axis=1)
-    idx = (cdf < (u * cdf[:, -1])[:, None]).sum(axis=1)
-    return np.minimum(idx, logp.shape[1] - 1)
-
-
-def hop(model, chains, modes, p, streams, *, accept_rule=None):
+def hop(model, chains, modes, p, streams, *, n_threads=1, terms=None):
     """One round of mode-hopping proposals on the persistent ``chains`` (INOUT, rows of
     0/1): each chain proposes with probability ``p`` (a uniform of its stream), the
-    proposal is accepted by Eq. 6.  ``streams`` (one chain stream per row, INOUT) give
-    every random number.  The proposal kernels are those kept by
-    ``modes.update_proposal`` (made now if there are none).  Returns (proposed, accepted).
-
-    ``accept_rule`` (tests only) replaces the log acceptance ratio: a function of the
-    dict of its terms.
+    proposal is accepted by Eq. 6 (``_gibbs.amh_hops``).  ``streams`` (one chain stream
+    per row, INOUT) give every random number.  The proposal kernels are those kept by
+    ``modes.update_proposal`` (made now if there are none).  ``terms``: a list to which
+    the (rows, terms of Eq. 6) of this round are appended (tests).  Returns (proposed,
+    accepted).
     """
     n = chains.shape[0]
     if p <= 0 or len(modes) < 2 or n == 0:
@@ -184,32 +176,10 @@ def hop(model, chains, modes, p, streams, *, accept_rule=None):
     go = np.flatnonzero(_anneal.chain_uniforms(streams, 1)[:, 0] < p)
     if go.size == 0:
         return 0, 0
-    A, spA, logH = modes.proposal or modes.update_proposal(model)
-    sub = streams[go]
-    D = chains.shape[1]
-    u = _anneal.chain_uniforms(sub, D + 3)
-    streams[go] = sub
-    v = chains[go]
-    lg_v = _log_gtilde(v, A, spA)
-    lh_v = _log_ghat(lg_v)
-    i = _pick(lh_v, u[:, 0])
-    j = _pick(logH[i], u[:, 1])
-    prob = 0.5 + 0.5 * np.tanh(0.5 * A[j])                # sigma(A_j)
-    v_new = (u[:, 3:] < prob).astype(np.uint8)
-    lg_new = _log_gtilde(v_new, A, spA)
-    lh_new = _log_ghat(lg_new)
-    rows = np.arange(go.size)
-    lp = log_unnormalized(model, np.concatenate([v_new, v]))
-    terms = {
-        "log_p_new": lp[:go.size], "log_p_old": lp[go.size:],
-        "ghat_new_j": lh_new[rows, j], "H_ji": logH[j, i], "gtilde_i_old": lg_v[rows, i],
-        "ghat_old_i": lh_v[rows, i], "H_ij": logH[i, j], "gtilde_j_new": lg_new[rows, j],
-    }
-    if accept_rule is None:
-        log_r = ((terms["log_p_new"] + terms["ghat_new_j"] + terms["H_ji"] + terms["gtilde_i_old"])
-                 - (terms["log_p_old"] + terms["ghat_old_i"] + terms["H_ij"] + terms["gtilde_j_new"]))
-    else:
-        log_r = accept_rule(terms)
-    ok = np.log(np.maximum(u[:, 2], 1e-300)) < log_r
-    chains[go[ok]] = v_new[ok]
-    return int(go.size), int(ok.sum())
+    proposal = modes.proposal or modes.update_proposal(model)
+    out = None if terms is None else np.empty((go.size, 8))
+    accepted = _gibbs.amh_hops(model.W, model.vbias, model.hbias, proposal, chains,
+                               go.astype(np.int64), streams, out, n_threads)
+    if terms is not None:
+        terms.append((go, out))
+    return int(go.size), int(accepted)

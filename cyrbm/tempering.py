@@ -160,9 +160,17 @@ class TemperedChains:
         if self.K1 > 1:
             self.engine.swap(self.temps, self.order, self.beta, self.swap_streams, self.accepted)
 
-    def top(self):
-        """The T = 1 state of each ladder (M x n_visible)."""
-        return self.engine.visible()[self.order[:, -1]]
+    def top(self, ladders=None):
+        """The T = 1 state of each ladder (M x n_visible), or of the given ladders."""
+        return self.engine.visible(self.order[:, -1] if ladders is None
+                                   else self.order[ladders, -1])
+
+    def top_inputs(self, ladders):
+        """W^T v of the T = 1 states of the given ladders (the engine's kept hidden
+        inputs, current after the swaps of ``step``), or None without swaps (K = 0)."""
+        if self.K1 < 2:
+            return None
+        return self.engine.hidden_inputs_b(self.order[ladders, -1])
 
     def adapt(self, min_trials):
         """Retune the ladder (``retune``) once the window (``window[0]``: accepted swaps

@@ -431,12 +431,15 @@ class Trainer:
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
                     lr = self.learning_rate_at(state["n_updates"])
                     step_k = k
+                    chain_inputs = None
                     if ladders is not None:
-                        # one PT round (CRI10 Table I), its T = 1 states as the negative phase
+                        # one PT round (CRI10 Table I), its T = 1 states as the negative
+                        # phase, with their hidden inputs as the engine kept them
                         ladders.step(model.W, model.vbias, model.hbias, n_threads=T)
                         M = ladders.M
-                        chains = np.ascontiguousarray(
-                            ladders.top()[(state["n_updates"] * B + np.arange(B)) % M])
+                        pick = (state["n_updates"] * B + np.arange(B)) % M
+                        chains = ladders.top(pick)
+                        chain_inputs = ladders.top_inputs(pick)
                         step_k = 0
                         acc = ladders.accepted.sum(axis=0)      # this round's swaps per pair
                         ladders.accepted[:] = 0
@@ -447,12 +450,15 @@ class Trainer:
                         ladders.window[1] += M
                         ladders.adapt(self.adapt_every * M)
                     if modeset is not None:
+                        WT = None            # W^T, made once for both when both are due
                         if state["n_updates"] % self.mode_every == 0:
-                            self.modes_ = modeset.rebuild(model, chains)
+                            WT = _gibbs.transposed(model.W, T)
+                            self.modes_ = modeset.rebuild(model, chains, WT=WT)
                         if state["n_updates"] % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
-                            modeset.update_proposal(model)
+                            modeset.update_proposal(model, WT=WT)
                         proposed, accepted = modehop.hop(model, chains, modeset, self.hop_prob,
-                                                         state["amh"]["hop_streams"])
+                                                         state["amh"]["hop_streams"],
+                                                         n_threads=T)
                         state["amh"]["hop_counts"] += (proposed, accepted)
                     settings = dict(k=step_k, persistent=persistent, learning_rate=lr,
                                     momentum=self.momentum, weight_decay=self.weight_decay,
@@ -468,7 +474,8 @@ class Trainer:
                     else:
                         # cd_statistics + apply_update in one pass (bit-identical to them)
                         ok = _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
-                                              settings, workspace=workspace)
+                                              settings, workspace=workspace,
+                                              chain_inputs=chain_inputs)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1

@@ -366,3 +366,62 @@ def ratio_annealing_model_distribution(model_a, model_b, betas):
     for beta in np.asarray(betas, dtype=np.float64)[1:]:
         p = p @ ratio_transition(model_a, model_b, beta)
     return p
+
+
+# ------------------------------------------------------------------ mode hopping
+def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, terms=None):
+    """One round of AMH-p proposals (Hu & Yu Sec. 4, Eq. 6-7) written in NumPy over chains:
+    the reference ``cyrbm.modehop.hop`` (the compiled kernel) matches, drawing the same
+    uniforms from the same streams (the decision to hop, then per hopping chain: the
+    pick of i, of j, the acceptance, the D draws of v').  ``accept_rule`` replaces the
+    log acceptance ratio by a function of the dict of its terms (the wrong-rule check);
+    ``terms``, a list, receives (rows, terms as an (n, 8) array).  Returns (proposed,
+    accepted); ``chains`` and ``streams`` are updated in place."""
+    from cyrbm import _anneal
+    n, D = chains.shape
+    if p <= 0 or len(modes) < 2 or n == 0:
+        return 0, 0
+    go = np.flatnonzero(_anneal.chain_uniforms(streams, 1)[:, 0] < p)
+    if go.size == 0:
+        return 0, 0
+    P, AT, spA, logH, _ = modes.proposal or modes.update_proposal(model)   # P = sigma(A)
+    sub = streams[go]
+    u = _anneal.chain_uniforms(sub, D + 3)
+    streams[go] = sub
+    v = chains[go].astype(np.float64)
+
+    def log_gtilde(x):                       # ln g~(i, x) for every row x and mode i
+        return x @ AT - spA
+
+    def log_ghat(lg):                        # Eq. 7 with p(i) uniform
+        return lg - logsumexp(lg, axis=1, keepdims=True)
+
+    def pick(logp, uu):                      # inverse CDF
+        cdf = np.cumsum(np.exp(logp), axis=1)
+        return np.minimum((cdf < (uu * cdf[:, -1])[:, None]).sum(axis=1), logp.shape[1] - 1)
+
+    def log_p(x):                            # ln P*(x) (SM08 Eq. 2), float64
+        W, b, c = (np.asarray(a, np.float64) for a in (model.W, model.vbias, model.hbias))
+        return x @ b + np.logaddexp(0.0, x @ W + c).sum(axis=1)
+
+    lg_v = log_gtilde(v)
+    lh_v = log_ghat(lg_v)
+    i = pick(lh_v, u[:, 0])
+    j = pick(logH[i], u[:, 1])
+    v_new = (u[:, 3:] < P[j]).astype(np.float64)
+    lg_new = log_gtilde(v_new)
+    lh_new = log_ghat(lg_new)
+    rows = np.arange(go.size)
+    t = {"log_p_new": log_p(v_new), "ghat_new_j": lh_new[rows, j], "H_ji": logH[j, i],
+         "gtilde_i_old": lg_v[rows, i], "log_p_old": log_p(v), "ghat_old_i": lh_v[rows, i],
+         "H_ij": logH[i, j], "gtilde_j_new": lg_new[rows, j]}
+    if terms is not None:
+        terms.append((go, np.stack(list(t.values()), axis=1)))
+    if accept_rule is None:
+        log_r = ((t["log_p_new"] + t["ghat_new_j"] + t["H_ji"] + t["gtilde_i_old"])
+                 - (t["log_p_old"] + t["ghat_old_i"] + t["H_ij"] + t["gtilde_j_new"]))
+    else:
+        log_r = accept_rule(t)
+    ok = np.log(np.maximum(u[:, 2], 1e-300)) < log_r
+    chains[go[ok]] = v_new[ok].astype(np.uint8)
+    return int(go.size), int(ok.sum())

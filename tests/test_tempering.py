@@ -12,8 +12,8 @@ import cyrbm
 from cyrbm import _anneal, _gibbs, modehop
 from cyrbm.capi import make_ais_streams
 from cyrbm.tempering import check_temperatures, parse_temperatures, retune
-from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
-                        exact_draws, tiny_model, total_variation)
+from _reference import (all_states, amh_hop_reference, check_sampler, chi_square_pvalue,
+                        exact_distribution, exact_draws, tiny_model, total_variation)
 
 LADDER = [0.0, 0.3, 0.6, 1.0]
 
@@ -110,7 +110,8 @@ def mode_set(model, K=5, R=1, weighting="uniform"):
 def hops(model, L, n, seed, rounds, rule=None, gibbs=False):
     """``rounds`` AMH iterations on n chains: with ``gibbs``, from random bits, a hop of
     probability 1/2 then the PCD-1 Gibbs update of training (cd_statistics, nothing
-    learnt); without, from exact draws, hops alone (p = 1)."""
+    learnt); without, from exact draws, hops alone (p = 1).  The hops are the compiled
+    kernel's, or with a ``rule`` the NumPy reference's with that acceptance."""
     if gibbs:
         v = (np.random.default_rng(seed).random((n, model.n_visible)) < 0.5).astype(np.uint8)
     else:
@@ -121,7 +122,10 @@ def hops(model, L, n, seed, rounds, rule=None, gibbs=False):
     settings = dict(k=1, persistent=True, learning_rate=0.0, momentum=0.0, weight_decay=0.0,
                     scale=1.0, n_threads=1)
     for _ in range(rounds):
-        modehop.hop(model, v, L, 0.5 if gibbs else 1.0, streams, accept_rule=rule)
+        if rule is None:
+            modehop.hop(model, v, L, 0.5 if gibbs else 1.0, streams, n_threads=2)
+        else:
+            amh_hop_reference(model, v, L, 0.5 if gibbs else 1.0, streams, accept_rule=rule)
         if gibbs:
             _gibbs.cd_statistics((model.W, model.vbias, model.hbias), v, v, gstreams, grads,
                                  settings)
@@ -139,8 +143,48 @@ def test_amh_transition_follows_p(model):
     check_sampler(lambda n, s: hops(model, L, n, s, 40, gibbs=True), model)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighting", ["uniform", "prob", "distance"])
+def test_compiled_hops_match_the_numpy_reference(model, weighting, dtype):
+    """The kernel (modehop_t.h) draws the same uniforms as the NumPy reference and so
+    makes the same proposals and decisions, with the terms of Eq. 6 equal to rounding."""
+    m = model.astype(dtype)
+    L = mode_set(m, weighting=weighting)
+    v0 = exact_draws(model, 3000, 3).astype(np.uint8)
+    s0 = cyrbm.capi.make_streams(3, v0.shape[0], "chains")
+    got, ref = [], []
+    v1, s1, v2, s2 = v0.copy(), s0.copy(), v0.copy(), s0.copy()
+    for _ in range(3):
+        a = modehop.hop(m, v1, L, 0.7, s1, n_threads=2, terms=got)
+        b = amh_hop_reference(m, v2, L, 0.7, s2, terms=ref)
+        assert a == b and a[1] > 0
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(s1, s2)
+    for (rows_a, ta), (rows_b, tb) in zip(got, ref):
+        np.testing.assert_array_equal(rows_a, rows_b)
+        tol = 1e-9 if dtype == np.float64 else 1e-4
+        np.testing.assert_allclose(ta, tb, rtol=tol, atol=tol)
+
+
+def test_compiled_hops_do_not_depend_on_threads(model):
+    L = mode_set(model, weighting="prob")
+    v0 = exact_draws(model, 500, 4).astype(np.uint8)
+    out = []
+    for threads in (1, 2):
+        v, s = v0.copy(), cyrbm.capi.make_streams(4, v0.shape[0], "chains")
+        modehop.hop(model, v, L, 0.5, s, n_threads=threads)
+        out.append((v, s))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
 def test_amh_wrong_acceptance_fails(model):
+    """The harness of the reference passes with Eq. 6 and fails without its proposal
+    terms."""
     L = mode_set(model)
+    eq6 = lambda t: ((t["log_p_new"] + t["ghat_new_j"] + t["H_ji"] + t["gtilde_i_old"])
+                     - (t["log_p_old"] + t["ghat_old_i"] + t["H_ij"] + t["gtilde_j_new"]))
+    check_sampler(lambda n, s: hops(model, L, n, s, 3, rule=eq6), model)
     # the Metropolis ratio without the proposal terms of Eq. 6
     naive = lambda t: t["log_p_new"] - t["log_p_old"]
     with pytest.raises(AssertionError, match="do not follow"):
@@ -200,6 +244,52 @@ def test_resume_is_bit_identical(method, tmp_path):
     resumed = tr.fit(DATA, resume=True)
     np.testing.assert_array_equal(resumed.W, whole.W)
     np.testing.assert_array_equal(resumed.hbias, whole.hbias)
+
+
+def test_pt_negative_phase_matches_the_model_expectation(model):
+    """The negative phase of PT training (the T = 1 chains after the swaps, with the
+    engine's kept inputs, through cd_statistics with k = 0), averaged over rounds without
+    learning, is E_model[v p(h | v)^T] by enumeration, within 4 standard errors."""
+    from cyrbm.tempering import TemperedChains
+    M, rounds = 200, 150
+    V, p, _ = exact_distribution(model)
+    Vf = V.astype(np.float64)
+    P = 1.0 / (1.0 + np.exp(-(Vf @ model.W + model.hbias)))
+    exact = (p[:, None, None] * Vf[:, :, None] * P[:, None, :]).sum(0)
+    init = (np.random.default_rng(2).random((M * len(LADDER), 6)) < 0.5).astype(np.uint8)
+    pt = TemperedChains(LADDER, 6, 4, M, dtype=np.float64, seed=3, init=init)
+    data = np.zeros((M, 6), np.uint8)          # the positive phase adds nothing
+    grads = (np.empty((6, 4)), np.empty(6), np.empty(4))
+    settings = dict(k=0, persistent=True, learning_rate=0.0, momentum=0.0,
+                    weight_decay=0.0, scale=1.0, n_threads=1)
+    ws = _gibbs.Workspace(M, 6, 4, np.float64)
+    velocity = tuple(np.zeros_like(a) for a in grads)
+    means = []
+    for t in range(rounds + 20):
+        pt.step(model.W, model.vbias, model.hbias)
+        top = pt.top()
+        x = pt.top_inputs(np.arange(M))
+        np.testing.assert_allclose(x, top @ model.W, atol=1e-12)    # W^T v, kept
+        if t < 20:
+            continue
+        _gibbs.cd_statistics((model.W, model.vbias, model.hbias), data, top.copy(),
+                             cyrbm.capi.make_streams(t, M, "chains"), grads, settings)
+        means.append(-grads[0] / M)
+        # the trainer's path (sigma of the kept inputs) gives the same update
+        params = tuple(a.copy() for a in (model.W, model.vbias, model.hbias))
+        lr = dict(settings, learning_rate=1.0, scale=1.0 / M)
+        _gibbs.cd_update(params, tuple(a.copy() for a in velocity), data, top.copy(),
+                         cyrbm.capi.make_streams(t, M, "chains"), lr, workspace=ws,
+                         chain_inputs=x)
+        np.testing.assert_allclose(params[0] - model.W, grads[0] / M, atol=1e-12)
+    with pytest.raises(ValueError, match="k = 0"):
+        _gibbs.cd_update(params, velocity, data, top.copy(),
+                         cyrbm.capi.make_streams(0, M, "chains"), dict(lr, k=1), workspace=ws,
+                         chain_inputs=x)
+    means = np.array(means)
+    se = means.std(0, ddof=1) / np.sqrt(len(means)) * 3     # rounds are correlated
+    assert np.all(np.abs(means.mean(0) - exact) <= 4 * se + 1e-3), \
+        np.abs(means.mean(0) - exact) / se
 
 
 def test_history_records():

@@ -77,6 +77,16 @@ def numbers(dtype):
     # parallel tempering: the tempered configuration (c added after beta) and the swaps
     out["sample_pt"] = model.sample(7, steps=9, seed=3, threads=2, sampler="pt",
                                     temperatures=[0.0, 0.4, 0.7, 1.0])
+    # mode hopping (modehop_t.h): the chains after a round of hops and the terms of Eq. 6
+    from cyrbm import modehop
+    modes = modehop.ModeSet(6, 2, "distance", D)
+    modes.rebuild(cyrbm.RBM(3 * W, b, a, dtype=dtype), data[:60])
+    assert len(modes) >= 2
+    from cyrbm.capi import make_streams
+    v, st, terms = data[60:].copy(), make_streams(6, 60, "chains"), []
+    modehop.hop(cyrbm.RBM(3 * W, b, a, dtype=dtype), v, modes, 0.8, st, n_threads=2,
+                terms=terms)
+    out["amh_hops"] = np.concatenate([v.ravel(), terms[0][1].ravel()])
     for method in ("pt", "amh"):
         fit = cyrbm.Trainer(M, method=method, epochs=2, batch_size=30, learning_rate=0.05,
                             seed=11, threads=2, dtype=dtype, monitor_size=0, progress=False,

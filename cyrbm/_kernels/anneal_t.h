@@ -462,17 +462,6 @@ void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_
     for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, beta);
 }
 
-/* The active units of a 0/1 row, ascending. */
-CYRBM_INLINE int32_t FN(cyrbm_ak_active)(const uint8_t *s, ptrdiff_t n, int32_t *list) {
-    int32_t c = 0;
-    ptrdiff_t i;
-    for (i = 0; i < n; i++) {
-        list[c] = (int32_t)i;
-        c += s[i] != 0;
-    }
-    return c;
-}
-
 /* One step of the engine for runs [r0, r1): the log-weight increment and/or one
  * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
  * else all runs at (bp[0], bc[0]).
@@ -496,7 +485,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
      * together, chunk by chunk (see "Many flips" in anneal.c) */
     for (r = r0; r < r1; r++) {
         if (refresh) {
-            S->nv[r] = FN(cyrbm_ak_active)(S->v + r * ldV, D, S->vlist + r * ldV);
+            S->nv[r] = cyrbm_active_units(S->v + r * ldV, D, S->vlist + r * ldV);
             S->nv_off[r] = 0;
         }
         if (P->dense &&
@@ -543,7 +532,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
         nd = ns = 0;
         for (r = r0; r < r1; r++) {
             if (refresh) {
-                non[r] = FN(cyrbm_ak_active)(h + r * ld, n, on + r * ld);
+                non[r] = cyrbm_active_units(h + r * ld, n, on + r * ld);
                 noff[r] = 0;
             }
             if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {

@@ -16,6 +16,16 @@ void cyrbm_column_lists(const int32_t *restrict idx, ptrdiff_t ldi,
     }
 }
 
+int32_t cyrbm_active_units(const uint8_t *restrict state, ptrdiff_t n, int32_t *restrict list) {
+    int32_t c = 0;
+    ptrdiff_t u;
+    for (u = 0; u < n; u++) {     /* branch-free: write every unit, advance on a 1 */
+        list[c] = (int32_t)u;
+        c += state[u] != 0;
+    }
+    return c;
+}
+
 void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *restrict codes) {
     ptrdiff_t g = 0;
     for (; 4 * g + 3 < n; g++)

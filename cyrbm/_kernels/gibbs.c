@@ -191,3 +191,10 @@ CYRBM_SCALAR_8X8(f64, double)
 #include "float_t.h"
 #include "gibbs_t.h"
 #include "bound_t.h"
+/* mode hopping, on the row sums and factorial rows of its type and of float64 (its
+ * proposal kernels), so after both types' */
+#include "modehop_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "modehop_t.h"

@@ -164,7 +164,18 @@ typedef struct {
       (a, bias, n, rng, h, full, sums))                                                   \
     X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
                            cyrbm_rng *rng, uint8_t *h, int full, double *sums),            \
-      (a, bias, n, rng, h, full, sums))
+      (a, bias, n, rng, h, full, sums))                                                   \
+    /* one mode-hopping proposal of AMH-p for one chain (modehop_t.h; INOUT v, rng) */    \
+    X(int, amh_hop_f32, (const float *W, const float *b, const float *c, ptrdiff_t D,     \
+                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
+                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
+                         cyrbm_rng *rng, void *work, double *terms),                      \
+      (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))                       \
+    X(int, amh_hop_f64, (const double *W, const double *b, const double *c, ptrdiff_t D,  \
+                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
+                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
+                         cyrbm_rng *rng, void *work, double *terms),                      \
+      (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))
 
 #define CYRBM_ANNEAL_KERNELS(X)                                                           \
     /* AIS steps k0 <= k < k1 for runs [r0, r1), see anneal.c (INOUT S) */                \
@@ -284,6 +295,8 @@ const char *cyrbm_chib_kernels_built(void);
  * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol). */
 void cyrbm_column_lists(const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,
                         ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol);
+/* The active units of a 0/1 row, ascending, in list (OUT, room for n); returns their number. */
+int32_t cyrbm_active_units(const uint8_t *state, ptrdiff_t n, int32_t *list);
 /* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 (OUT codes) */
 void cyrbm_state_codes(const uint8_t *state, ptrdiff_t n, uint8_t *codes);
 /* Bernoulli draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
