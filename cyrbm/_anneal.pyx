@@ -473,6 +473,7 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
     S.sel_dense = <int32_t *> _take(base, &total, R * i32)
     S.sel_sparse = <int32_t *> _take(base, &total, R * i32)
+    S.ustale = <uint8_t *> _take(base, &total, R)
     B.ebuf = _take(base, &total, ldB1 * s)     # P.eB stays NULL until ais_set_tempered
     return total
 

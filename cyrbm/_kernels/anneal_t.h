@@ -519,7 +519,12 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                 transition, refresh);
     if (!transition) return;
     /* u += rows of W^T for the flipped hidden units: chunk by chunk, tile by tile, all runs
-     * of the block; runs where many flipped recompute u from the hidden subset tables */
+     * of the block; runs where many flipped recompute u from the hidden subset tables.
+     * In the tempered configuration a run at beta 0 draws v from the visible biases alone
+     * (y = bA + 0 uB), so its uB is not kept (ustale[r] = 1: the visible draw then adds a
+     * finite old u times 0, the same draws); a stale run at beta > 0 recomputes its uB from
+     * all its active units, with the tables when there are any, else by the row sums, as a
+     * refresh would. */
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? nA : nB, ld = L == 0 ? ldA : ldB;
         const ptrdiff_t groups = L == 0 ? P->gA : P->gB;
@@ -528,18 +533,30 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
         int32_t *non = L == 0 ? S->nhA : S->nhB, *noff = L == 0 ? S->nhA_off : S->nhB_off;
         int32_t *bd0 = S->cur + (L == 0 ? 0 : offB);
         T *u = (T *)(L == 0 ? S->uA : S->uB);
+        ptrdiff_t nr = 0;   /* stale runs recomputed by the row sums (in dsel: no tables) */
         if (n == 0) continue;
         nd = ns = 0;
         for (r = r0; r < r1; r++) {
-            if (refresh) {
+            int fresh = refresh;
+            if (L == 1 && P->eB != NULL) {
+                if (bc[per_run ? r : 0] == 0.0) {
+                    S->ustale[r] = 1;
+                    continue;
+                }
+                if (S->ustale[r]) fresh = 1;
+                S->ustale[r] = 0;
+            }
+            if (fresh) {
                 non[r] = cyrbm_active_units(h + r * ld, n, on + r * ld);
                 noff[r] = 0;
             }
-            if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
+            if (P->dense && (P->dense == 2 || fresh > refresh ||
+                             100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
                 dsel[nd++] = (int32_t)(r - r0);
                 cyrbm_ak_group_rows(h + r * ld, groups, on + r * ld);
             } else {
-                ssel[ns++] = (int32_t)(r - r0);
+                if (fresh > refresh) dsel[nr++] = (int32_t)(r - r0);
+                else ssel[ns++] = (int32_t)(r - r0);
                 cyrbm_ak_tile_bounds(on + r * ld, non[r], off + r * ld, noff[r], n, tile,
                                      bd0 + r * bs);
             }
@@ -548,6 +565,10 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
             FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, ssel, ns,
                                 refresh, NULL);
+        if (nr > 0)
+            FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
+                                off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, dsel, nr,
+                                1, NULL);
         if (nd > 0)
             FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, ldV, on + r0 * ld,
                                ld, u + r0 * ldV, ldV, dsel, nd,
