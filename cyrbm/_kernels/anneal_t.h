@@ -695,6 +695,10 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const T *eB = (const T *)P->eB;
     ptrdiff_t m, k;
+    /* at t = 0, t x_j + c_j is c_j whatever x (finite x: 0 x + c = c, and a zero's sign
+     * changes neither max(z, 0) nor exp(-|z|)): one sum serves every run */
+    const double f_zero = temps[0] == 0.0 && m1 > m0
+        ? FN(cyrbm_ak_softplus_sum)((const T *)S->xB + m0 * K1 * ldB, eB, P->nB, 0.0) : 0.0;
     for (m = m0; m < m1; m++) {
         int32_t *o = order + m * K1;
         double f_top;
@@ -715,8 +719,11 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
         for (k = K1 - 1; k >= 1; k--) {
             const int32_t ra = o[k], rb = o[k - 1];
             const T *xa = (const T *)S->xB + ra * ldB, *xb = (const T *)S->xB + rb * ldB;
-            const double fa_lo = FN(cyrbm_ak_softplus_sum)(xa, eB, P->nB, temps[k - 1]);
-            const double fb_lo = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k - 1]);
+            const int zero = temps[k - 1] == 0.0;
+            const double fa_lo = zero ? f_zero
+                                      : FN(cyrbm_ak_softplus_sum)(xa, eB, P->nB, temps[k - 1]);
+            const double fb_lo = zero ? f_zero
+                                      : FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k - 1]);
             const double fb_hi = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k]);
             const double log_r = (fa_lo + fb_hi) - (f_top + fb_lo);
             const double u = cyrbm_rng_uniform(&streams[m]);
