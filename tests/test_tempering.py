@@ -99,11 +99,13 @@ def test_pt_wrong_swap_rule_fails(model):
         check_sampler(lambda n, s: python_pt(model, LADDER, n, 40, s, wrong), model)
 
 
-def test_pt_runs_at_zero_recompute_their_visible_inputs():
+@pytest.mark.parametrize("dense", ["never", "auto", "always"])
+def test_pt_runs_at_zero_recompute_their_visible_inputs(dense):
     """A tempered run at beta = 0 keeps no W h (its visible draw does not use it); when
-    a swap gives it beta > 0 it must recompute it.  Chains whose inputs follow their
-    flips (one refresh at the start) take the same path as chains refreshed every sweep,
-    and every run at beta > 0 keeps the W h a refresh gives."""
+    a swap gives it beta > 0 it must recompute it (by the row sums without subset
+    tables, by the tables with them).  Chains whose inputs follow their flips (one
+    refresh at the start) take the same path as chains refreshed every sweep, and every
+    run at beta > 0 keeps the W h a refresh gives."""
     rng = np.random.default_rng(3)
     D, H, n = 24, 16, 30
     W, b, c = rng.normal(0, 0.2, (D, H)), rng.normal(0, 0.5, D), rng.normal(0, 0.5, H)
@@ -111,9 +113,13 @@ def test_pt_runs_at_zero_recompute_their_visible_inputs():
     v0 = (rng.random((2 * n, D)) < 0.5).astype(np.uint8)
     runs = []
     for every_sweep in (False, True):
-        eng = _anneal.GibbsEngine(np.zeros(D), None, None, np.zeros((D, H)), np.zeros(D),
-                                  np.zeros(H), make_ais_streams(4, 2 * n), dtype=np.float64,
-                                  refresh_every=10000)
+        previous = _anneal.use_dense_tables(dense)
+        try:
+            eng = _anneal.GibbsEngine(np.zeros(D), None, None, np.zeros((D, H)), np.zeros(D),
+                                      np.zeros(H), make_ais_streams(4, 2 * n),
+                                      dtype=np.float64, refresh_every=10000)
+        finally:
+            _anneal.use_dense_tables(previous)
         eng.set_tempered(W, b, c)
         eng.set_visible(v0)
         order = np.arange(2 * n, dtype=np.int32).reshape(n, 2)
