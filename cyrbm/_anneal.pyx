@@ -473,6 +473,7 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
     S.sel_dense = <int32_t *> _take(base, &total, R * i32)
     S.sel_sparse = <int32_t *> _take(base, &total, R * i32)
+    S.ustale = <uint8_t *> _take(base, &total, R)
     B.ebuf = _take(base, &total, ldB1 * s)     # P.eB stays NULL until ais_set_tempered
     return total
 
@@ -1138,7 +1139,10 @@ cdef class GibbsEngine:
         """The chains' kept inputs, copies in the engine's dtype: (xA, xB, uA, uB), the
         hidden pre-activations W^T v + a of A and B (runs x nA, runs x nB) and the visible
         inputs W h from A's and B's hidden units (runs x n_visible).  They are updated by
-        the flipped units' weight rows, so they show any change of summation order."""
+        the flipped units' weight rows, so they show any change of summation order.  In
+        the tempered configuration (``set_tempered``) the uB of a run whose last sweep was
+        at beta = 0 is not kept (its visible draw does not use it; it is recomputed when
+        the run's beta becomes nonzero)."""
         return (self._input(<char *> self.buf.st.xA, self.buf.pair.ldA, self.nA),
                 self._input(<char *> self.buf.st.xB, self.buf.pair.ldB, self.nB),
                 self._input(<char *> self.buf.st.uA, self.buf.pair.ldV, self.D if self.nA else 0),

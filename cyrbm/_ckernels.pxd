@@ -156,6 +156,7 @@ cdef extern from "kernels.h" nogil:
         Py_ssize_t cur_stride
         int32_t *sel_dense
         int32_t *sel_sparse
+        uint8_t *ustale
 
     void cyrbm_ais_block_f32(const cyrbm_ais_pair *P, cyrbm_ais_state *S, Py_ssize_t r0,
                              Py_ssize_t r1, const double *betas, Py_ssize_t k0, Py_ssize_t k1,

@@ -99,6 +99,46 @@ def test_pt_wrong_swap_rule_fails(model):
         check_sampler(lambda n, s: python_pt(model, LADDER, n, 40, s, wrong), model)
 
 
+@pytest.mark.parametrize("dense", ["never", "auto", "always"])
+def test_pt_runs_at_zero_recompute_their_visible_inputs(dense):
+    """A tempered run at beta = 0 keeps no W h (its visible draw does not use it); when
+    a swap gives it beta > 0 it must recompute it (by the row sums without subset
+    tables, by the tables with them).  Chains whose inputs follow their flips (one
+    refresh at the start) take the same path as chains refreshed every sweep, and every
+    run at beta > 0 keeps the W h a refresh gives."""
+    rng = np.random.default_rng(3)
+    D, H, n = 24, 16, 30
+    W, b, c = rng.normal(0, 0.2, (D, H)), rng.normal(0, 0.5, D), rng.normal(0, 0.5, H)
+    temps = np.array([0.0, 1.0])
+    v0 = (rng.random((2 * n, D)) < 0.5).astype(np.uint8)
+    runs = []
+    for every_sweep in (False, True):
+        previous = _anneal.use_dense_tables(dense)
+        try:
+            eng = _anneal.GibbsEngine(np.zeros(D), None, None, np.zeros((D, H)), np.zeros(D),
+                                      np.zeros(H), make_ais_streams(4, 2 * n),
+                                      dtype=np.float64, refresh_every=10000)
+        finally:
+            _anneal.use_dense_tables(previous)
+        eng.set_tempered(W, b, c)
+        eng.set_visible(v0)
+        order = np.arange(2 * n, dtype=np.int32).reshape(n, 2)
+        beta = np.tile(temps, n)
+        streams = cyrbm.capi.make_streams(5, n)
+        acc = np.zeros((n, 1), np.int64)
+        for s in range(30):
+            eng.sweep(1, beta=beta, force_refresh=every_sweep or s == 0, start=s + 1)
+            eng.swap(temps, order, beta, streams, acc)
+        eng.sweep(1, beta=beta, force_refresh=every_sweep, start=31)
+        runs.append((eng.visible(), beta.copy(), eng.inputs()[3], acc.sum()))
+    (v1, b1, u1, a1), (v2, b2, u2, _) = runs
+    assert a1 > n                               # runs went from beta 0 to 1 and back
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(b1, b2)
+    hot = b1 > 0
+    np.testing.assert_allclose(u1[hot], u2[hot], rtol=0, atol=1e-12)
+
+
 # ----------------------------------------------------------------- AMH invariance
 def mode_set(model, K=5, R=1, weighting="uniform"):
     L = modehop.ModeSet(K, R, weighting, model.n_visible)

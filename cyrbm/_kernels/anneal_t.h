@@ -6,6 +6,9 @@
 #define NQC (CHUNK / VL)
 /* a visible block: one draw of the 8 stream lanes (16 float32 or 8 float64 units) */
 #define VB (IS_F32 ? 16 : 8)
+/* the column block of the engine's x row sums: 512 bytes (a multiple of add_cols' 8
+ * native vectors), so a block's slice of W (D rows) stays in L2 */
+#define XCOLS (512 / (ptrdiff_t)sizeof(T))
 /* a tile of a subset table: DENSE_G groups (16 rows each) of DENSE_C chunks; DENSE_C only
  * sets how many columns a run sums at a time (in registers), not the arithmetic */
 #define DENSE_G CYRBM_AK_DENSE_GROUPS
@@ -194,17 +197,20 @@ CYRBM_INLINE void FN(cyrbm_ak_dense)(const T *Tab, ptrdiff_t groups, ptrdiff_t l
  * init and "on" lists all the active units.  Each column's "on" rows are summed in list
  * order and added to o, then its "off" rows likewise subtracted; 8 vectors of columns at
  * a time in registers. */
-CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t *on,
-                                        int32_t n_on, const int32_t *off, int32_t n_off,
-                                        T *o, int refresh, const T *init) {
+/* Columns [c0, c1) only (c0 a multiple of 8 VL; c1 one too, or ld): the same arithmetic
+ * per column, so a caller may take the columns in blocks, every run's block while that
+ * slice of W sits in cache. */
+CYRBM_INLINE void FN(cyrbm_ak_add_cols)(const T *W, ptrdiff_t ld, ptrdiff_t c0, ptrdiff_t c1,
+                                        const int32_t *on, int32_t n_on, const int32_t *off,
+                                        int32_t n_off, T *o, int refresh, const T *init) {
     ptrdiff_t c, q;
     int pass, k;
-    if (refresh) memcpy(o, init, (size_t)ld * sizeof(T));
+    if (refresh) memcpy(o + c0, init + c0, (size_t)(c1 - c0) * sizeof(T));
     for (pass = 0; pass < 2; pass++) {
         const int32_t *l = pass == 0 ? on : off;
         const int32_t n = pass == 0 ? n_on : n_off;
         if (n == 0) continue;
-        for (c = 0; c + 8 * VL <= ld; c += 8 * VL) {
+        for (c = c0; c + 8 * VL <= c1; c += 8 * VL) {
             VT a[8];
             for (k = 0; k < 8; k++) a[k] = (VT){0};
             for (q = 0; q < n; q++) {
@@ -216,13 +222,19 @@ CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t 
             else
                 for (k = 0; k < 8; k++) VSTORE(o + c + k * VL, VLOAD(o + c + k * VL) - a[k]);
         }
-        for (; c < ld; c += VL) {      /* the last, narrower block */
+        for (; c < c1; c += VL) {      /* the last, narrower block */
             VT a0 = (VT){0};
             for (q = 0; q < n; q++) a0 += VLOAD(W + (ptrdiff_t)l[q] * ld + c);
             if (pass == 0) VSTORE(o + c, VLOAD(o + c) + a0);
             else VSTORE(o + c, VLOAD(o + c) - a0);
         }
     }
+}
+
+CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t *on,
+                                        int32_t n_on, const int32_t *off, int32_t n_off,
+                                        T *o, int refresh, const T *init) {
+    FN(cyrbm_ak_add_cols)(W, ld, 0, ld, on, n_on, off, n_off, o, refresh, init);
 }
 
 /* Hidden half of step k for run r, once its pre-activations x are current:
@@ -480,27 +492,38 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
     int32_t *dsel = S->sel_dense + r0, *ssel = S->sel_sparse + r0;
     ptrdiff_t r, k, nd = 0, ns;
     int L;
-    /* x += rows of W for the flipped visible units, run by run; runs where many flipped
-     * (or every run, dense == 2) recompute x from the visible subset tables instead, all
-     * together, chunk by chunk (see "Many flips" in anneal.c) */
+    /* x += rows of W for the flipped visible units (each run's own sums); runs where many
+     * flipped (or every run, dense == 2) recompute x from the visible subset tables
+     * instead, all together, chunk by chunk (see "Many flips" in anneal.c).  The row sums
+     * go a column block (XCOLS) at a time through every run, so that the block's slice of
+     * W stays in cache from run to run; each column's arithmetic is the run's own. */
+    ns = 0;
     for (r = r0; r < r1; r++) {
         if (refresh) {
             S->nv[r] = cyrbm_active_units(S->v + r * ldV, D, S->vlist + r * ldV);
             S->nv_off[r] = 0;
         }
         if (P->dense &&
-            (P->dense == 2 || 100 * (ptrdiff_t)(S->nv[r] + S->nv_off[r]) > P->dense_x * D)) {
+            (P->dense == 2 || 100 * (ptrdiff_t)(S->nv[r] + S->nv_off[r]) > P->dense_x * D))
             dsel[nd++] = (int32_t)(r - r0);
-            continue;
+        else
+            ssel[ns++] = (int32_t)(r - r0);
+    }
+    for (L = 0; L < 2; L++) {
+        const ptrdiff_t n = L == 0 ? nA : nB, ld = L == 0 ? ldA : ldB;
+        const T *W = (const T *)(L == 0 ? P->WA : P->WB), *a = (const T *)(L == 0 ? P->aA : P->aB);
+        T *x = (T *)(L == 0 ? S->xA : S->xB);
+        ptrdiff_t c0;
+        if (n == 0) continue;
+        for (c0 = 0; c0 < ld; c0 += XCOLS) {
+            const ptrdiff_t c1 = c0 + XCOLS < ld ? c0 + XCOLS : ld;
+            for (k = 0; k < ns; k++) {
+                r = r0 + ssel[k];
+                FN(cyrbm_ak_add_cols)(W, ld, c0, c1, S->vlist + r * ldV, S->nv[r],
+                                      S->vlist_off + r * ldV, S->nv_off[r], x + r * ld,
+                                      refresh, a);
+            }
         }
-        if (nA > 0)
-            FN(cyrbm_ak_add_rows)((const T *)P->WA, ldA, S->vlist + r * ldV, S->nv[r],
-                                  S->vlist_off + r * ldV, S->nv_off[r],
-                                  (T *)S->xA + r * ldA, refresh, (const T *)P->aA);
-        if (nB > 0)
-            FN(cyrbm_ak_add_rows)((const T *)P->WB, ldB, S->vlist + r * ldV, S->nv[r],
-                                  S->vlist_off + r * ldV, S->nv_off[r],
-                                  (T *)S->xB + r * ldB, refresh, (const T *)P->aB);
     }
     if (nd > 0) {
         for (k = 0; k < nd; k++)   /* the visible lists are free until the next half-step */
@@ -519,7 +542,12 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                 transition, refresh);
     if (!transition) return;
     /* u += rows of W^T for the flipped hidden units: chunk by chunk, tile by tile, all runs
-     * of the block; runs where many flipped recompute u from the hidden subset tables */
+     * of the block; runs where many flipped recompute u from the hidden subset tables.
+     * In the tempered configuration a run at beta 0 draws v from the visible biases alone
+     * (y = bA + 0 uB), so its uB is not kept (ustale[r] = 1: the visible draw then adds a
+     * finite old u times 0, the same draws); a stale run at beta > 0 recomputes its uB from
+     * all its active units, with the tables when there are any, else by the row sums, as a
+     * refresh would. */
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? nA : nB, ld = L == 0 ? ldA : ldB;
         const ptrdiff_t groups = L == 0 ? P->gA : P->gB;
@@ -528,18 +556,30 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
         int32_t *non = L == 0 ? S->nhA : S->nhB, *noff = L == 0 ? S->nhA_off : S->nhB_off;
         int32_t *bd0 = S->cur + (L == 0 ? 0 : offB);
         T *u = (T *)(L == 0 ? S->uA : S->uB);
+        ptrdiff_t nr = 0;   /* stale runs recomputed by the row sums (in dsel: no tables) */
         if (n == 0) continue;
         nd = ns = 0;
         for (r = r0; r < r1; r++) {
-            if (refresh) {
+            int fresh = refresh;
+            if (L == 1 && P->eB != NULL) {
+                if (bc[per_run ? r : 0] == 0.0) {
+                    S->ustale[r] = 1;
+                    continue;
+                }
+                if (S->ustale[r]) fresh = 1;
+                S->ustale[r] = 0;
+            }
+            if (fresh) {
                 non[r] = cyrbm_active_units(h + r * ld, n, on + r * ld);
                 noff[r] = 0;
             }
-            if (P->dense && (P->dense == 2 || 100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
+            if (P->dense && (P->dense == 2 || fresh > refresh ||
+                             100 * (ptrdiff_t)(non[r] + noff[r]) > P->dense_u * n)) {
                 dsel[nd++] = (int32_t)(r - r0);
                 cyrbm_ak_group_rows(h + r * ld, groups, on + r * ld);
             } else {
-                ssel[ns++] = (int32_t)(r - r0);
+                if (fresh > refresh) dsel[nr++] = (int32_t)(r - r0);
+                else ssel[ns++] = (int32_t)(r - r0);
                 cyrbm_ak_tile_bounds(on + r * ld, non[r], off + r * ld, noff[r], n, tile,
                                      bd0 + r * bs);
             }
@@ -548,6 +588,10 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
             FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, ssel, ns,
                                 refresh, NULL);
+        if (nr > 0)
+            FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
+                                off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, dsel, nr,
+                                1, NULL);
         if (nd > 0)
             FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, ldV, on + r0 * ld,
                                ld, u + r0 * ldV, ldV, dsel, nd,
@@ -651,6 +695,10 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const T *eB = (const T *)P->eB;
     ptrdiff_t m, k;
+    /* at t = 0, t x_j + c_j is c_j whatever x (finite x: 0 x + c = c, and a zero's sign
+     * changes neither max(z, 0) nor exp(-|z|)): one sum serves every run */
+    const double f_zero = temps[0] == 0.0 && m1 > m0
+        ? FN(cyrbm_ak_softplus_sum)((const T *)S->xB + m0 * K1 * ldB, eB, P->nB, 0.0) : 0.0;
     for (m = m0; m < m1; m++) {
         int32_t *o = order + m * K1;
         double f_top;
@@ -671,8 +719,11 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
         for (k = K1 - 1; k >= 1; k--) {
             const int32_t ra = o[k], rb = o[k - 1];
             const T *xa = (const T *)S->xB + ra * ldB, *xb = (const T *)S->xB + rb * ldB;
-            const double fa_lo = FN(cyrbm_ak_softplus_sum)(xa, eB, P->nB, temps[k - 1]);
-            const double fb_lo = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k - 1]);
+            const int zero = temps[k - 1] == 0.0;
+            const double fa_lo = zero ? f_zero
+                                      : FN(cyrbm_ak_softplus_sum)(xa, eB, P->nB, temps[k - 1]);
+            const double fb_lo = zero ? f_zero
+                                      : FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k - 1]);
             const double fb_hi = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k]);
             const double log_r = (fa_lo + fb_hi) - (f_top + fb_lo);
             const double u = cyrbm_rng_uniform(&streams[m]);
@@ -692,6 +743,7 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
 #undef CHUNK
 #undef NQC
 #undef VB
+#undef XCOLS
 #undef DENSE_G
 #undef DENSE_PREFETCH
 #undef DENSE_C

@@ -99,6 +99,8 @@ typedef struct {
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
     int32_t *sel_dense, *sel_sparse;  /* R, R: runs of a block taking each path */
+    uint8_t *ustale;                /* R: 1 while run r's uB is not kept (tempered runs
+                                     * at beta 0, whose visible draws do not use it) */
 } cyrbm_ais_state;
 
 /* ---- the dispatched kernels: X(return type, name, parameters, arguments) ---- */
