@@ -38,10 +38,8 @@
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
  * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
  * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
- * is first set to init (0 when init is NULL) and on_r lists all the active units.  The
- * runs are sel[0..R-1] (offsets from the base pointers), or 0..R-1 when sel is NULL.
- * With a subset table as W, on_r lists one table row per group (16 g + the group's state)
- * and the sum recomputes the inputs from scratch (refresh, off_r empty).
+ * is first set to 0 and on_r lists all the active units.  The runs are sel[0..R-1]
+ * (offsets from the base pointers), or 0..R-1 when sel is NULL.
  *
  * W (nrows x ld) is stored in column chunks of CHUNK columns (64 bytes), each chunk
  * row-major: chunk b holds columns [b CHUNK, (b + 1) CHUNK) of every row, row i at offset
@@ -55,18 +53,15 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
                                       ptrdiff_t tile, const int32_t *on, const int32_t *off,
                                       ptrdiff_t ldl, const int32_t *bounds, ptrdiff_t bstride,
                                       T *out, ptrdiff_t ldo, const int32_t *sel, ptrdiff_t R,
-                                      int refresh, const T *init) {
+                                      int refresh) {
     const ptrdiff_t ntiles = (nrows + tile - 1) / tile, nch = ld / CHUNK;
     ptrdiff_t b, t, k, r, q, qe, qq;
     int pass;
     for (b = 0; b < nch; b++) {
         const T *blk = Wb + b * CHUNK * nrows;
         if (refresh)
-            for (k = 0; k < R; k++) {
-                T *o = out + (sel ? sel[k] : k) * ldo + b * CHUNK;
-                if (init) memcpy(o, init + b * CHUNK, (size_t)CHUNK * sizeof(T));
-                else memset(o, 0, (size_t)CHUNK * sizeof(T));
-            }
+            for (k = 0; k < R; k++)
+                memset(out + (sel ? sel[k] : k) * ldo + b * CHUNK, 0, (size_t)CHUNK * sizeof(T));
         for (t = 0; t < ntiles; t++) {
             /* the next tile (of this chunk or the next one) on its way to the cache */
             const T *nxt = t + 1 < ntiles ? blk + (t + 1) * tile * CHUNK
@@ -587,11 +582,11 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
         if (ns > 0)
             FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, ssel, ns,
-                                refresh, NULL);
+                                refresh);
         if (nr > 0)
             FN(cyrbm_ak_update)((const T *)(L == 0 ? P->WAT : P->WBT), n, ldV, tile, on + r0 * ld,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, dsel, nr,
-                                1, NULL);
+                                1);
         if (nd > 0)
             FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, ldV, on + r0 * ld,
                                ld, u + r0 * ldV, ldV, dsel, nd,
