@@ -80,10 +80,10 @@ cdef extern from "kernels.h" nogil:
                              Py_ssize_t rows, Py_ssize_t cols)
     void cyrbm_transpose_f64(double *dst, Py_ssize_t ldd, const double *src, Py_ssize_t lds,
                              Py_ssize_t rows, Py_ssize_t cols)
-    void cyrbm_bern_row_f32(const float *a, const float *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            uint8_t *h, int full, double *sums)
-    void cyrbm_bern_row_f64(const double *a, const double *bias, Py_ssize_t n, cyrbm_rng *rng,
-                            uint8_t *h, int full, double *sums)
+    void cyrbm_bern_row_f32(const float *a, Py_ssize_t n, cyrbm_rng *rng, uint8_t *h,
+                            int full, double *sums)
+    void cyrbm_bern_row_f64(const double *a, Py_ssize_t n, cyrbm_rng *rng, uint8_t *h,
+                            int full, double *sums)
     int cyrbm_amh_hop_f32(const float *W, const float *b, const float *c, Py_ssize_t D,
                           Py_ssize_t M, const double *A, const double *AT, const double *sp,
                           const double *logH, const double *Hp, Py_ssize_t L, uint8_t *v,

@@ -44,12 +44,12 @@ from cyrbm._gibbs cimport active_lists, padded_product_path, SOURCE_PADDED
 
 
 
-cdef inline void bern_row(const floating *a, const floating *bias, Py_ssize_t n,
-                          cyrbm_rng *rng, uint8_t *h, int full, double *sums) noexcept nogil:
+cdef inline void bern_row(const floating *a, Py_ssize_t n, cyrbm_rng *rng, uint8_t *h,
+                          int full, double *sums) noexcept nogil:
     if floating is float:
-        cyrbm_bern_row_f32(a, bias, n, rng, h, full, sums)
+        cyrbm_bern_row_f32(a, n, rng, h, full, sums)
     else:
-        cyrbm_bern_row_f64(a, bias, n, rng, h, full, sums)
+        cyrbm_bern_row_f64(a, n, rng, h, full, sums)
 
 
 cdef struct Padded:
@@ -163,7 +163,7 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
         n = n0 + i
         for m in range(M):
             r = i * M + m
-            bern_row(X + i * P.ld[1], <floating *> NULL, sz[1], &streams[n], H[1] + r * sz[1],
+            bern_row(X + i * P.ld[1], sz[1], &streams[n], H[1] + r * sz[1],
                      3, s)
             lq[n * M + m] = s[0] - s[1]
             ent[n * M + m] = s[1] - s[2]
@@ -175,7 +175,7 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
                      sz[l + 1], H[l], idx[l], cnt[l], R, &w)
         for r in range(R):
             n = n0 + r // M
-            bern_row(X + r * P.ld[l + 1], <floating *> NULL, sz[l + 1], &streams[n],
+            bern_row(X + r * P.ld[l + 1], sz[l + 1], &streams[n],
                      H[l + 1] + r * sz[l + 1], 3, s)
             lq[n0 * M + r] += s[0] - s[1]
             ent[n0 * M + r] += s[1] - s[2]
@@ -183,20 +183,20 @@ cdef void bound_block(const floating **W, const floating **vb, const Padded *P,
         rows_product(X, P.ld[l], <floating *> P.bp[l], <floating *> P.WTp[l], sz[l + 1], sz[l],
                      H[l + 1], idx[l + 1], cnt[l + 1], R, &w)
         for r in range(R):
-            bern_row(X + r * P.ld[l], <floating *> NULL, sz[l], NULL, H[l] + r * sz[l], 1, s)
+            bern_row(X + r * P.ld[l], sz[l], NULL, H[l] + r * sz[l], 1, s)
             lrest[n0 * M + r] += s[0] - s[1]
     # ln p(v | h_1) (SM08 Eq. 6)
     rows_product(X, P.ld[0], <floating *> P.bp[0], <floating *> P.WTp[0], sz[1], D, H[1],
                  idx[1], cnt[1], R, &w)
     for r in range(R):
-        bern_row(X + r * P.ld[0], <floating *> NULL, D, NULL, <uint8_t *> Vb + (r // M) * D, 1,
+        bern_row(X + r * P.ld[0], D, NULL, <uint8_t *> Vb + (r // M) * D, 1,
                  s)
         lpv[n0 * M + r] = s[0] - s[1]
     # ln p*_top(h_{L-1}) = b.h + sum_j softplus(c_j + (W^T h)_j)  (SM08 Eq. 2)
     rows_product(X, P.ld[L], <floating *> P.cp[L - 1], <floating *> P.Wp[L - 1], sz[L - 1],
                  sz[L], H[L - 1], idx[L - 1], cnt[L - 1], R, &w)
     for r in range(R):
-        bern_row(X + r * P.ld[L], <floating *> NULL, sz[L], NULL, NULL, 0, s)
+        bern_row(X + r * P.ld[L], sz[L], NULL, NULL, 0, s)
         acc = 0.0
         for k in range(cnt[L - 1][r]):
             acc += vb[L - 1][idx[L - 1][r * sz[L - 1] + k]]

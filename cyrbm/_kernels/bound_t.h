@@ -21,13 +21,13 @@
 #define BR_LOADD(p) ld_d(p)
 #endif
 
-/* a + bias: n pre-activations, summed in float64 (IN; bias may be NULL).
+/* a: n pre-activations (IN), summed in float64.
  * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit
  * order (the draws of cyrbm_bernoulli_*), writing the 0/1 bytes h (OUT); or
  * NULL: h holds given 0/1 bytes (IN), or is NULL too (then sums[0] = 0).
  * full: bit 1 also sums[0], bit 2 also sums[2] (else they are 0).
  * sums (OUT): [0] sum_j h_j a_j, [1] sum_j softplus(a_j), [2] sum_j sigma(a_j) a_j. */
-void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n,
+void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
                         cyrbm_rng *rng, uint8_t *restrict h,
                         int full, double *restrict sums) {
     double ad[8], hd[8], ud[8];
@@ -46,9 +46,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
             const int nv = b1 - j0 < 8 ? (int)(b1 - j0) : 8;
             const int whole = nv == 8;      /* else the row's tail, through ad / hd */
             if (!whole) {
-                for (l = 0; l < nv; l++)
-                    ad[l] = bias != NULL ? (double)a[j0 + l] + (double)bias[j0 + l]
-                                         : (double)a[j0 + l];
+                for (l = 0; l < nv; l++) ad[l] = (double)a[j0 + l];
                 for (; l < 8; l++) ad[l] = CYRBM_BR_PAD;
             }
             if (rng == NULL && h != NULL && (full & 1)) {
@@ -62,12 +60,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, const T *restrict bias, ptrdiff_t n
             for (q = 0; q < NQD; q++) {
                 vd x, na, e, num, hv = BCD(0.0);
                 vq pos;
-                if (whole) {
-                    x = BR_LOADD(a + j0 + q * VLD);
-                    if (bias != NULL) x = x + BR_LOADD(bias + j0 + q * VLD);
-                } else {
-                    x = ld_d(ad + q * VLD);
-                }
+                x = whole ? BR_LOADD(a + j0 + q * VLD) : ld_d(ad + q * VLD);
                 na = ASD(ASQ(x) | 0x8000000000000000ULL);     /* -|x| */
                 e = vexp_d(na);
                 pos = MASKQ(x >= 0.0);

@@ -161,12 +161,12 @@ typedef struct {
     X(void, transpose_f64, (double *dst, ptrdiff_t ldd, const double *src, ptrdiff_t lds, \
                             ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))                              \
     /* one factorial layer's row: draws and the sums of ln Q, softplus, entropy (bound_t.h) */ \
-    X(void, bern_row_f32, (const float *a, const float *bias, ptrdiff_t n, cyrbm_rng *rng, \
-                           uint8_t *h, int full, double *sums),                             \
-      (a, bias, n, rng, h, full, sums))                                                   \
-    X(void, bern_row_f64, (const double *a, const double *bias, ptrdiff_t n,             \
-                           cyrbm_rng *rng, uint8_t *h, int full, double *sums),            \
-      (a, bias, n, rng, h, full, sums))                                                   \
+    X(void, bern_row_f32, (const float *a, ptrdiff_t n, cyrbm_rng *rng, uint8_t *h,       \
+                           int full, double *sums),                                       \
+      (a, n, rng, h, full, sums))                                                         \
+    X(void, bern_row_f64, (const double *a, ptrdiff_t n, cyrbm_rng *rng, uint8_t *h,      \
+                           int full, double *sums),                                       \
+      (a, n, rng, h, full, sums))                                                         \
     /* one mode-hopping proposal of AMH-p for one chain (modehop_t.h; INOUT v, rng) */    \
     X(int, amh_hop_f32, (const float *W, const float *b, const float *c, ptrdiff_t D,     \
                          ptrdiff_t M, const double *A, const double *AT, const double *sp, \

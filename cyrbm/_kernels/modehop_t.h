@@ -30,7 +30,7 @@ CYRBM_INLINE double FN(cyrbm_amh_log_pstar)(const T *W, const T *b, const T *c, 
     memcpy(x, c, (size_t)M * sizeof(T));
     FN(cyrbm_add_rows)(x, W, M, on, n_on, M);
     for (k = 0; k < n_on; k++) bv += (double)b[on[k]];
-    FN(cyrbm_bern_row)(x, NULL, M, NULL, NULL, 0, s);
+    FN(cyrbm_bern_row)(x, M, NULL, NULL, 0, s);
     return bv + s[1];
 }
 
