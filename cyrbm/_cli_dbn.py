@@ -123,16 +123,6 @@ def cmd_dbn(args, out):
     return 0
 
 
-def _logz(raw):
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise DBNUsageError(f"--logz must be a number (ln Z of the top RBM), not {raw!r}.") from None
-    if not math.isfinite(value):
-        raise DBNUsageError(f"--logz must be a finite number, not {raw!r}.")
-    return value
-
-
 def cmd_bound(args, out, explicit=()):
     from cyrbm import cli
     from cyrbm.bounds import BoundEstimator
@@ -166,7 +156,8 @@ def cmd_bound(args, out, explicit=()):
     entropy = args["--entropy"] or "analytic"
     if entropy not in ("analytic", "sampled"):
         raise DBNUsageError(f"--entropy must be analytic or sampled, not {entropy!r}.")
-    log_Z = None if args["--logz"] is None else _logz(args["--logz"])
+    from cyrbm.cli import _real
+    log_Z = _real(args, "--logz", optional=True)
     if log_Z is not None and ("--runs" in explicit or "--schedule" in explicit):
         raise DBNUsageError("--logz gives ln Z, so --runs and --schedule (for AIS) do not apply.")
     seed = cli._whole(args, "--seed", 0)
