@@ -159,12 +159,15 @@ static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32
     *n += cyrbm_ak_bitcnt[m & 255u];
 }
 
-/* Append base + (position of each set bit of m), ascending: one step per set bit, cheap
- * when flips are rare (the visible units). */
-static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int32_t *list, int32_t *n) {
-    int32_t c = *n;
-    for (; m; m &= m - 1) list[c++] = (int32_t)(base + cyrbm_ak_ctz(m));
-    *n = c;
+/* Append base + (position of each set bit of m), ascending, for the first nbytes bytes
+ * of m: a byte at a time, skipping empty bytes (rare flips cost little, many no branch
+ * per flip); room for base + 8 nbytes entries needed. */
+static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int nbytes, int32_t *list,
+                                 int32_t *n) {
+    int w;
+    for (w = 0; w < nbytes; w++)
+        if ((m >> (8 * w)) & 255u)
+            cyrbm_ak_emit8((unsigned)(m >> (8 * w)), (int32_t)(base + 8 * w), list, n);
 }
 
 /* Where each tile of `tile` rows starts in a run's ascending lists of units that turned

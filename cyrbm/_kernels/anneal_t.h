@@ -122,10 +122,12 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
  *   out[r, :] = init + sum_{g < groups} (-1)^neg Tab[row, :],   l_r[g] = 2 row + neg
  * where l_r = lists + r * ldl holds run r's entry of each group (cyrbm_ak_group_rows).
  * Each column's sum is taken from init in group order, one addition at a time (a
- * negation is a sign flip, exact), so its bits depend on nothing but the entries.  The
- * work goes in tiles of DENSE_G groups by DENSE_C chunks; every run adds its rows of the
- * tile while the tile is in cache (about runs / 8 runs share each row), in registers,
- * and the next tile is prefetched a slice per run. */
+ * negation is a sign flip, exact), so its bits depend on nothing but the entries.  Only
+ * the chunks holding the first ncols columns are computed (the padding beyond them is 0
+ * in Tab and init, and stays 0 in out).  The chunks go in passes of at most DENSE_C,
+ * spread evenly (so that every pass has several independent sums in flight), and each
+ * pass in tiles of DENSE_G groups; every run adds its rows of the tile while the tile is
+ * in cache (about runs / 8 runs share each row), in registers. */
 CYRBM_INLINE void FN(cyrbm_ak_dense_tile)(const T *blk, ptrdiff_t cstride, const int32_t *l,
                                           ptrdiff_t g0, ptrdiff_t g1, T *o, const T *start,
                                           const int nc) {
@@ -145,20 +147,22 @@ CYRBM_INLINE void FN(cyrbm_ak_dense_tile)(const T *blk, ptrdiff_t cstride, const
         for (q = 0; q < NQC; q++) VSTORE(o + c * CHUNK + q * VL, a[c * NQC + q]);
 }
 
-CYRBM_INLINE void FN(cyrbm_ak_dense)(const T *Tab, ptrdiff_t groups, ptrdiff_t ld,
+CYRBM_INLINE void FN(cyrbm_ak_dense)(const T *Tab, ptrdiff_t groups, ptrdiff_t ncols,
                                      const int32_t *lists, ptrdiff_t ldl, T *out,
                                      ptrdiff_t ldo, const int32_t *sel, ptrdiff_t R,
                                      const T *init) {
-    const ptrdiff_t nrows = 8 * groups, nch = ld / CHUNK, cstride = CHUNK * nrows;
-    ptrdiff_t b0, g0, k;
-    for (b0 = 0; b0 < nch; b0 += DENSE_C) {
-        const ptrdiff_t nc = nch - b0 < DENSE_C ? nch - b0 : DENSE_C;
+    const ptrdiff_t nrows = 8 * groups, nch = (ncols + CHUNK - 1) / CHUNK;
+    const ptrdiff_t cstride = CHUNK * nrows, npass = (nch + DENSE_C - 1) / DENSE_C;
+    ptrdiff_t p, g0, k;
+    for (p = 0; p < npass; p++) {
+        const ptrdiff_t b0 = p * nch / npass, nc = (p + 1) * nch / npass - b0;
         const T *blk = Tab + b0 * cstride;
         for (g0 = 0; g0 < groups; g0 += DENSE_G) {
             const ptrdiff_t g1 = g0 + DENSE_G < groups ? g0 + DENSE_G : groups;
-            /* the next tile: these chunks' next groups, or the next chunks' first ones */
+            /* the next tile: these chunks' next groups, or the next pass's first ones */
             const T *nxt = g1 < groups ? blk + 8 * g1 * CHUNK
-                                       : (b0 + DENSE_C < nch ? blk + DENSE_C * cstride : NULL);
+                                       : (p + 1 < npass ? Tab + (p + 1) * nch / npass * cstride
+                                                        : NULL);
             const ptrdiff_t nbytes = (ptrdiff_t)sizeof(T) * CHUNK * 8 * DENSE_G;
             for (k = 0; k < R; k++) {
                 const ptrdiff_t r = sel ? sel[k] : k;
@@ -169,18 +173,32 @@ CYRBM_INLINE void FN(cyrbm_ak_dense)(const T *Tab, ptrdiff_t groups, ptrdiff_t l
                     const ptrdiff_t p0 = nbytes * k / R / 64 * 64, p1 = nbytes * (k + 1) / R;
                     ptrdiff_t pb;
                     int c;
-                    for (c = 0; c < DENSE_C; c++)
+                    for (c = 0; c < nc; c++)
                         for (pb = p0; pb < p1; pb += 64)
                             CYRBM_PREFETCH((const char *)(nxt + c * cstride) + pb);
                 }
-                if (nc == DENSE_C) {
-                    FN(cyrbm_ak_dense_tile)(blk, cstride, l, g0, g1, o, start, DENSE_C);
-                } else {
-                    ptrdiff_t c;
-                    for (c = 0; c < nc; c++)
-                        FN(cyrbm_ak_dense_tile)(blk + c * cstride, cstride, l, g0, g1,
-                                                o + c * CHUNK, start + c * CHUNK, 1);
+                /* a constant chunk count per call, so the sums stay in registers */
+#define CYRBM_AK_DENSE_CASE(m)                                                              \
+    case m:                                                                                 \
+        if (m <= DENSE_C) FN(cyrbm_ak_dense_tile)(blk, cstride, l, g0, g1, o, start, m);   \
+        break;
+                switch (nc) {
+                    CYRBM_AK_DENSE_CASE(1)
+                    CYRBM_AK_DENSE_CASE(2)
+                    CYRBM_AK_DENSE_CASE(3)
+                    CYRBM_AK_DENSE_CASE(4)
+                    CYRBM_AK_DENSE_CASE(5)
+                    CYRBM_AK_DENSE_CASE(6)
+                    CYRBM_AK_DENSE_CASE(7)
+                    CYRBM_AK_DENSE_CASE(8)
+                    default: {
+                        ptrdiff_t c;
+                        for (c = 0; c < nc; c++)
+                            FN(cyrbm_ak_dense_tile)(blk + c * cstride, cstride, l, g0, g1,
+                                                    o + c * CHUNK, start + c * CHUNK, 1);
+                    }
                 }
+#undef CYRBM_AK_DENSE_CASE
             }
         }
     }
@@ -292,7 +310,7 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                 pp[q] = pc[q] = BCD(1.0);
             }
             for (j = j0; j < j1; j += 8) {
-                uint8_t nb8[8];
+                unsigned nbits = 0;   /* the 8 units' new states, unit j + l at bit l */
                 for (q = 0; q < NQD; q++) {
                     const ptrdiff_t jq = j + q * VLD;
 #if IS_F32
@@ -325,20 +343,20 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                         vd u;
                         CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb);
                         u = CYRBM_K(unif_d)(rb);
-                        st_mask_bytes_d(nb8 + q * VLD,
-                                        MASKQ(u * (1.0 + ec) < SELD(MASKQ(xd >= 0.0), BCD(1.0), ec))
-                                        & valid);
+                        nbits |= mask_bits_d(MASKQ(u * (1.0 + ec) <
+                                                   SELD(MASKQ(xd >= 0.0), BCD(1.0), ec)) &
+                                             valid) << (q * VLD);
                     }
                 }
                 if (transition) {
-                    uint64_t nw, ow, fl, nb;
-                    memcpy(&nw, nb8, 8);
+                    uint64_t ow;
+                    unsigned fl;
+                    const uint64_t nw = bits_to_bytes8(nbits);
                     memcpy(&ow, h + j, 8);
                     memcpy(h + j, &nw, 8);
-                    fl = cyrbm_ak_pack8(nw ^ ow);
-                    nb = cyrbm_ak_pack8(nw);
-                    cyrbm_ak_emit8((unsigned)(fl & nb), (int32_t)j, fon, &non);
-                    cyrbm_ak_emit8((unsigned)(fl & ~nb), (int32_t)j, foff, &noff);
+                    fl = (unsigned)cyrbm_ak_pack8(ow) ^ nbits;
+                    cyrbm_ak_emit8(fl & nbits, (int32_t)j, fon, &non);
+                    cyrbm_ak_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
                 }
             }
             if (weights) {
@@ -396,8 +414,8 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
     }
     for (i = 0; i < D; i += VB) {
         vq rb[NQD];
-        uint8_t nb[VB];
-        uint64_t nw[VB / 8], ow[VB / 8], fl, nbits;
+        unsigned nbits = 0;   /* the block's new states, unit i + l at bit l */
+        uint64_t nw[VB / 8], ow[VB / 8], fl;
         const int sh = (int)(i & 63);
         for (q = 0; q < NQD; q++) CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb[q]);
         for (q = 0; q < VB / VL; q++) {   /* native vectors of the block */
@@ -418,30 +436,30 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
             y = ca * ya + cb * yb;
 #if IS_F32
             t = VEXP(ASF(ASU(y) | 0x80000000u));                     /* exp(-|y|) */
-            st_mask_bytes_f(nb + q * VL,
-                            MASKU(u * (1.0f + t) < SELF(MASKU(y >= 0.0f), BCF(1.0f), t))
-                            & CYRBM_K(valid_f)(D - iq));
+            nbits |= mask_bits_f(MASKU(u * (1.0f + t) < SELF(MASKU(y >= 0.0f), BCF(1.0f), t))
+                                 & CYRBM_K(valid_f)(D - iq)) << (q * VL);
 #else
             t = VEXP(ASD(ASQ(y) | 0x8000000000000000ULL));
-            st_mask_bytes_d(nb + q * VL,
-                            MASKQ(u * (1.0 + t) < SELD(MASKQ(y >= 0.0), BCD(1.0), t))
-                            & CYRBM_K(valid_d)(D - iq));
+            nbits |= mask_bits_d(MASKQ(u * (1.0 + t) < SELD(MASKQ(y >= 0.0), BCD(1.0), t))
+                                 & CYRBM_K(valid_d)(D - iq)) << (q * VL);
 #endif
         }
-        memcpy(nw, nb, VB);
         memcpy(ow, v + i, VB);
-        memcpy(v + i, nw, VB);
         for (w = 0; w < VB / 8; w++) {
-            fl = cyrbm_ak_pack8(nw[w] ^ ow[w]);
-            nbits = cyrbm_ak_pack8(nw[w]);
-            mon |= (fl & nbits) << (sh + 8 * w);
-            moff |= (fl & ~nbits) << (sh + 8 * w);
+            const uint64_t nb = (nbits >> (8 * w)) & 255u;
+            nw[w] = bits_to_bytes8((unsigned)nb);
+            fl = cyrbm_ak_pack8(ow[w]) ^ nb;
+            mon |= (fl & nb) << (sh + 8 * w);
+            moff |= (fl & ~nb) << (sh + 8 * w);
         }
+        memcpy(v + i, nw, VB);
         if (sh + VB == 64 || i + VB >= D) {
             const int32_t n0 = non, f0 = noff;
             int32_t k;
-            cyrbm_ak_emit(mon, i - sh, fon, &non);
-            cyrbm_ak_emit(moff, i - sh, foff, &noff);
+            /* the window's bytes within D (a list has room for ldV >= D rounded to 16) */
+            const int nbytes = D - (i - sh) < 64 ? (int)(D - (i - sh) + 7) / 8 : 8;
+            cyrbm_ak_emit(mon, i - sh, nbytes, fon, &non);
+            cyrbm_ak_emit(moff, i - sh, nbytes, foff, &noff);
             for (k = n0; k < non; k++) dot += db[fon[k]];
             for (k = f0; k < noff; k++) dot -= db[foff[k]];
             mon = moff = 0;
@@ -525,10 +543,10 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
             cyrbm_ak_group_rows(S->v + (r0 + dsel[k]) * ldV, P->gV,
                                 S->vlist + (r0 + dsel[k]) * ldV);
         if (nA > 0)
-            FN(cyrbm_ak_dense)((const T *)P->TVA, P->gV, ldA, S->vlist + r0 * ldV, ldV,
+            FN(cyrbm_ak_dense)((const T *)P->TVA, P->gV, nA, S->vlist + r0 * ldV, ldV,
                                (T *)S->xA + r0 * ldA, ldA, dsel, nd, (const T *)P->cVA);
         if (nB > 0)
-            FN(cyrbm_ak_dense)((const T *)P->TVB, P->gV, ldB, S->vlist + r0 * ldV, ldV,
+            FN(cyrbm_ak_dense)((const T *)P->TVB, P->gV, nB, S->vlist + r0 * ldV, ldV,
                                (T *)S->xB + r0 * ldB, ldB, dsel, nd, (const T *)P->cVB);
     }
     /* log weights and hidden draws */
@@ -588,7 +606,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                 off + r0 * ld, ld, bd0 + r0 * bs, bs, u + r0 * ldV, ldV, dsel, nr,
                                 1);
         if (nd > 0)
-            FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, ldV, on + r0 * ld,
+            FN(cyrbm_ak_dense)((const T *)(L == 0 ? P->THA : P->THB), groups, D, on + r0 * ld,
                                ld, u + r0 * ldV, ldV, dsel, nd,
                                (const T *)(L == 0 ? P->cHA : P->cHB));
     }

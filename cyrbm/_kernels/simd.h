@@ -25,6 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(CYRBM_ISA_AVX512) || defined(CYRBM_ISA_AVX2) || defined(CYRBM_ISA_SSE2)
+#include <immintrin.h>
+#endif
 
 #if defined(CYRBM_ISA_AVX512)
 #define CYRBM_VBYTES 64
@@ -98,6 +101,31 @@ CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) {
     vbf b = __builtin_convertvector((vi32)m, vbf) & 1;
     memcpy(p, &b, sizeof b);
 }
+/* the lanes of a mask as bits, lane l at bit l (VLD / VLF bits): one instruction where
+ * the instruction set has it (the narrowing conversion above is lane by lane in GCC) */
+#if defined(CYRBM_ISA_AVX512)
+CYRBM_INLINE unsigned mask_bits_d(vq m) { return _mm512_test_epi64_mask((__m512i)m, (__m512i)m); }
+CYRBM_INLINE unsigned mask_bits_f(vu m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m); }
+#elif defined(CYRBM_ISA_AVX2)
+CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)_mm256_movemask_pd((__m256d)m); }
+CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)_mm256_movemask_ps((__m256)m); }
+#elif defined(CYRBM_ISA_SSE2)
+CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)_mm_movemask_pd((__m128d)m); }
+CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)_mm_movemask_ps((__m128)m); }
+#else
+CYRBM_INLINE unsigned mask_bits_d(vq m) {
+    unsigned b = 0;
+    int l;
+    for (l = 0; l < VLD; l++) b |= (unsigned)(m[l] & 1u) << l;
+    return b;
+}
+CYRBM_INLINE unsigned mask_bits_f(vu m) {
+    unsigned b = 0;
+    int l;
+    for (l = 0; l < VLF; l++) b |= (unsigned)(m[l] & 1u) << l;
+    return b;
+}
+#endif
 #else
 typedef double vd;
 typedef float vf;
@@ -125,7 +153,17 @@ CYRBM_INLINE void st_q(uint64_t *p, vq v) { *p = v; }
 CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
 CYRBM_INLINE void st_mask_bytes_d(uint8_t *p, vq m) { *p = (uint8_t)(m & 1u); }
 CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) { *p = (uint8_t)(m & 1u); }
+CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
+CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)(m & 1u); }
 #endif
+
+/* 8 bits as 8 bytes of 0 / 1, bit k to byte k (little-endian: the byte at address + k):
+ * byte k of the product holds bit k of b in its bit k; adding 0x7f sets its top bit
+ * exactly when that bit is set, without a carry into the next byte */
+CYRBM_INLINE uint64_t bits_to_bytes8(unsigned b) {
+    const uint64_t y = ((uint64_t)(b & 255u) * 0x0101010101010101ULL) & 0x8040201008040201ULL;
+    return ((y + 0x7F7F7F7F7F7F7F7FULL) >> 7) & 0x0101010101010101ULL;
+}
 
 /* native vectors per 64-byte logical block */
 #define NQD (8 / VLD)
