@@ -150,7 +150,6 @@ cdef extern from "kernels.h" nogil:
         int32_t *nhB
         int32_t *nhB_off
         double *logw
-        double *dot
         uint64_t *rng
         int32_t *cur
         Py_ssize_t cur_stride

@@ -12,9 +12,9 @@
  * columns at a time in registers.  The many hidden flips come from W^T stored in column
  * chunks of 64 bytes, each chunk's rows taken in tiles of 32 KB: every run sums the rows
  * it needs from the tile in 8 accumulators while the tile is in L1, so a row of W^T comes
- * from L2 once per step and thread, not once per run.  Lists of hidden flips are built 8
- * units at a time without branches (a table of bit positions), those of the rare visible
- * flips a 64-unit window at a time, with (bA - bB).v following them.  The sum over j of
+ * from L2 once per step and thread, not once per run.  Lists of flips are built 8 units at
+ * a time from the draws' bit masks without a branch per unit (a table of bit positions);
+ * the visible lists skip empty bytes, as visible flips are often rare.  The sum over j of
  * softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products kept
  * as mantissa x 2^exponent: one exp per unit and one log per run and step; the exp at the
  * previous beta is the current one times a short exact series when the step is small.
@@ -157,6 +157,32 @@ static inline void cyrbm_ak_emit8(unsigned m, int32_t base, int32_t *list, int32
     for (l = 0; l < 8; l++) o[l] = base + p[l];
 #endif
     *n += cyrbm_ak_bitcnt[m & 255u];
+}
+
+/* (bA - bB).v for one run's 0/1 visible row v (D units; db = bA - bB in float64): unit i
+ * in logical lane i % 8, each lane summed in unit order, the 8 lanes then in lane order,
+ * so every variant gives the same bits.  Recomputed at every step that needs it (a few
+ * vector operations per 8 units): no drift, and nothing to keep up to date with v. */
+static const uint64_t cyrbm_ak_lanebit[8] = {1, 2, 4, 8, 16, 32, 64, 128};
+static inline double cyrbm_ak_bias_dot(const uint8_t *v, const double *db, ptrdiff_t D) {
+    vd a[NQD];
+    double d = 0.0;
+    ptrdiff_t i;
+    int q, l;
+    for (q = 0; q < NQD; q++) a[q] = BCD(0.0);
+    for (i = 0; i < D; i += 8) {   /* (v and db are zero past D, to a multiple of 16) */
+        uint64_t w;
+        unsigned b;
+        memcpy(&w, v + i, 8);
+        b = (unsigned)cyrbm_ak_pack8(w);
+        for (q = 0; q < NQD; q++) {
+            const vq on = MASKQ((((vq){0} + (uint64_t)(b >> (q * VLD))) &
+                                 ld_q(cyrbm_ak_lanebit)) != 0);
+            a[q] += ASD(on & ASQ(ld_d(db + i + q * VLD)));
+        }
+    }
+    for (l = 0; l < 8; l++) d += LANE(a[l / VLD], l % VLD);
+    return d;
 }
 
 /* Append base + (position of each set bit of m), ascending, for the first nbytes bytes

@@ -256,22 +256,15 @@ CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t 
  *               (SM08 Eq. 15-16), the flipped units listed in hlistA / hlistB.
  * For each hidden layer with share c of the inverse temperature (1 - beta for A, beta for
  * B), sum_j softplus(c x_j) = c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), unit j
- * in logical lane j % 8; the products are kept as mantissa * 2^exponent, in float64. */
+ * in logical lane j % 8; the products are kept as mantissa * 2^exponent, in float64.  The
+ * visible biases add (beta_k - beta_{k-1}) (bB - bA).v (cyrbm_ak_bias_dot). */
 CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                           ptrdiff_t r, double bp, double bc, int weights,
-                                          int transition, int refresh) {
+                                          int transition) {
     const ptrdiff_t ldV = P->ldV;
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     double dl = 0.0;
     int L;
-    if (weights && refresh) {
-        const uint8_t *v = S->v + r * ldV;
-        double d = 0.0;
-        ptrdiff_t i;
-        for (i = 0; i < P->D; i++)
-            if (v[i]) d += P->dbias[i];
-        S->dot[r] = d;
-    }
     S->nv[r] = S->nv_off[r] = 0;   /* visible flips consumed by the update of x */
     for (L = 0; L < 2; L++) {
         const ptrdiff_t n = L == 0 ? P->nA : P->nB, ld = L == 0 ? P->ldA : P->ldB;
@@ -382,25 +375,22 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
         if (weights)
             dl += (cc - cp) * relu + (log(Pc) - log(Pp)) + (Ec - Ep) * LN2;
     }
-    if (weights) S->logw[r] += dl + (bp - bc) * S->dot[r];
+    if (weights) S->logw[r] += dl + (bp - bc) * cyrbm_ak_bias_dot(S->v + r * ldV, P->dbias, P->D);
 }
 
 /* Visible half-step of run r at inverse temperature beta from the current inputs:
  * v_i ~ Bernoulli(sigma(y_i)), y = (1 - beta)(uA + bA) + beta (uB + bB) (SM08 Eq. 17),
  * one draw of the 8 stream lanes per block of VB units.  Flipped units are listed in
- * vlist (ascending); dot = (bA - bB).v follows v, a 64-unit window at a time: + the
- * window's "on" flips, then - its "off" flips, ascending. */
+ * vlist (ascending). */
 CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                            ptrdiff_t r, double beta) {
     const T *bA = (const T *)P->bA, *bB = (const T *)P->bB;
-    const double *db = P->dbias;
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB, ldV = P->ldV;
     const T *uA = (const T *)S->uA + r * ldV, *uB = (const T *)S->uB + r * ldV;
     uint8_t *v = S->v + r * ldV;
     uint64_t *rng = S->rng + r * CYRBM_AK_RNG_WORDS;
     int32_t *fon = S->vlist + r * ldV, *foff = S->vlist_off + r * ldV;
     const T ca = (T)(1.0 - beta), cb = (T)beta;
-    double dot = S->dot[r];
     ptrdiff_t i;
     int32_t non = 0, noff = 0;
     uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
@@ -454,14 +444,10 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         }
         memcpy(v + i, nw, VB);
         if (sh + VB == 64 || i + VB >= D) {
-            const int32_t n0 = non, f0 = noff;
-            int32_t k;
             /* the window's bytes within D (a list has room for ldV >= D rounded to 16) */
             const int nbytes = D - (i - sh) < 64 ? (int)(D - (i - sh) + 7) / 8 : 8;
             cyrbm_ak_emit(mon, i - sh, nbytes, fon, &non);
             cyrbm_ak_emit(moff, i - sh, nbytes, foff, &noff);
-            for (k = n0; k < non; k++) dot += db[fon[k]];
-            for (k = f0; k < noff; k++) dot -= db[foff[k]];
             mon = moff = 0;
         }
     }
@@ -473,7 +459,6 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
     }
     S->nv[r] = non;
     S->nv_off[r] = noff;
-    S->dot[r] = dot;
     S->nhA[r] = S->nhB[r] = S->nhA_off[r] = S->nhB_off[r] = 0;   /* consumed by the update of u */
 }
 
@@ -552,7 +537,7 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
     /* log weights and hidden draws */
     for (r = r0; r < r1; r++)
         FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
-                                transition, refresh);
+                                transition);
     if (!transition) return;
     /* u += rows of W^T for the flipped hidden units: chunk by chunk, tile by tile, all runs
      * of the block; runs where many flipped recompute u from the hidden subset tables.

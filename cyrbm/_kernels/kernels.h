@@ -94,7 +94,6 @@ typedef struct {
     int32_t *hlistA, *hlistA_off, *nhA, *nhA_off;         /* R x ldA, ..., R, R */
     int32_t *hlistB, *hlistB_off, *nhB, *nhB_off;         /* R x ldB, ..., R, R */
     double *logw;                   /* R: log importance weights */
-    double *dot;                    /* R: (bA - bB).v, updated with v */
     uint64_t *rng;                  /* R x 32: the runs' random streams (rng.h layout) */
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */
