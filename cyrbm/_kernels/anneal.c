@@ -14,7 +14,7 @@
  * it needs from the tile in 8 accumulators while the tile is in L1, so a row of W^T comes
  * from L2 once per step and thread, not once per run.  Lists of flips are built 8 units at
  * a time from the draws' bit masks without a branch per unit (a table of bit positions);
- * the visible lists skip empty bytes, as visible flips are often rare.  The sum over j of
+ * the visible lists skip blocks (16 or 8 units) without flips, often rare there.  The sum over j of
  * softplus(c x_j) is c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), products kept
  * as mantissa x 2^exponent: one exp per unit and one log per run and step; the exp at the
  * previous beta is the current one times a short exact series when the step is small.
@@ -183,17 +183,6 @@ static inline double cyrbm_ak_bias_dot(const uint8_t *v, const double *db, ptrdi
     }
     for (l = 0; l < 8; l++) d += LANE(a[l / VLD], l % VLD);
     return d;
-}
-
-/* Append base + (position of each set bit of m), ascending, for the first nbytes bytes
- * of m: a byte at a time, skipping empty bytes (rare flips cost little, many no branch
- * per flip); room for base + 8 nbytes entries needed. */
-static inline void cyrbm_ak_emit(uint64_t m, ptrdiff_t base, int nbytes, int32_t *list,
-                                 int32_t *n) {
-    int w;
-    for (w = 0; w < nbytes; w++)
-        if ((m >> (8 * w)) & 255u)
-            cyrbm_ak_emit8((unsigned)(m >> (8 * w)), (int32_t)(base + 8 * w), list, n);
 }
 
 /* Where each tile of `tile` rows starts in a run's ascending lists of units that turned

@@ -393,7 +393,6 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
     const T ca = (T)(1.0 - beta), cb = (T)beta;
     ptrdiff_t i;
     int32_t non = 0, noff = 0;
-    uint64_t mon = 0, moff = 0;   /* flips of the current 64-unit window */
     vq s0[NQD], s1[NQD], s2[NQD], s3[NQD];
     int q, w;
     for (q = 0; q < NQD; q++) {
@@ -404,9 +403,8 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
     }
     for (i = 0; i < D; i += VB) {
         vq rb[NQD];
-        unsigned nbits = 0;   /* the block's new states, unit i + l at bit l */
-        uint64_t nw[VB / 8], ow[VB / 8], fl;
-        const int sh = (int)(i & 63);
+        unsigned nbits = 0, obits = 0, fl;   /* new / old states, unit i + l at bit l */
+        uint64_t nw[VB / 8], ow[VB / 8];
         for (q = 0; q < NQD; q++) CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb[q]);
         for (q = 0; q < VB / VL; q++) {   /* native vectors of the block */
             const ptrdiff_t iq = i + q * VL;
@@ -436,20 +434,16 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         }
         memcpy(ow, v + i, VB);
         for (w = 0; w < VB / 8; w++) {
-            const uint64_t nb = (nbits >> (8 * w)) & 255u;
-            nw[w] = bits_to_bytes8((unsigned)nb);
-            fl = cyrbm_ak_pack8(ow[w]) ^ nb;
-            mon |= (fl & nb) << (sh + 8 * w);
-            moff |= (fl & ~nb) << (sh + 8 * w);
+            obits |= (unsigned)cyrbm_ak_pack8(ow[w]) << (8 * w);
+            nw[w] = bits_to_bytes8(nbits >> (8 * w));
         }
         memcpy(v + i, nw, VB);
-        if (sh + VB == 64 || i + VB >= D) {
-            /* the window's bytes within D (a list has room for ldV >= D rounded to 16) */
-            const int nbytes = D - (i - sh) < 64 ? (int)(D - (i - sh) + 7) / 8 : 8;
-            cyrbm_ak_emit(mon, i - sh, nbytes, fon, &non);
-            cyrbm_ak_emit(moff, i - sh, nbytes, foff, &noff);
-            mon = moff = 0;
-        }
+        fl = obits ^ nbits;
+        if (fl)   /* (a list has room for 8 entries past the block: i + VB <= ldV) */
+            for (w = 0; w < VB / 8; w++) {
+                cyrbm_ak_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
+                cyrbm_ak_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
+            }
     }
     for (q = 0; q < NQD; q++) {
         st_q(rng + q * VLD, s0[q]);
