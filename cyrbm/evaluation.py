@@ -191,9 +191,8 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, s
             k = 1
             while k <= K:
                 k1 = min(K + 1, k + chunk)
-                # weight at x_{k-1}, then T_{k-1}; the first weighted step recomputes the
-                # inputs and (bA - bB).v, which a transition without weights leaves alone
-                eng.steps(rev, k, k1, K, True, k == 1)
+                # weight at x_{k-1}, then T_{k-1} (the inputs follow the flips of T_K)
+                eng.steps(rev, k, k1, K, True, False)
                 if bar is not None:
                     bar.update((k1 - k) * (r1 - r0))
                 k = k1
