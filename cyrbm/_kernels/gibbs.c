@@ -158,12 +158,9 @@ CYRBM_INLINE int32_t CYRBM_K(cyrbm_compact8)(int32_t *ix, int32_t c, int32_t u0,
                 const vd lo = (vd)((m & 0xffffffffULL) | 0x4330000000000000ULL) - two52;  \
                 const vd u = (hi * 0x1p32 + lo) * 0x1p-53;                                \
                 const vq on = MASKQ(u < LOADP(p + k * ldp + u0));                         \
-                uint64_t bytes;                                                           \
-                unsigned mask;                                                            \
-                st_mask_bytes_d(state + k * n + u0, on);                                  \
-                memcpy(&bytes, state + k * n + u0, 8);                                    \
-                /* bit j of mask = byte j (0/1): the products land in bits 56..63 */      \
-                mask = (unsigned)((bytes * 0x0102040810204080ULL) >> 56);                 \
+                const unsigned mask = mask_bits_d(on);   /* bit j: unit u0 + j on */      \
+                const uint64_t bytes = bits_to_bytes8(mask);                              \
+                memcpy(state + k * n + u0, &bytes, 8);                                    \
                 c[k] = CYRBM_K(cyrbm_compact8)(idx + k * n, c[k], (int32_t)u0, mask);     \
             }                                                                             \
         }                                                                                 \

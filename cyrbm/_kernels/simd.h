@@ -73,9 +73,6 @@ typedef int32_t vi32 __attribute__((vector_size(CYRBM_VBYTES)));
 #define VLF (CYRBM_VBYTES / 4)
 /* VLD floats, widened to a vd */
 typedef float vfh __attribute__((vector_size(CYRBM_VBYTES / 2)));
-/* lanes as bytes */
-typedef int8_t vbd __attribute__((vector_size(CYRBM_VBYTES / 8)));
-typedef int8_t vbf __attribute__((vector_size(CYRBM_VBYTES / 4)));
 #define MASKQ(c) ((vq)(c))
 #define MASKU(c) ((vu)(c))
 #define ASQ(x) ((vq)(x))
@@ -92,17 +89,9 @@ CYRBM_INLINE void st_q(uint64_t *p, vq v) { memcpy(p, &v, sizeof v); }
 CYRBM_INLINE vd ld_f_as_d(const float *p) {
     vfh v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, vd);
 }
-/* 0/1 bytes of the lanes of a mask (VLD of them) */
-CYRBM_INLINE void st_mask_bytes_d(uint8_t *p, vq m) {
-    vbd b = __builtin_convertvector((int64_t __attribute__((vector_size(CYRBM_VBYTES))))m, vbd) & 1;
-    memcpy(p, &b, sizeof b);
-}
-CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) {
-    vbf b = __builtin_convertvector((vi32)m, vbf) & 1;
-    memcpy(p, &b, sizeof b);
-}
 /* the lanes of a mask as bits, lane l at bit l (VLD / VLF bits): one instruction where
- * the instruction set has it (the narrowing conversion above is lane by lane in GCC) */
+ * the instruction set has it (GCC's narrowing __builtin_convertvector to bytes goes lane
+ * by lane); bits_to_bytes8 below turns them into 0/1 state bytes */
 #if defined(CYRBM_ISA_AVX512)
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return _mm512_test_epi64_mask((__m512i)m, (__m512i)m); }
 CYRBM_INLINE unsigned mask_bits_f(vu m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m); }
@@ -151,8 +140,6 @@ CYRBM_INLINE void st_f(float *p, vf v) { *p = v; }
 CYRBM_INLINE vq ld_q(const uint64_t *p) { return *p; }
 CYRBM_INLINE void st_q(uint64_t *p, vq v) { *p = v; }
 CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
-CYRBM_INLINE void st_mask_bytes_d(uint8_t *p, vq m) { *p = (uint8_t)(m & 1u); }
-CYRBM_INLINE void st_mask_bytes_f(uint8_t *p, vu m) { *p = (uint8_t)(m & 1u); }
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
 CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)(m & 1u); }
 #endif
