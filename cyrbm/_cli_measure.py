@@ -207,6 +207,11 @@ def _evaluate_base(args):
         if args.get("--base-logz") is not None:
             raise AnnealingError("--base-logz is ln Z of --base-model: give --base-model A "
                                  "too.")
+        for key in ("--start", "--burn-in"):
+            if args.get(key) is not None:
+                raise AnnealingError(f"{key} sets how the runs from --base-model start: give "
+                                     "--base-model A too (without it they start from the "
+                                     "base-rate model, exactly).")
         return None, {}
     base_model = RBM.load(args["--base-model"])
     log_z = _real(args, "--base-logz", optional=True)

@@ -109,10 +109,10 @@ Options:
   --start HOW                Starting states of ratio runs: exact (draws from MODEL_A
                              by enumerating its smaller layer, up to 30 units), gibbs
                              (chains on MODEL_A), or auto: exact up to 20 units
-                             [default: auto].
+                             (default: auto; evaluate: with --base-model only).
   --burn-in N                Gibbs sweeps before the first sample from MODEL_A: chains
                              started at data need many on trained models
-                             [default: 20000].
+                             (default: 20000; evaluate: with --base-model only).
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
                              evaluate: reverse (RAISE) chains per test row (default: 10).

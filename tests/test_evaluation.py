@@ -469,6 +469,8 @@ def test_cli_evaluate_on_ratio_path(tmp_path, uneven_pair, run_cli):
     RBM(np.zeros((5, 2)), np.zeros(5), np.zeros(2)).save(other)
     for bad, words in ((["--base-model", d / "a.npz", "--base-logz", "x"], "--base-logz"),
                        (["--base-logz", "3"], "--base-model"),
+                       (["--start", "gibbs"], "--base-model"),
+                       (["--burn-in", "30"], "--base-model"),
                        (["--base-model", d / "a.npz", "--schedule", "adaptive:40"],
                         "--base-model"),
                        (["--base-model", d / "a.npz", "--start", "maybe"], "--start"),
