@@ -760,7 +760,7 @@ def test_ratio_burn_in_default_is_one_number():
     assert RATIO_BURN_IN >= 20000
     assert inspect.signature(Annealer.log_ratio).parameters["burn_in"].default == RATIO_BURN_IN
     assert _cli_measure.DEFAULTS["--burn-in"] == str(RATIO_BURN_IN)
-    help_default = re.search(r"\n\s+--burn-in N\s.*?\[default: (\d+)\]", cli.__doc__, re.S).group(1)
+    help_default = re.search(r"\n\s+--burn-in N\s.*?\(default: (\d+);", cli.__doc__, re.S).group(1)
     assert int(help_default) == RATIO_BURN_IN
     from cyrbm.annealing import RATIO_STEPS_BETWEEN
     assert (inspect.signature(Annealer.log_ratio).parameters["steps_between"].default
