@@ -82,8 +82,6 @@ static inline void cyrbm_ak_mulexp(double *P, double *E, double f) {
     *E += (double)e;
 }
 
-/* The low bits of 8 bytes that are each 0 or 1, as an 8-bit number (byte i -> bit i). */
-static inline uint64_t cyrbm_ak_pack8(uint64_t x) { return (x * 0x0102040810204080ULL) >> 56; }
 
 static inline int cyrbm_ak_ctz(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -180,7 +178,7 @@ static inline double cyrbm_ak_bias_dot(const uint8_t *v, const double *db, ptrdi
         uint64_t w;
         unsigned b;
         memcpy(&w, v + i, 8);
-        b = (unsigned)cyrbm_ak_pack8(w);
+        b = bytes8_to_bits(w);
         for (q = 0; q < NQD; q++) {
             const vq on = MASKQ((((vq){0} + (uint64_t)(b >> (q * VLD))) &
                                  ld_q(cyrbm_ak_lanebit)) != 0);

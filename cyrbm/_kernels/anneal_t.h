@@ -9,7 +9,7 @@
 /* the column block of the engine's x row sums: 512 bytes (a multiple of add_cols' 8
  * native vectors), so a block's slice of W (D rows) stays in L2 */
 #define XCOLS (512 / (ptrdiff_t)sizeof(T))
-/* a tile of a subset table: DENSE_G groups (16 rows each) of DENSE_C chunks; DENSE_C only
+/* a tile of a subset table: DENSE_G groups (8 rows each) of DENSE_C chunks; DENSE_C only
  * sets how many columns a run sums at a time (in registers), not the arithmetic */
 #define DENSE_G CYRBM_AK_DENSE_GROUPS
 /* prefetching the next tile pays for float64 tables (twice the bytes), not for float32 */
@@ -347,7 +347,7 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                     const uint64_t nw = bits_to_bytes8(nbits);
                     memcpy(&ow, h + j, 8);
                     memcpy(h + j, &nw, 8);
-                    fl = (unsigned)cyrbm_ak_pack8(ow) ^ nbits;
+                    fl = bytes8_to_bits(ow) ^ nbits;
                     cyrbm_ak_emit8(fl & nbits, (int32_t)j, fon, &non);
                     cyrbm_ak_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
                 }
@@ -434,7 +434,7 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         }
         memcpy(ow, v + i, VB);
         for (w = 0; w < VB / 8; w++) {
-            obits |= (unsigned)cyrbm_ak_pack8(ow[w]) << (8 * w);
+            obits |= bytes8_to_bits(ow[w]) << (8 * w);
             nw[w] = bits_to_bytes8(nbits >> (8 * w));
         }
         memcpy(v + i, nw, VB);

@@ -151,6 +151,11 @@ CYRBM_INLINE uint64_t bits_to_bytes8(unsigned b) {
     const uint64_t y = ((uint64_t)(b & 255u) * 0x0101010101010101ULL) & 0x8040201008040201ULL;
     return ((y + 0x7F7F7F7F7F7F7F7FULL) >> 7) & 0x0101010101010101ULL;
 }
+/* its inverse: 8 bytes that are each 0 or 1 as an 8-bit number (byte k -> bit k; the
+ * product gathers the low bits into bits 56..63, no two terms meeting) */
+CYRBM_INLINE unsigned bytes8_to_bits(uint64_t x) {
+    return (unsigned)((x * 0x0102040810204080ULL) >> 56);
+}
 
 /* native vectors per 64-byte logical block */
 #define NQD (8 / VLD)
