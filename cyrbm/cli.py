@@ -272,6 +272,8 @@ def _usage_problem(argv):
                 i += 1
             if name in _FLAG_OPTIONS and eq:
                 return command, f"option {name} takes no value."
+            if name in given:
+                return command, _repeated(name)
             given.add(name)
         elif arg.startswith("-") and arg != "-":
             if arg.startswith("-o"):
@@ -281,6 +283,8 @@ def _usage_problem(argv):
                     if i >= len(argv):
                         return command, "option -o needs a value (the model file to write)."
                     i += 1
+                if "--output" in given:
+                    return command, _repeated("--output")
                 given.add("--output")
             elif arg == "-h":
                 given.add("--help")
@@ -309,6 +313,15 @@ def _usage_problem(argv):
     if command == "evaluate" and "--data" not in given:
         return command, "'cyrbm evaluate' needs --data DATA, the test rows."
     return command, "the arguments do not fit its usage."
+
+
+def _repeated(name):
+    """A usage error's sentence: option ``name`` was given twice (docopt just fails)."""
+    value = name not in _FLAG_OPTIONS
+    if name == "--output":
+        name = "-o/--output"
+    return (f"option {name} was given more than once (give it once"
+            + (", with the value wanted)." if value else ")."))
 
 
 def _parse(argv):
@@ -829,7 +842,65 @@ def _one_sentence(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+class _OutputLost(Exception):
+    """Writing the command's standard output failed (``errno`` of the OSError)."""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a failure to write it (a full disk, a closed
+    pipe) is raised as :class:`_OutputLost`, told apart from the command's own files."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream):
+    """Point the file descriptor of ``stream`` at /dev/null, so that the text still
+    buffered is not written (and fails again) when Python exits."""
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):
+        return
+    os.dup2(null, fd)
+    os.close(null)
+
+
 def _run(argv):
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
+    try:
+        return _run_command(argv)
+    except _OutputLost as lost:
+        _drop_stdout(real)
+        exc = lost.args[0]
+        if isinstance(exc, BrokenPipeError):     # piped into `head` and the like
+            return 0
+        command = next((a for a in argv if a in COMMANDS), None)
+        prefix = f"cyrbm {command}" if command else "cyrbm"
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        print(f"{prefix}: error: cannot write the output: {reason}.", file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout = real
+
+
+def _run_command(argv):
     args, problem = _parse(argv)
     if problem is not None:
         print(problem, file=sys.stderr)
@@ -842,10 +913,9 @@ def _run(argv):
         if ((command == "train" and args["--resume"]) or command == "bound") and \
                 "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
-        return COMMANDS[command](args, sys.stdout)
-    except BrokenPipeError:          # output piped into `head` and the like
-        sys.stderr.close()
-        return 0
+        code = COMMANDS[command](args, sys.stdout)
+        sys.stdout.flush()           # a failure to write it is told here, not at exit
+        return code
     except (CyrbmError, ValueError, OSError) as exc:
         print(f"cyrbm {command}: error: {_one_sentence(exc)}", file=sys.stderr)
         return 1

@@ -105,3 +105,76 @@ def test_a_file_named_npz_that_is_not_one(files, capsys):
         one_error(err, code, "not a valid .npz file", f"it looks like {kind}")
         code, _, err = run(["info", files / name], capsys)
         one_error(err, code, "not a readable .npz file", f"it looks like {kind}")
+
+
+# --------------------------------------------------------------------- schedules
+def test_adaptive_schedule_outside_evaluate_says_it_is_for_evaluate(files, capsys):
+    for args in (["ais", files / "m.npz"], ["ratio", files / "m.npz", files / "m4.npz"]):
+        code, _, err = run(args + ["--schedule", "adaptive:100", "--runs", "4"], capsys)
+        line = one_error(err, code, "'adaptive:100'", "is for 'cyrbm evaluate'")
+        assert "no such file" not in line
+
+
+def test_schedule_file_errors_name_the_file_line(files, capsys):
+    sched = files / "betas.txt"
+    cases = [("0\nhalf\n1\n", ["not a list of numbers", "'half' on line 2"]),
+             ("# betas\n0\n\n0.5 0.7\n0.6\n1\n",
+              ["strictly increasing", "line 5 of schedule file", "(0.6)",
+               "is not above line 4 (0.7)"]),
+             ("0\n0.5\n0.9\n", ["end at beta = 1 (line 3 of schedule file", "not 0.9."]),
+             ("# first\n0.1\n1\n", ["start at beta = 0 (line 2 of schedule file"]),
+             ("0\nnan\n1\n", ["line 2 of schedule file", "not a finite number"])]
+    for text, needles in cases:
+        sched.write_text(text)
+        code, _, err = run(["ais", files / "m.npz", "--schedule", sched, "--runs", "4"],
+                           capsys)
+        line = one_error(err, code, *needles)
+        assert "row" not in line and str(sched) in line
+    # an array given through the API still names its (0-based) entries
+    from cyrbm.annealing import make_schedule
+    with pytest.raises(ValueError, match=r"schedule entry 2 \(0.4\) is not above entry 1"):
+        make_schedule([0.0, 0.5, 0.4, 1.0])
+
+
+# ------------------------------------------------------------------ command line
+@pytest.mark.parametrize("argv, option", [
+    (["ais", "M", "--runs", "5", "--runs", "6"], "--runs"),
+    (["ais", "M", "--runs=5", "--seed", "1", "--runs", "6"], "--runs"),
+    (["ais", "M", "--json", "--json"], "--json"),
+    (["train", "D", "-o", "a.npz", "--output", "b.npz"], "-o/--output"),
+])
+def test_a_repeated_option_is_named(capsys, argv, option):
+    code, _, err = run(argv, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err, err
+    assert f"option {option} was given more than once" in lines[0], err
+    assert lines[1].startswith("usage:")
+
+
+def test_stdout_on_a_full_device_is_one_sentence(files):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    for args, command in ((["info"], "info"),
+                          (["ais", files / "m.npz", "--runs", "4", "--json"], "ais"),
+                          (["logz", files / "m.npz", "--exact"], "logz")):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(cyrbm_command() + [str(a) for a in args], stdout=full,
+                               stderr=subprocess.PIPE, text=True, env=child_env(),
+                               timeout=120)
+        assert p.returncode == 1, p.stderr
+        assert p.stderr.strip() == (f"cyrbm {command}: error: cannot write the output: "
+                                    f"no space left on device."), p.stderr
+
+
+def test_stdout_to_a_closed_pipe_ends_quietly(files):
+    """As `cyrbm info | head -c1` once head has gone: no message, no traceback."""
+    for args in (["info"], ["ais", files / "m.npz", "--runs", "4"], ["--help"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            p = subprocess.run(cyrbm_command() + [str(a) for a in args], stdout=write_end,
+                               stderr=subprocess.PIPE, text=True, env=child_env(),
+                               timeout=120)
+        finally:
+            os.close(write_end)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
