@@ -767,8 +767,18 @@ def _print_measure_estimate(name, r, out):
         return
     print(f"ln(Z_B / Z_A) = {r['log_ratio']:.4f}  +- sigma {_interval(r['log_ratio_sigma_interval'])}  "
           f"+- 3 sigma {_interval(r['log_ratio_3sigma_interval'])}", file=out)
-    print(f"  {r['runs']} runs, {r['betas']} betas ({r['schedule']}), effective sample size "
-          f"{r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    starts = ("exact draws of MODEL_A" if r.get("start") == "exact" else
+              f"{r.get('chains')} Gibbs chains on MODEL_A, {r.get('burn_in')} sweeps of burn-in")
+    print(f"  {r['runs']} runs from {starts}, {r['betas']} betas ({r['schedule']}), "
+          f"effective sample size {r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    if r.get("log_Z") is not None:
+        print(f"ln Z_B = {r['log_Z']:.4f}  ln(Z_B +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
+              f"ln(Z_B +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}  "
+              f"(ln Z_A = {r['log_Z_base']:.4f}, exact)", file=out)
+    if r.get("avg_log_prob") is not None:
+        print(f"average of ln p_B(v) - ln p_A(v) over {r['n_data']} rows of '{r['data']}': "
+              f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
+              f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
 
 
 def _measure(name):

@@ -178,3 +178,63 @@ def test_stdout_to_a_closed_pipe_ends_quietly(files):
         finally:
             os.close(write_end)
         assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+# ------------------------------------------------------------------ ratio, logz
+def documented_keys(title):
+    """The keys in the first column of the tables of docs/json_keys_ais.md's section
+    whose heading starts with ``title``."""
+    text = open(os.path.join(ROOT, "docs", "json_keys_ais.md"), encoding="utf-8").read()
+    section = text.split(f"\n## {title}", 1)[1].split("\n## ", 1)[0]
+    keys = set()
+    for line in section.splitlines():
+        cells = line.split("|")
+        if line.startswith("|") and len(cells) > 2 and not set(cells[1].strip()) <= set("-"):
+            keys.update(re.findall(r"`([a-z_0-9A-Z]+)`", cells[1]))
+    keys.discard("key")
+    return keys
+
+
+def test_ais_and_ratio_json_hold_exactly_the_documented_keys(files, capsys):
+    weights = documented_keys("Weight diagnostics")
+    ais_keys = documented_keys("`cyrbm ais") | weights
+    code, out, err = run(["ais", files / "m.npz", "--runs", "4", "--schedule", "linear:50",
+                          "--json"], capsys)
+    assert code == 0, err
+    assert set(json.loads(out)) == ais_keys
+    # ratio: the keys of ais, with model and n_hidden given per model (model_a, ...)
+    ratio_keys = (ais_keys - {"model", "n_hidden"}) | documented_keys("`cyrbm ratio")
+    code, out, err = run(["ratio", files / "m.npz", files / "m4.npz", "--runs", "4",
+                          "--schedule", "linear:50", "--json"], capsys)
+    assert code == 0, err
+    r = json.loads(out)
+    assert set(r) == ratio_keys
+    assert r["base_rate"] is None and r["base_data"] is None
+
+
+def test_ratio_text_prints_log_z_b_and_the_average_log_probability(files, capsys):
+    code, out, err = run(["ratio", files / "m.npz", files / "m4.npz", "--runs", "6",
+                          "--schedule", "linear:50", "--data", files / "good.npy"], capsys)
+    assert code == 0, err
+    code, js, err = run(["ratio", files / "m.npz", files / "m4.npz", "--runs", "6",
+                         "--schedule", "linear:50", "--data", files / "good.npy", "--json"],
+                        capsys)
+    r = json.loads(js)
+    lo, hi = r["log_Z_3sigma_interval"]
+    assert (f"ln Z_B = {r['log_Z']:.4f}  ln(Z_B +- sigma) " in out
+            and f"ln(Z_B +- 3 sigma) [{lo:.4f}, {hi:.4f}]" in out
+            and f"(ln Z_A = {r['log_Z_base']:.4f}, exact)" in out), out
+    lo, hi = r["avg_log_prob_3sigma_interval"]
+    assert (f"average of ln p_B(v) - ln p_A(v) over 20 rows of '{files / 'good.npy'}': "
+            f"{r['avg_log_prob']:.4f} nats, 3 sigma interval [{lo:.4f}, {hi:.4f}]") in out, out
+    assert "runs from exact draws of MODEL_A" in out
+
+
+def test_logz_json_names_the_threads_used(files, capsys):
+    from cyrbm._omp import max_threads
+    code, out, err = run(["logz", files / "m.npz", "--exact", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["threads"] == max_threads()
+    code, out, err = run(["logz", files / "m.npz", "--exact", "--json", "--threads", "1"],
+                         capsys)
+    assert json.loads(out)["threads"] == 1
