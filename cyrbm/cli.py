@@ -573,6 +573,22 @@ def _check_outputs(args, model_path, checkpoint, resume):
     _io.check_writable(checkpoint)
 
 
+def epoch_line(record, epoch=None):
+    """The progress line of one training epoch (a Trainer history record), as train and
+    dbn print it; ``epoch`` replaces the leading "epoch N" (dbn's "layer 1/2, epoch 3/10")."""
+    parts = [epoch or f"epoch {record['epoch']}", f"k={record['k']}",
+             f"{record['seconds']:.2f} s"]
+    if "swap_rates" in record:
+        parts.append("swap rates " + " ".join(f"{r:.2f}" for r in record["swap_rates"]))
+    if record.get("hop_acceptance") is not None:
+        parts.append(f"hop acceptance {record['hop_acceptance']:.3f} "
+                     f"({record['hops_proposed']} hops, {record['modes']} modes)")
+    if "reconstruction_error" in record:
+        parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
+        parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
+    return "  ".join(parts)
+
+
 def cmd_train(args, out):
     from cyrbm.datasets import load_data
     from cyrbm.training import Trainer
@@ -594,18 +610,8 @@ def cmd_train(args, out):
     lines = not (quiet or args["--no-progress"])
 
     def report(record):
-        if not lines:
-            return
-        parts = [f"epoch {record['epoch']}", f"k={record['k']}", f"{record['seconds']:.2f} s"]
-        if "swap_rates" in record:
-            parts.append("swap rates " + " ".join(f"{r:.2f}" for r in record["swap_rates"]))
-        if record.get("hop_acceptance") is not None:
-            parts.append(f"hop acceptance {record['hop_acceptance']:.3f} "
-                         f"({record['hops_proposed']} hops, {record['modes']} modes)")
-        if "reconstruction_error" in record:
-            parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
-            parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
-        print("  ".join(parts), file=sys.stderr, flush=True)
+        if lines:
+            print(epoch_line(record), file=sys.stderr, flush=True)
 
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"])

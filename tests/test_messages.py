@@ -238,3 +238,30 @@ def test_logz_json_names_the_threads_used(files, capsys):
     code, out, err = run(["logz", files / "m.npz", "--exact", "--json", "--threads", "1"],
                          capsys)
     assert json.loads(out)["threads"] == 1
+
+
+# --------------------------------------------------------------------------- dbn
+def test_dbn_epoch_lines_name_the_layer_and_show_the_monitor(files, capsys):
+    from cyrbm.models import DBN
+    code, out, err = run(["dbn", files / "good.npy", "-o", files / "d.npz", "--layers", "4,3",
+                          "--epochs", "2,3", "--monitor", "10"], capsys)
+    assert code == 0, err
+    lines = [l for l in err.splitlines() if l.startswith("layer ")]
+    assert len(lines) == 5, err
+    dbn = DBN.load(files / "d.npz")
+    expected = []
+    for l, epochs in ((0, 2), (1, 3)):
+        history = dbn.layers[l].meta["training"]["history"]
+        assert len(history) == epochs
+        for rec in history:
+            expected.append((f"layer {l + 1}/2, epoch {rec['epoch']}/{epochs}  k=1  ",
+                             f"reconstruction error {rec['reconstruction_error']:.4f}  "
+                             f"pseudo-log-likelihood {rec['pseudo_log_likelihood']:.4f}"))
+    for line, (start, monitor) in zip(lines, expected):
+        assert line.startswith(start) and line.endswith(monitor), (line, start, monitor)
+    # and train's lines are as they were
+    code, out, err = run(["train", files / "good.npy", "-o", files / "t.npz", "--hidden", "3",
+                          "--epochs", "1", "--monitor", "10"], capsys)
+    assert code == 0 and re.match(r"epoch 1  k=1  \d+\.\d\d s  reconstruction error "
+                                  r"\d\.\d{4}  pseudo-log-likelihood -\d+\.\d{4}$",
+                                  err.splitlines()[0]), err
