@@ -215,6 +215,8 @@ def read_npz(path, what="model file"):
     if os.path.isdir(path):
         raise ModelFileError(f"{what} '{path}' is a directory.")
     head = read_head(path)
+    if not head and os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ModelFileError(f"{what} '{path}' is empty.")
     if head and not head.startswith(ZIP_MAGICS) and not head.startswith(NPY_MAGIC):
         kind = looks_like(head)
         if kind is not None:

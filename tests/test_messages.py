@@ -105,6 +105,9 @@ def test_a_file_named_npz_that_is_not_one(files, capsys):
         one_error(err, code, "not a valid .npz file", f"it looks like {kind}")
         code, _, err = run(["info", files / name], capsys)
         one_error(err, code, "not a readable .npz file", f"it looks like {kind}")
+    (files / "empty.npz").write_bytes(b"")
+    code, _, err = run(["info", files / "empty.npz"], capsys)
+    one_error(err, code, "model file", "empty.npz' is empty.")
 
 
 # --------------------------------------------------------------------- schedules
