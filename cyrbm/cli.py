@@ -859,7 +859,7 @@ def _one_sentence(exc):
 
 
 class _OutputLost(Exception):
-    """Writing the command's standard output failed (``errno`` of the OSError)."""
+    """Writing the command's standard output failed; ``args[0]`` is the OSError."""
 
 
 class _Stdout:
@@ -898,25 +898,6 @@ def _drop_stdout(stream):
 
 
 def _run(argv):
-    real = sys.stdout
-    sys.stdout = _Stdout(real)
-    try:
-        return _run_command(argv)
-    except _OutputLost as lost:
-        _drop_stdout(real)
-        exc = lost.args[0]
-        if isinstance(exc, BrokenPipeError):     # piped into `head` and the like
-            return 0
-        command = next((a for a in argv if a in COMMANDS), None)
-        prefix = f"cyrbm {command}" if command else "cyrbm"
-        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
-        print(f"{prefix}: error: cannot write the output: {reason}.", file=sys.stderr)
-        return 1
-    finally:
-        sys.stdout = real
-
-
-def _run_command(argv):
     args, problem = _parse(argv)
     if problem is not None:
         print(problem, file=sys.stderr)
@@ -929,9 +910,10 @@ def _run_command(argv):
         if ((command == "train" and args["--resume"]) or command == "bound") and \
                 "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
-        code = COMMANDS[command](args, sys.stdout)
-        sys.stdout.flush()           # a failure to write it is told here, not at exit
-        return code
+        return COMMANDS[command](args, sys.stdout)
+    except BrokenPipeError:          # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
     except (CyrbmError, ValueError, OSError) as exc:
         print(f"cyrbm {command}: error: {_one_sentence(exc)}", file=sys.stderr)
         return 1
@@ -944,6 +926,30 @@ def _run_command(argv):
         return 130
     finally:
         _validation.set_interface("python")
+
+
+def _run_writing_stdout(argv):
+    """``_run(argv)`` with a failure to write standard output (a full disk: one sentence
+    and status 1; a closed pipe, as under `| head`: quietly) told apart from the
+    command's own files."""
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()           # a failure to write it is told here, not at exit
+        return code
+    except _OutputLost as lost:
+        _drop_stdout(real)
+        exc = lost.args[0]
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        command = argv[0] if argv and argv[0] in COMMANDS else None
+        prefix = f"cyrbm {command}" if command else "cyrbm"
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        print(f"{prefix}: error: cannot write the output: {reason}.", file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout = real
 
 
 def _single_threaded_blas(environ=os.environ):
@@ -962,7 +968,7 @@ def main(argv=None):
     if "numpy" not in sys.modules:
         _single_threaded_blas()
     try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
+        return _run_writing_stdout(sys.argv[1:] if argv is None else list(argv))
     except KeyboardInterrupt:        # e.g. while NumPy and the kernels are loading
         print("cyrbm: interrupted.", file=sys.stderr)
         return 130
