@@ -83,15 +83,18 @@ def cmd_dbn(args, out):
                      seed=seed)
     quiet = args["--json"] or args["--no-progress"]
 
-    def report(record):
-        if not quiet:
-            print(f"epoch {record['epoch']}  k={record['k']}  {record['seconds']:.2f} s", file=sys.stderr,
-                  flush=True)
+    def reporter(layer, epochs):
+        def report(record):
+            if not quiet:
+                where = (f"layer {layer + 1}/{len(sizes)}, "
+                         f"epoch {record['epoch']}/{epochs}")
+                print(cli.epoch_line(record, where), file=sys.stderr, flush=True)
+        return report
 
     trainers = []
-    for s in settings:
+    for layer, s in enumerate(settings):
         s = dict(s)
-        s["callback"] = report
+        s["callback"] = reporter(layer, s["epochs"])
         s["progress"] = False if quiet else None
         s["threads"] = threads
         trainers.append(s)

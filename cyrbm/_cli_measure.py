@@ -103,7 +103,8 @@ def run_ratio(args):
                                 burn_in=burn_in,
                                 chains=chains, steps_between=steps_between)
     out = {"command": "ratio", "model_a": str(args["MODEL_A"]), "model_b": str(args["MODEL_B"]),
-           "n_visible": model_a.n_visible, "data": args.get("--data")}
+           "n_visible": model_a.n_visible, "data": args.get("--data"),
+           "base_data": None, "base_rate": None}      # the runs start from MODEL_A
     out.update(result.to_dict())
     return out
 
@@ -113,8 +114,9 @@ def run_logz(args):
     if not args.get("--exact"):
         raise AnnealingError("cyrbm logz computes ln Z exactly only; add --exact, or use "
                              "'cyrbm ais' for an estimate.")
+    from cyrbm._omp import resolve_threads
     model = RBM.load(args["MODEL"])
-    threads = _threads(args)
+    threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
     m = min(model.n_visible, model.n_hidden)
     t0 = time.perf_counter()
     log_z = exact_log_partition(model, threads=threads)

@@ -162,6 +162,51 @@ def _umask():
     return mask
 
 
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+
+#: the sentence's end for an array of Python objects (NumPy keeps them pickled)
+PICKLED = "holds pickled Python objects, which cyrbm does not load (unpickling can run any code)"
+
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"), (b"\x1f\x8b", "a gzip file"),
+    (b"PK\x03\x04", "a zip archive"), (b"PK\x05\x06", "an empty zip archive"),
+    (NPY_MAGIC, "a NumPy .npy file"), (b"\x89HDF", "an HDF5 file"),
+    (b"\x7fELF", "a program"),
+)
+
+
+def read_head(path, size=512):
+    """The first ``size`` bytes of the file ``path`` (b"" when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def looks_like(head):
+    """What the first bytes ``head`` of a file look like, for a message ("a PNG image",
+    "text", "a Python pickle", ...), or None when nothing is recognised."""
+    if not head:
+        return "an empty file"
+    for magic, name in _SIGNATURES:
+        if head.startswith(magic):
+            return name
+    if len(head) > 1 and head[0] == 0x80 and 2 <= head[1] <= 5:   # pickle protocols 2-5
+        return "a Python pickle"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:        # not just a character cut at the end
+            return None
+        text = head[:exc.start].decode("utf-8")
+    if text and all(c.isprintable() or c in "\t\r\n\f\v" for c in text):
+        return "text"
+    return None
+
+
 def read_npz(path, what="model file"):
     """All arrays of an .npz as a dict, or a ModelFileError naming what is wrong."""
     path = os.fspath(path)
@@ -169,6 +214,14 @@ def read_npz(path, what="model file"):
         raise ModelFileError(f"no such {what} '{path}'.")
     if os.path.isdir(path):
         raise ModelFileError(f"{what} '{path}' is a directory.")
+    head = read_head(path)
+    if not head and os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ModelFileError(f"{what} '{path}' is empty.")
+    if head and not head.startswith(ZIP_MAGICS) and not head.startswith(NPY_MAGIC):
+        kind = looks_like(head)
+        if kind is not None:
+            raise ModelFileError(f"{what} '{path}' is not a readable .npz file (it looks like "
+                                 f"{kind}).")
     try:
         loaded = np.load(path, allow_pickle=False)
     except (zipfile.BadZipFile, ValueError, EOFError, OSError, KeyError, zlib.error,
@@ -190,6 +243,8 @@ def read_npz(path, what="model file"):
 
 
 def _unreadable(path, what, exc):
+    if isinstance(exc, ValueError) and "pickle" in str(exc):
+        return ModelFileError(f"{what} '{path}' {PICKLED}.")
     return ModelFileError(
         f"{what} '{path}' is not a readable .npz file (it is truncated, corrupt or "
         f"of another format: {type(exc).__name__}).")

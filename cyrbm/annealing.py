@@ -22,7 +22,6 @@ Here T_k is one block-Gibbs sweep of the tempered conditionals (Eq. 15-17).
 import math
 import os
 import time
-import warnings
 
 import numpy as np
 
@@ -103,20 +102,13 @@ def make_schedule(spec):
             check_memory(16 * k, f"schedule 'linear:{k}'", "use fewer betas")
             betas = np.linspace(0.0, 1.0, k)
         elif os.path.isfile(text):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")      # "input contained no data"
-                    betas = np.loadtxt(text, dtype=np.float64, ndmin=1, comments="#")
-            except (ValueError, UnicodeDecodeError) as exc:
-                reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-                raise ScheduleError(f"schedule file '{text}' is not a list of numbers "
-                                    f"({reason}).") from None
-            except OSError as exc:
-                raise ScheduleError(f"cannot read schedule file '{text}': "
-                                    f"{exc.strerror or exc}.") from None
-            betas = betas.ravel()
-            if betas.size == 0:
-                raise ScheduleError(f"schedule file '{text}' holds no betas.")
+            betas, lines = _read_schedule_file(text)
+            return _check_schedule(betas, text, lines)
+        elif text.startswith("adaptive:"):
+            raise ScheduleError(f"schedule {text!r} (betas tuned by a pilot run) is for "
+                                f"'cyrbm evaluate' (evaluation.adaptive_schedule); here give "
+                                f"'paper', 'linear:K' or a file of betas (such as one written "
+                                f"by evaluate --save-schedule).")
         else:
             raise ScheduleError(f"schedule must be 'paper', 'linear:K', a file of betas or an "
                                 f"array, not {text!r} (no such file).")
@@ -144,22 +136,59 @@ def schedule_count(spec):
     return k
 
 
-def _check_schedule(betas):
+def _read_schedule_file(path):
+    """(betas, the file's line number of each) from a text file of numbers separated by
+    white space, '#' starting a comment."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise ScheduleError(f"schedule file '{path}' is not a list of numbers (it is not "
+                            f"UTF-8 text).") from None
+    except OSError as exc:
+        raise ScheduleError(f"cannot read schedule file '{path}': "
+                            f"{exc.strerror or exc}.") from None
+    betas, lines = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for field in line.split("#", 1)[0].split():
+            try:
+                betas.append(float(field))
+            except ValueError:
+                raise ScheduleError(f"schedule file '{path}' is not a list of numbers: "
+                                    f"it holds {field!r} on line {number}.") from None
+            lines.append(number)
+    if not betas:
+        raise ScheduleError(f"schedule file '{path}' holds no betas.")
+    return np.array(betas, dtype=np.float64), lines
+
+
+def _check_schedule(betas, path=None, lines=None):
+    """``betas`` checked.  A message names a value by its entry (0-based), or, for the
+    betas read from the schedule file ``path``, by the file's line ``lines[k]``."""
+    def name(k, short=False):
+        if path is None:
+            return f"entry {k}" if short else f"schedule entry {k}"
+        return f"line {lines[k]}" if short else f"line {lines[k]} of schedule file '{path}'"
+
     betas = np.ascontiguousarray(betas, dtype=np.float64)
     if betas.size < 2:
-        raise ScheduleError(f"a schedule needs at least two betas (0 and 1), not {betas.size}.")
+        where = "" if path is None else f" (schedule file '{path}')"
+        raise ScheduleError(f"a schedule needs at least two betas (0 and 1), not "
+                            f"{betas.size}{where}.")
     if not np.all(np.isfinite(betas)):
         k = int(np.flatnonzero(~np.isfinite(betas))[0])
-        raise ScheduleError(f"schedule entry {k} is not a finite number ({float(betas[k])}).")
+        raise ScheduleError(f"{name(k)} is not a finite number ({float(betas[k])}).")
     if betas[0] != 0.0:
-        raise ScheduleError(f"a schedule must start at beta = 0, not {float(betas[0])!r}.")
+        raise ScheduleError(f"a schedule must start at beta = 0 ({name(0)}), not "
+                            f"{float(betas[0])!r}.")
     if betas[-1] != 1.0:
-        raise ScheduleError(f"a schedule must end at beta = 1, not {float(betas[-1])!r}.")
+        raise ScheduleError(f"a schedule must end at beta = 1 ({name(betas.size - 1)}), "
+                            f"not {float(betas[-1])!r}.")
     steps = np.diff(betas)
     if np.any(steps <= 0):
         k = int(np.flatnonzero(steps <= 0)[0]) + 1
-        raise ScheduleError(f"a schedule must be strictly increasing, but entry {k} "
-                            f"({float(betas[k])!r}) is not above entry {k - 1} "
+        raise ScheduleError(f"a schedule must be strictly increasing, but {name(k)} "
+                            f"({float(betas[k])!r}) is not above {name(k - 1, True)} "
                             f"({float(betas[k - 1])!r}).")
     return betas
 

@@ -272,6 +272,8 @@ def _usage_problem(argv):
                 i += 1
             if name in _FLAG_OPTIONS and eq:
                 return command, f"option {name} takes no value."
+            if name in given:
+                return command, _repeated(name)
             given.add(name)
         elif arg.startswith("-") and arg != "-":
             if arg.startswith("-o"):
@@ -281,6 +283,8 @@ def _usage_problem(argv):
                     if i >= len(argv):
                         return command, "option -o needs a value (the model file to write)."
                     i += 1
+                if "--output" in given:
+                    return command, _repeated("--output")
                 given.add("--output")
             elif arg == "-h":
                 given.add("--help")
@@ -309,6 +313,15 @@ def _usage_problem(argv):
     if command == "evaluate" and "--data" not in given:
         return command, "'cyrbm evaluate' needs --data DATA, the test rows."
     return command, "the arguments do not fit its usage."
+
+
+def _repeated(name):
+    """A usage error's sentence: option ``name`` was given twice (docopt just fails)."""
+    value = name not in _FLAG_OPTIONS
+    if name == "--output":
+        name = "-o/--output"
+    return (f"option {name} was given more than once (give it once"
+            + (", with the value wanted)." if value else ")."))
 
 
 def _parse(argv):
@@ -560,6 +573,22 @@ def _check_outputs(args, model_path, checkpoint, resume):
     _io.check_writable(checkpoint)
 
 
+def epoch_line(record, epoch=None):
+    """The progress line of one training epoch (a Trainer history record), as train and
+    dbn print it; ``epoch`` replaces the leading "epoch N" (dbn's "layer 1/2, epoch 3/10")."""
+    parts = [epoch or f"epoch {record['epoch']}", f"k={record['k']}",
+             f"{record['seconds']:.2f} s"]
+    if "swap_rates" in record:
+        parts.append("swap rates " + " ".join(f"{r:.2f}" for r in record["swap_rates"]))
+    if record.get("hop_acceptance") is not None:
+        parts.append(f"hop acceptance {record['hop_acceptance']:.3f} "
+                     f"({record['hops_proposed']} hops, {record['modes']} modes)")
+    if "reconstruction_error" in record:
+        parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
+        parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
+    return "  ".join(parts)
+
+
 def cmd_train(args, out):
     from cyrbm.datasets import load_data
     from cyrbm.training import Trainer
@@ -581,18 +610,8 @@ def cmd_train(args, out):
     lines = not (quiet or args["--no-progress"])
 
     def report(record):
-        if not lines:
-            return
-        parts = [f"epoch {record['epoch']}", f"k={record['k']}", f"{record['seconds']:.2f} s"]
-        if "swap_rates" in record:
-            parts.append("swap rates " + " ".join(f"{r:.2f}" for r in record["swap_rates"]))
-        if record.get("hop_acceptance") is not None:
-            parts.append(f"hop acceptance {record['hop_acceptance']:.3f} "
-                         f"({record['hops_proposed']} hops, {record['modes']} modes)")
-        if "reconstruction_error" in record:
-            parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
-            parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
-        print("  ".join(parts), file=sys.stderr, flush=True)
+        if lines:
+            print(epoch_line(record), file=sys.stderr, flush=True)
 
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"])
@@ -754,8 +773,18 @@ def _print_measure_estimate(name, r, out):
         return
     print(f"ln(Z_B / Z_A) = {r['log_ratio']:.4f}  +- sigma {_interval(r['log_ratio_sigma_interval'])}  "
           f"+- 3 sigma {_interval(r['log_ratio_3sigma_interval'])}", file=out)
-    print(f"  {r['runs']} runs, {r['betas']} betas ({r['schedule']}), effective sample size "
-          f"{r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    starts = ("exact draws of MODEL_A" if r.get("start") == "exact" else
+              f"{r.get('chains')} Gibbs chains on MODEL_A, {r.get('burn_in')} sweeps of burn-in")
+    print(f"  {r['runs']} runs from {starts}, {r['betas']} betas ({r['schedule']}), "
+          f"effective sample size {r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    if r.get("log_Z") is not None:
+        print(f"ln Z_B = {r['log_Z']:.4f}  ln(Z_B +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
+              f"ln(Z_B +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}  "
+              f"(ln Z_A = {r['log_Z_base']:.4f}, exact)", file=out)
+    if r.get("avg_log_prob") is not None:
+        print(f"average of ln p_B(v) - ln p_A(v) over {r['n_data']} rows of '{r['data']}': "
+              f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
+              f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
 
 
 def _measure(name):
@@ -829,6 +858,45 @@ def _one_sentence(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+class _OutputLost(Exception):
+    """Writing the command's standard output failed; ``args[0]`` is the OSError."""
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a failure to write it (a full disk, a closed
+    pipe) is raised as :class:`_OutputLost`, told apart from the command's own files."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _OutputLost(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream):
+    """Point the file descriptor of ``stream`` at /dev/null, so that the text still
+    buffered is not written (and fails again) when Python exits."""
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):
+        return
+    os.dup2(null, fd)
+    os.close(null)
+
+
 def _run(argv):
     args, problem = _parse(argv)
     if problem is not None:
@@ -860,6 +928,30 @@ def _run(argv):
         _validation.set_interface("python")
 
 
+def _run_writing_stdout(argv):
+    """``_run(argv)`` with a failure to write standard output (a full disk: one sentence
+    and status 1; a closed pipe, as under `| head`: quietly) told apart from the
+    command's own files."""
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()           # a failure to write it is told here, not at exit
+        return code
+    except _OutputLost as lost:
+        _drop_stdout(real)
+        exc = lost.args[0]
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        command = argv[0] if argv and argv[0] in COMMANDS else None
+        prefix = f"cyrbm {command}" if command else "cyrbm"
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        print(f"{prefix}: error: cannot write the output: {reason}.", file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout = real
+
+
 def _single_threaded_blas(environ=os.environ):
     """The command's heavy work runs in cyrbm's OpenMP kernels; NumPy's BLAS only does
     small products (the training monitor, starting states), for which its own threads
@@ -876,7 +968,7 @@ def main(argv=None):
     if "numpy" not in sys.modules:
         _single_threaded_blas()
     try:
-        return _run(sys.argv[1:] if argv is None else list(argv))
+        return _run_writing_stdout(sys.argv[1:] if argv is None else list(argv))
     except KeyboardInterrupt:        # e.g. while NumPy and the kernels are loading
         print("cyrbm: interrupted.", file=sys.stderr)
         return 130

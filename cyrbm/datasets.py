@@ -41,6 +41,7 @@ from importlib.resources import files
 
 import numpy as np
 
+from cyrbm import _io
 from cyrbm._random import seed_sequence
 from cyrbm.errors import DataError
 from cyrbm._validation import check_binary  # noqa: F401  (re-exported)
@@ -341,7 +342,9 @@ def _read_file(path, what, key):
         return _load_npy(path, what)
     if lower.endswith(".npz"):
         if not head.startswith(_ZIP_MAGIC):
-            raise DataError(f"{what} is not a valid .npz file (it is not a zip archive).")
+            kind = _io.looks_like(_io.read_head(path))
+            raise DataError(f"{what} is not a valid .npz file (it is not a zip archive"
+                            + (f"; it looks like {kind})." if kind else ")."))
         return _load_npz(path, what, key)
     if lower.endswith(_TEXT_EXTENSIONS):
         return _parse_text(_read_bytes(path, what), what)
@@ -393,12 +396,17 @@ def _parse_idx(data, what):
 
 
 def _load_npy(source, what):
+    """``source``: a path or a BytesIO (a gunzipped file)."""
+    head = source.getvalue()[:512] if isinstance(source, io.BytesIO) else _io.read_head(source)
+    if not head.startswith((_io.NPY_MAGIC, *_io.ZIP_MAGICS)):   # an .npz: said below
+        kind = _io.looks_like(head)
+        raise DataError(f"{what} is not a NumPy .npy file (it looks like {kind})." if kind
+                        else f"{what} is not a NumPy .npy file (it does not start as one).")
     try:
         array = np.load(source, allow_pickle=False)
     except _READ_ERRORS as exc:
         if "pickle" in str(exc):
-            raise DataError(f"{what} holds Python objects (pickled data), "
-                            f"which cyrbm does not load.") from None
+            raise DataError(f"{what} {_io.PICKLED}.") from None
         raise DataError(f"{what} is not a valid .npy file ({_reason(exc)}).") from None
     if not isinstance(array, np.ndarray):
         array.close()
@@ -415,8 +423,7 @@ def _load_npz(path, what, key):
             array = archive[key] if key in names else None
     except _READ_ERRORS as exc:
         if "pickle" in str(exc):
-            raise DataError(f"{what} holds Python objects (pickled data), "
-                            f"which cyrbm does not load.") from None
+            raise DataError(f"{what} {_io.PICKLED}.") from None
         raise DataError(f"{what} is not a valid .npz file ({_reason(exc)}).") from None
     if not names:
         raise DataError(f"{what} holds no arrays.")
