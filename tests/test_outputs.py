@@ -353,7 +353,11 @@ class Place:
         for kind in ENDING:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             path = d / f"sock{ENDING[kind]}"
-            s.bind(str(path))
+            try:
+                s.bind(str(path))             # fails on a path over ~107 bytes
+            except OSError:
+                s.close()
+                continue
             self.sockets.append(s)
             self.specials[path] = stat.S_ISSOCK
         self.inodes = {p: os.stat(p).st_ino for p in self.specials}
@@ -375,8 +379,8 @@ class Place:
         if how in ("fifo", "device", "socket", "read-only"):
             name = {"fifo": "fifo", "device": "null", "socket": "sock", "read-only": "ro"}[how]
             path = self.d / f"{name}{ext}"
-            if how == "device" and path not in self.specials:
-                path = self.d / f"fifo{ext}"
+            if how in ("device", "socket") and path not in self.specials:
+                path = self.d / f"fifo{ext}"          # none could be made here
             return path, True, None
         if how == "directory":
             return self.d / f"adir{ext}", True, None
