@@ -13,6 +13,8 @@ import itertools
 import os
 import socket
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -97,6 +99,17 @@ def test_sample_onto_its_own_model_is_refused(unchanged, capsys):
     code, _, err = run(["sample", m, "-o", m, "--n", "2", "--steps", "2"], capsys)
     assert code == 1
     one_error_line(err, "-o", str(m), "the model file MODEL")
+
+
+def test_the_installed_command_refuses_too(unchanged):
+    """The same through the `cyrbm` command in a process of its own."""
+    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
+    command = [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
+    m = unchanged["model"]
+    p = subprocess.run(command + ["sample", str(m), "-o", str(m)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1 and p.stdout == ""
+    one_error_line(p.stderr, "the model file MODEL")
 
 
 def test_filters_onto_the_training_data_is_refused(unchanged, capsys):
