@@ -73,11 +73,15 @@ def cmd_dbn(args, out):
     threads = cli.parse_threads(args["--threads"])
     path = args["--output"]
     checkpoint = args["--checkpoint"] or cli.default_checkpoint(path)
-    data_file = cli._data_file(args["DATA"])
     from cyrbm import _io
-    if data_file is not None and _io.same_file(path, data_file):
-        raise DBNUsageError(f"-o '{path}' names the training data; choose another file.")
-    _io.check_writable(path)
+    named = "--checkpoint" if args["--checkpoint"] else "-o"
+    _io.check_outputs(
+        [("-o", path, "npz")]
+        + [(f"layer {l}'s checkpoint named after {named}", layer_checkpoint(checkpoint, l),
+            "npz") for l in range(len(sizes))]
+        + [(f"the file of finished layers named after {named}", progress_file(checkpoint),
+            "npz")],
+        [("the training data DATA", cli._data_file(args["DATA"]))])
     seed = settings[0]["seed"]
     data = load_data(args["DATA"], binarize=binarize, threshold=cli._real(args, "--threshold"),
                      seed=seed)
@@ -165,6 +169,11 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError("--logz gives ln Z, so --runs and --schedule (for AIS) do not apply.")
     seed = cli._whole(args, "--seed", 0)
     threads = cli.parse_threads(args["--threads"])
+    from cyrbm import _io
+    _io.check_outputs([("--plot", args["--plot"], "png")],
+                      [("the DBN file DBN", args["DBN"]),
+                       ("the data --data", cli._data_file(args["--data"])),
+                       ("the schedule file --schedule", args["--schedule"])])
     t0 = time.perf_counter()
     dbn = DBN.load(args["DBN"])
     if args["--data"] is None:

@@ -139,8 +139,17 @@ def run_evaluate(args):
     bidirectional check on N states drawn from the model; --plot FILE.png draws ln Z-hat
     against the number of runs, the log weights and the gap against K.
     """
-    from cyrbm import evaluation
+    from cyrbm import _io, evaluation
     from cyrbm.annealing import base_rate_biases
+    from cyrbm.cli import _data_file
+    _io.check_outputs(
+        [("--save-schedule", args.get("--save-schedule"), "text"),
+         ("--plot", args.get("--plot"), "png")],
+        [("the model file MODEL", args["MODEL"]),
+         ("the data --data", _data_file(args.get("--data"))),
+         ("the data --base-data", _data_file(args.get("--base-data"))),
+         ("the model --base-model", args.get("--base-model")),
+         ("the schedule file --schedule", args.get("--schedule"))])
     model = RBM.load(args["MODEL"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")

@@ -1,4 +1,5 @@
-"""Atomic file writing (models, checkpoints, images) and careful .npz reading.
+"""Atomic file writing (models, checkpoints, images), the check of output paths before
+any work (:func:`check_outputs`), and careful .npz reading.
 
 Temporary files are named ``.cyrbm-<pid>-<random>.npz.tmp`` (``.png.tmp``) in the directory of the file
 being written, so one left behind by a process that was killed (SIGKILL, power loss) is
@@ -43,22 +44,107 @@ def same_file(a, b):
         return False
 
 
-def check_writable(path):
-    """Fail early, with one sentence, if ``path`` cannot be written (before any work)."""
-    path = os.fspath(path)
+#: what each kind of output holds: (file-name endings it may have, its name in a message);
+#: a text file may have any ending but those of the binary kinds
+OUTPUT_KINDS = {
+    "npz": ((".npz",), "an .npz file"),
+    "png": ((".png",), "a PNG image"),
+    "text": (None, "a text file"),
+}
+_BINARY_ENDINGS = (".npz", ".npy", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".gz", ".zip",
+                   ".pkl", ".pickle")
+
+
+def _special_kind(mode):
+    """What a file of this ``st_mode`` is when it is not a regular file, else None."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _refuse(name, path, problem):
+    raise OutputError(f"{name} '{path}' {problem}")
+
+
+def check_outputs(outputs, inputs=()):
+    """Refuse, before any work, an output that would destroy a file or cannot be written.
+
+    Every command that writes calls it once with all its inputs and all the files it
+    will write, derived ones included (a checkpoint named after -o, a DBN's per-layer
+    files).  Refused, each in one sentence naming the output and its path: a path that is
+    one of the inputs (through a symlink or a hard link too: same device and inode); a
+    directory, device, FIFO or socket; an ending that does not fit what will be written;
+    two outputs that are one file; a read-only file; a directory that does not exist, is
+    not one, or cannot be written (tried by creating a temporary file there, since
+    permission bits do not stop root).
+
+    Parameters
+    ----------
+    outputs : iterable of (name, path, kind)
+        ``name`` as the user knows it (an option such as ``--plot``, or "the checkpoint
+        named after -o"); ``path`` (None: not written); ``kind`` one of
+        :data:`OUTPUT_KINDS` ("npz", "png", "text"), or None for any.
+    inputs : iterable of (what, path)
+        The files the command reads, ``what`` naming each ("the model file MODEL");
+        None paths and files that do not exist are passed over.
+
+    Raises
+    ------
+    OutputError
+    """
+    outputs = [(name, os.fspath(path), kind) for name, path, kind in outputs if path is not None]
+    inputs = [(what, os.fspath(path)) for what, path in inputs
+              if path is not None and os.path.exists(path)]
+    seen = []
+    for name, path, kind in outputs:
+        if not path or "\0" in path:
+            _refuse(name, path, "is not a file name.")
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        for what, source in inputs:
+            if same_file(path, source):
+                _refuse(name, path, f"is {what}, which this command reads; name another file.")
+        special = None if st is None else _special_kind(st.st_mode)
+        if special is not None:
+            _refuse(name, path, f"is {special}, not a regular file; name a file to write.")
+        real = os.path.realpath(path)
+        for other_name, other, other_real in seen:
+            if real == other_real or same_file(path, other):
+                raise OutputError(f"{other_name} '{other}' and {name} '{path}' are the same "
+                                  f"file; name different files.")
+        seen.append((name, path, real))
+        if kind is not None:
+            endings, holds = OUTPUT_KINDS[kind]
+            lower = path.lower()
+            if endings is not None and not lower.endswith(endings):
+                _refuse(name, path, f"will hold {holds}: its name must end in "
+                                    f"{' or '.join(endings)}.")
+            if endings is None and lower.endswith(_BINARY_ENDINGS):
+                _refuse(name, path, f"will hold {holds}, not what its ending "
+                                    f"'{os.path.splitext(lower)[1]}' says; name a .txt file.")
+        if is_read_only(path):
+            _refuse(name, path, "is read-only (make it writable, or write elsewhere).")
+        _check_directory(name, path)
+
+
+def _check_directory(name, path):
+    """The directory of ``path`` exists and a file can be created in it (tried)."""
     directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise OutputError(f"cannot write '{path}': it is a directory.")
+    if not os.path.exists(directory):
+        _refuse(name, path, f"cannot be written: the directory '{directory}' does not exist.")
     if not os.path.isdir(directory):
-        raise OutputError(f"cannot write '{path}': the directory '{directory}' does not exist.")
-    if is_read_only(path):
-        raise OutputError(f"cannot write '{path}': the file is read-only (make it writable, "
-                          f"or write elsewhere).")
+        _refuse(name, path, f"cannot be written: '{directory}' is not a directory.")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
                                    suffix=".tmp")
     except OSError as exc:
-        raise OutputError(f"cannot write '{path}': {exc.strerror or exc} in '{directory}'.") from None
+        _refuse(name, path, f"cannot be written: the directory '{directory}' cannot be "
+                            f"written ({exc.strerror or exc}).")
     os.close(fd)
     os.unlink(tmp)
 
@@ -114,6 +200,12 @@ def atomic_write(path, write, suffix=".tmp"):
     if is_read_only(path):
         raise OutputError(f"cannot write '{path}': the file is read-only (make it writable, "
                           f"or write elsewhere).")
+    try:
+        special = _special_kind(os.stat(path).st_mode)
+    except OSError:
+        special = None
+    if special is not None:        # a rename would replace it (a device node, a FIFO)
+        raise OutputError(f"cannot write '{path}': it is {special}, not a regular file.")
     remove_stale_temporaries(directory)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)

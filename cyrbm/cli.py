@@ -430,7 +430,7 @@ def default_checkpoint(model_path):
 def _data_file(source):
     """The file behind a DATA argument, or None for a bundled data set."""
     from cyrbm.datasets import bundled_datasets
-    if source in bundled_datasets():
+    if source is None or source in bundled_datasets():
         return None
     if os.path.exists(source):
         return source
@@ -553,24 +553,16 @@ def _merge_resume(settings, explicit, checkpoint):
 def _check_outputs(args, model_path, checkpoint, resume):
     """No user file is replaced unless it is the output named for that purpose."""
     from cyrbm import _io
-    data_file = _data_file(args["DATA"])
-    if data_file is not None:
-        if _io.same_file(model_path, data_file):
-            raise UsageError(f"-o '{model_path}' names the training data; choose another "
-                             f"model file.")
-        if _io.same_file(checkpoint, data_file):
-            how = "--checkpoint" if args["--checkpoint"] else "the checkpoint named after -o"
-            raise UsageError(f"{how} '{checkpoint}' is the training data; name another "
-                             f"file with --checkpoint.")
-    if os.path.abspath(checkpoint) == os.path.abspath(model_path) or _io.same_file(checkpoint, model_path):
-        raise UsageError("the checkpoint file must differ from the model file.")
+    _io.check_outputs(
+        [("-o", model_path, "npz"),
+         ("--checkpoint" if args["--checkpoint"] else "the checkpoint named after -o",
+          checkpoint, "npz")],
+        [("the training data DATA", _data_file(args["DATA"]))])
     if not resume and os.path.isfile(checkpoint):
         meta = _io.read_meta(checkpoint)
         if meta is None or "checkpoint" not in meta:
             raise UsageError(f"'{checkpoint}' exists and is not a cyrbm checkpoint; name "
                              f"another file with --checkpoint, or move it away.")
-    _io.check_writable(model_path)
-    _io.check_writable(checkpoint)
 
 
 def epoch_line(record, epoch=None):
@@ -823,7 +815,7 @@ def cmd_sample(args, out):
     sampler = str(args["--sampler"]).strip().lower()
     if sampler not in _SAMPLERS:
         raise UsageError(f"--sampler must be {' or '.join(_SAMPLERS)}, not {args['--sampler']!r}.")
-    _io.check_writable(args["--output"])
+    _io.check_outputs([("-o", args["--output"], "png")], [("the model file MODEL", args["MODEL"])])
     model = RBM.load(args["MODEL"])
     shape = images.image_shape(model.n_visible, args["--shape"])
     samples = model.sample(n, steps, seed=seed, threads=threads, sampler=sampler)
@@ -837,7 +829,7 @@ def cmd_filters(args, out):
     from cyrbm import _io, images
     from cyrbm.models import RBM
     n = _whole(args, "--n", 1)
-    _io.check_writable(args["--output"])
+    _io.check_outputs([("-o", args["--output"], "png")], [("the model file MODEL", args["MODEL"])])
     model = RBM.load(args["MODEL"])
     shape = images.image_shape(model.n_visible, args["--shape"])
     n = min(n, model.n_hidden)

@@ -318,7 +318,7 @@ class Trainer:
         if n == 0:
             raise ModelMismatchError("training data has no rows.")
         if self.checkpoint is not None:
-            _io.check_writable(self.checkpoint)
+            _io.check_outputs([("checkpoint", self.checkpoint, "npz")])
         B = self.batch_size
         if not resume:
             self._check_sizes(n, D, self.n_hidden if model is None else model.n_hidden)

@@ -86,7 +86,7 @@ def test_output_naming_the_training_data_is_refused(tmp_path, capsys):
     before = data.read_bytes()
     code, _, err = run(["train", data, "-o", data, "--epochs", "1"], capsys)
     assert code == 1
-    one_error_line(err, "names the training data")
+    one_error_line(err, "is the training data")
     assert data.read_bytes() == before
 
 

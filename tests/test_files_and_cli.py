@@ -75,7 +75,7 @@ def test_save_is_atomic_and_unwritable_paths_are_refused(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]     # no temporary left over
     for target in (tmp_path / "no" / "such" / "dir.npz", tmp_path):
         with pytest.raises(OutputError) as err:
-            cyrbm._io.check_writable(target)
+            cyrbm._io.check_outputs([("-o", target, "npz")])
         assert one_sentence(err.value)
     with pytest.raises(OutputError):
         m.save(tmp_path / "no" / "m.npz")
