@@ -1,4 +1,6 @@
 """pytest hooks and fixtures; the exact references themselves live in _reference.py."""
+import os
+
 import pytest
 
 import cyrbm
@@ -18,3 +20,15 @@ def pytest_report_header(config):
 @pytest.fixture
 def model86():
     return tiny_model()
+
+
+try:    # the property-based tests' profiles: "ci" (fixed, small; the default) and "deep"
+    from hypothesis import HealthCheck, settings
+except ImportError:
+    pass
+else:
+    settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow], database=None)
+    settings.register_profile("deep", max_examples=2000, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

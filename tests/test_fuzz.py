@@ -18,17 +18,12 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, example, given, settings, strategies as st  # noqa: E402
+from hypothesis import example, given, strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import cyrbm  # noqa: E402
 from cyrbm import RBM, CyrbmError  # noqa: E402
 
-settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow], database=None)
-settings.register_profile("deep", max_examples=2000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SUFFIXES = [".npy", ".npz", ".csv", ".txt", ".csv.gz", ".npy.gz", "-idx3-ubyte", ".idx",
             ".bin"]

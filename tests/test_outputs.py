@@ -26,11 +26,6 @@ from cyrbm import DBN, RBM, _io  # noqa: E402
 from cyrbm.cli import main  # noqa: E402
 from cyrbm.errors import OutputError  # noqa: E402
 
-settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow], database=None)
-settings.register_profile("deep", max_examples=2000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 #: generated paths per command output, on top of one example of each kind of path
 EXAMPLES = 6 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 200
 
