@@ -471,6 +471,10 @@ def test_low_ess_warning_on_both_sides_of_its_threshold(n, ess, warns):
     assert (res.to_dict()["weight_warning"] is not None) == warns
     if warns:
         assert f"only {ess:.1f} of {n} runs" in warning
+    # weights are taken relative to the largest: one more run 1000 nats below the rest
+    # changes nothing (relative to the smallest, exp(1000) would overflow)
+    more = weight_diagnostics(np.concatenate([lw, [lw.min() - 1000.0]]))
+    assert more[0] == pytest.approx(ess, rel=1e-6) and more[1] == pytest.approx(share)
     ev = EvaluationResult(ais=res, raise_log_weights=np.zeros((2, 3)),
                           log_unnormalized=np.zeros(2), schedule="array", chains=3,
                           raise_seconds=0.0)
