@@ -37,7 +37,8 @@ from cyrbm.chib import ais_per_vector, chib_log_prob
 from cyrbm.evaluation import ESS_WARN, SHARE_WARN, EvaluationResult, weight_diagnostics
 
 from _reference import (all_states, annealing_model_distribution, dbn_exact,
-                        dbn_variational_bound, exact_draws, state_index, tiny_dbn, tiny_model)
+                        dbn_variational_bound, exact_distribution, exact_draws, state_index,
+                        tiny_dbn, tiny_model)
 
 #: A correct error bar fails one of the coverage bounds with probability below this.
 FAIL_P = 1e-4
@@ -270,6 +271,46 @@ def test_gap_interval_covers_the_exact_gap(sandwich):
     res, truth_ais, truth_raise = sandwich
     check_coverage(lambda i, k: symmetric(res[i].gap, res[i].gap_se, k),
                    truth_ais - truth_raise, len(res), what="AIS - RAISE gap")
+
+
+def test_simulation_bounds_and_their_errors_follow_their_formulas(rbm):
+    """The bidirectional check (evaluate(simulate=n)): log_Z_upper = mean over the
+    simulated states of ln p*(v) - ln mean(w) over their RAISE chains, its se the
+    spread of those n values / sqrt(n); log_Z_lower = ln Z-hat of forward AIS with
+    se sigma-hat / Z-hat; the gap and the bound on AIS's error from them."""
+    model, log_z = rbm
+    res = Annealer(runs=20, schedule="linear:20", seed=3, threads=1, progress=False).evaluate(
+        model, exact_draws(model, 4, 2), base_rate=np.zeros(8), chains=5, simulate=12)
+    sim, lw, lp = res.simulation, res.simulation_log_weights, res.simulation_log_unnormalized
+    assert lw.shape == (12, 5) and lp.shape == (12,) and sim["source"] == "exact"
+    per = lp - np.log(np.mean(np.exp(lw), axis=1))
+    assert sim["log_Z_upper"] == pytest.approx(per.mean(), abs=1e-10)
+    assert sim["log_Z_upper_se"] == pytest.approx(per.std(ddof=1) / math.sqrt(12), rel=1e-10)
+    wa = np.exp(res.ais.log_weights)
+    assert sim["log_Z_lower"] == pytest.approx(res.ais.log_Z, abs=1e-12)
+    assert sim["log_Z_lower_se"] == pytest.approx(wa.std(ddof=1) / math.sqrt(20) / wa.mean(),
+                                                  rel=1e-10)
+    assert sim["gap"] == pytest.approx(per.mean() - res.ais.log_Z, abs=1e-10)
+    assert sim["exact_log_Z"] == pytest.approx(log_z, abs=1e-10)
+
+
+def test_simulation_upper_bound_interval_covers_its_target(rbm):
+    """log_Z_upper +- k log_Z_upper_se over 100 seeds (30 states drawn exactly from the
+    model, 20 RAISE chains each, 50 betas; df 29) against its target ln Z +
+    KL(p || p_ann), exact by enumeration.  ln mean(w) of 20 chains is low, so the
+    upper bound is high, by about 0.4 of its se here: the safe side for an upper
+    bound, and within the tolerance."""
+    model, log_z = rbm
+    bA, betas = np.zeros(8), np.linspace(0.0, 1.0, 50)
+    V, p, _ = exact_distribution(model)
+    target = log_z + float(np.sum(p * np.log(p / annealing_model_distribution(model, bA,
+                                                                               betas))))
+    one = np.zeros((1, 8), np.uint8)
+    sims = [Annealer(runs=20, schedule=betas, seed=s, threads=1, progress=False).evaluate(
+        model, one, base_rate=bA, chains=20, simulate=30).simulation for s in range(100)]
+    check_coverage(lambda i, k: symmetric(sims[i]["log_Z_upper"], sims[i]["log_Z_upper_se"],
+                                          k), target, len(sims), df=29,
+                   what="simulation ln Z upper bound")
 
 
 # ---------------------------------------------------------- the DBN bound: formulas
