@@ -554,3 +554,50 @@ def test_disagreement_threshold_is_three_combined_standard_errors(z, disagrees):
     assert ev.gap == pytest.approx(z * ev.gap_se)
     assert (ev.disagreement is not None) == disagrees
     assert (ev.to_dict()["disagreement"] is not None) == disagrees
+
+
+# ------------------------------------------------------------------ through the command
+def test_command_line_error_bars_follow_their_formulas(tmp_path, rbm, capsys):
+    """What `cyrbm ais --json` and `cyrbm evaluate --json` print: ln Z's sigma and
+    intervals and the average log-probability's from the printed log weights; the text
+    output's intervals are those numbers; evaluate's AIS se from its log weights and
+    gap_se from the two se's."""
+    import json
+    from cyrbm.cli import main
+    model, _ = rbm
+    model.save(tmp_path / "m.npz")
+    data = exact_draws(model, 20, 9)
+    np.save(tmp_path / "d.npy", data)
+    base = ["ais", str(tmp_path / "m.npz"), "--runs", "10", "--schedule", "linear:20",
+            "--data", str(tmp_path / "d.npy"), "--seed", "1", "--threads", "1"]
+    assert main(base + ["--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    w = np.exp(np.array(r["log_weights"]))
+    Z = math.exp(r["log_Z_base"]) * w.mean()
+    s = math.exp(r["log_Z_base"]) * w.std(ddof=1) / math.sqrt(w.size)
+    mean_lp = float(np.mean(model.log_unnormalized(data)))
+    assert r["log_sigma"] == pytest.approx(math.log(s), abs=1e-10)
+    assert r["log_Z_sigma_interval"] == pytest.approx([math.log(Z - s), math.log(Z + s)],
+                                                      abs=1e-10)
+    lo3 = math.log(Z - 3 * s) if Z > 3 * s else None
+    assert r["log_Z_3sigma_interval"][1] == pytest.approx(math.log(Z + 3 * s), abs=1e-10)
+    assert r["log_Z_3sigma_interval"][0] == (None if lo3 is None else pytest.approx(lo3))
+    assert r["avg_log_prob_3sigma_interval"][0] == pytest.approx(mean_lp - math.log(Z + 3 * s),
+                                                                 abs=1e-8)
+    assert r["ess"] == pytest.approx(w.sum() ** 2 / (w * w).sum(), rel=1e-10)
+    assert main(base) == 0
+    text = capsys.readouterr().out
+    assert f"{math.log(Z - s):.4f}, {math.log(Z + s):.4f}" in text, text
+    assert main(["evaluate", str(tmp_path / "m.npz"), "--data", str(tmp_path / "d.npy"),
+                 "--runs", "10", "--chains", "4", "--schedule", "linear:20", "--seed", "1",
+                 "--threads", "1", "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    wa = np.exp(np.array(e["ais"]["log_weights"]))
+    assert e["ais"]["se"] == pytest.approx(wa.std(ddof=1) / math.sqrt(10) / wa.mean(),
+                                           rel=1e-10)
+    assert e["gap_se"] == pytest.approx(math.hypot(e["ais"]["se"], e["raise"]["se"]),
+                                        rel=1e-10)
+    per = np.array(e["raise"]["log_prob_per_vector"])
+    assert e["raise"]["data_se"] == pytest.approx(per.std(ddof=1) / math.sqrt(20), rel=1e-10)
+    assert e["raise"]["mean_log_prob_3sigma_interval"] == pytest.approx(
+        [per.mean() - 3 * e["raise"]["se"], per.mean() + 3 * e["raise"]["se"]], abs=1e-10)
