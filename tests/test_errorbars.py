@@ -398,8 +398,9 @@ def test_bound_stderr_and_total_stderr_cover_the_expected_bound(dbn):
     v), each seed drawing a new test set from p(v) and new samples of Q.  With ln Z
     exact, mean +- k stderr (df N - 1 = 19 vectors); with ln Z-hat from a short AIS run
     (50 runs, 5 betas) on 1000 vectors, whose error is then of the same size as the
-    spread of the vectors, mean +- k total_stderr; stderr alone is then too narrow
-    (the same check fails; the power of the total's ln Z term)."""
+    spread of the vectors, mean +- k total_stderr.  Power of the ln Z term: stderr
+    alone is then too narrow, its +-1 sigma interval holding the truth in fewer seeds
+    than a correct error bar could (total_stderr without the term fails)."""
     layers, V, _, p, B, log_z = dbn
     truth = float(p @ B)
     res = []
