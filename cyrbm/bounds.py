@@ -65,11 +65,15 @@ class BoundResult:
         M, samples per vector.
     mc_stderr : float or None
         Standard error of the mean due to the sampling of Q alone (needs M >= 2).
+    per_sample : float64 array (N, M) or None
+        The M Monte Carlo terms of each vector that ``values`` and ``mc_stderr`` come
+        from ("variational": ln p*(v, h^(i)) + H - ln Z for each sample h^(i);
+        "chib": ln p-hat(v) of each repeat; "ais": ln w - ln Z-hat of each run).
     seconds, threads, seed : run facts.
     """
 
     def __init__(self, *, method, values, log_Z=None, ais=None, samples=1, seconds=0.0,
-                 threads=1, seed=None, mc_stderr=None, extra=None):
+                 threads=1, seed=None, mc_stderr=None, extra=None, per_sample=None):
         self.method = method
         self.values = np.asarray(values, dtype=np.float64)
         self.log_Z = None if log_Z is None else float(log_Z)
@@ -79,6 +83,7 @@ class BoundResult:
         self.threads = int(threads)
         self.seed = seed
         self.mc_stderr = None if mc_stderr is None else float(mc_stderr)
+        self.per_sample = None if per_sample is None else np.asarray(per_sample, dtype=np.float64)
         self.extra = dict(extra or {})
 
     @property
@@ -273,11 +278,11 @@ class BoundEstimator:
                                 BLOCK_ROWS)
 
     def _result(self, method, values, t0, samples, *, log_Z=None, ais=None, mc_stderr=None,
-                seed=None, extra=None):
+                seed=None, extra=None, per_sample=None):
         return BoundResult(method=method, values=values, log_Z=log_Z, ais=ais, samples=samples,
                            seconds=time.perf_counter() - t0, threads=self.threads,
                            seed=self.seed if seed is None else seed, mc_stderr=mc_stderr,
-                           extra=extra)
+                           extra=extra, per_sample=per_sample)
 
     # ------------------------------------------------------------- estimators
     def variational(self, data, samples=1, *, entropy="analytic", seed=None):
@@ -321,7 +326,7 @@ class BoundEstimator:
             mc = _within_stderr(per)
         values = per.mean(axis=1) - log_Z
         return self._result("variational", values, t0, M, log_Z=log_Z, ais=ais, mc_stderr=mc,
-                            seed=seed, extra={"entropy": entropy})
+                            seed=seed, extra={"entropy": entropy}, per_sample=per - log_Z)
 
     def harmonic(self, data, samples=100, *, seed=None):
         """The harmonic-mean estimate of ln p(v) (MS09 Eq. 2): a cautionary baseline.
@@ -399,7 +404,7 @@ class BoundEstimator:
                                       threads=self.threads)
         return self._result("chib", est.log_probs, t0, repeats, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
-                            extra={"steps": steps, "repeats": repeats})
+                            extra={"steps": steps, "repeats": repeats}, per_sample=est.samples)
 
     def ais_per_vector(self, data, runs=16, *, schedule=None, base="q", seed=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
@@ -431,7 +436,8 @@ class BoundEstimator:
                                        threads=self.threads, **kwargs)
         return self._result("ais", est.log_probs, t0, runs, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
-                            extra={"runs": runs, "betas": est.betas, "base": base})
+                            extra={"runs": runs, "betas": est.betas, "base": base},
+                            per_sample=est.samples)
 
     def log_prob_lower_bound(self, data):
         """ln p*(v) - ln Z-hat for a one-layer model (an RBM), exact but for ln Z-hat.

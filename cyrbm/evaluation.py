@@ -234,6 +234,10 @@ class EvaluationResult:
         ln p*(v) of each test vector.
     simulation : dict or None
         The bidirectional check on states drawn from the model (``simulate=N``).
+    simulation_log_weights, simulation_log_unnormalized : arrays or None
+        Its raw numbers: ln w of every RAISE chain from each simulated state (n, chains)
+        and ln p*(v) of each state (n,), from which its ln Z bounds and their standard
+        errors are computed.
     base : dict
         What the annealing starts from: ``{"kind": "base_rate", ...}``, or ``{"kind":
         "model", "n_hidden", "log_Z", "log_Z_source" ("given", "exact" or "ais"), ...}``
@@ -241,7 +245,7 @@ class EvaluationResult:
     """
 
     def __init__(self, *, ais, raise_log_weights, log_unnormalized, schedule, chains,
-                 raise_seconds, simulation=None, base=None):
+                 raise_seconds, simulation=None, base=None, simulation_raw=None):
         self.ais = ais
         self.base = dict(base) if base is not None else {"kind": "base_rate"}
         self.raise_log_weights = np.asarray(raise_log_weights, dtype=np.float64)
@@ -250,6 +254,8 @@ class EvaluationResult:
         self.chains = int(chains)
         self.raise_seconds = float(raise_seconds)
         self.simulation = simulation
+        self.simulation_log_weights, self.simulation_log_unnormalized = (
+            simulation_raw if simulation_raw is not None else (None, None))
         self.raise_per_vector, self._var = _per_vector(self.raise_log_weights)
 
     # -- forward AIS (optimistic)
@@ -477,13 +483,14 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
                            progress=annealer.progress)
     seconds = time.perf_counter() - t0
     lp = lp_model.log_unnormalized(V, threads=annealer.threads)
-    sim = None
+    sim = sim_raw = None
     if simulate:
-        sim = _simulate(annealer, model, base, ais, int(simulate), chains,
-                        {"start": start, "burn_in": burn_in})
+        sim, sim_raw = _simulate(annealer, model, base, ais, int(simulate), chains,
+                                 {"start": start, "burn_in": burn_in})
     return EvaluationResult(ais=ais, raise_log_weights=lw, log_unnormalized=lp,
                             schedule=annealer.schedule_spec, chains=chains,
-                            raise_seconds=seconds, simulation=sim, base=describe)
+                            raise_seconds=seconds, simulation=sim, base=describe,
+                            simulation_raw=sim_raw)
 
 
 def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fit_to,
@@ -530,7 +537,8 @@ def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fi
 def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
     """The bidirectional check on ``n`` states drawn from the model itself; ``base`` is
     the base rate's biases, or RBM A (then ``ratio_settings`` holds log_ratio's start
-    and burn_in, for more forward runs)."""
+    and burn_in, for more forward runs).  Returns (the summary dict, (RAISE's log
+    weights, ln p*(v) of the states))."""
     if n < 1:
         raise AnnealingError(f"simulate needs at least 1 state, not {n}.")
     m = min(model.n_visible, model.n_hidden)
@@ -580,7 +588,7 @@ def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
             "log_Z_lower": _num(ais.log_Z), "log_Z_lower_se": _num(lower_se),
             "log_Z_upper": _num(upper), "log_Z_upper_se": _num(upper_se),
             "log_Z_error_bound": _num(max(gap, 0.0)), "exact_log_Z": _num(exact_log_z),
-            "summary": sentence}
+            "summary": sentence}, (lw, lp)
 
 
 # --------------------------------------------------------------------------- schedules

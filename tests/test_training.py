@@ -315,3 +315,53 @@ def test_pcd_persistent_chains_are_stationary(tmp_path):
 
     assert total_variation(gibbs_transition(model, 20)[0], exact_distribution(model)[1]) < 1e-6
     check_sampler(sample, model)
+
+
+@pytest.mark.parametrize("method", ["cd", "pcd"])
+def test_weight_decay_through_training_follows_the_momentum_recurrence(method):
+    """Weight decay in Trainer.fit, alone: with visible biases of 50 and all-one data,
+    every negative sample equals its data row, so the data gradient is zero (to
+    rounding) and W follows vel = momentum * vel - lr * wd * W, W = W + vel, over all
+    12 updates (3 epochs of 4 batches); the biases do not move (decay is on W only),
+    and without decay W stays put."""
+    rng = np.random.default_rng(0)
+    W0, a0 = 0.3 * rng.standard_normal((8, 6)), rng.standard_normal(6)
+    b0 = np.full(8, 50.0)
+    data = np.ones((20, 8), np.uint8)
+    lr, mom, wd = 0.1, 0.5, 0.05
+    for decay in (0.0, wd):
+        trained = Trainer(6, method=method, k=1, epochs=3, batch_size=5, learning_rate=lr,
+                          momentum=mom, weight_decay=decay, seed=0, dtype=np.float64,
+                          threads=1, monitor_size=0, progress=False).fit(
+            data, model=RBM(W0.copy(), b0.copy(), a0.copy(), dtype=np.float64))
+        W, vel = W0.copy(), np.zeros_like(W0)
+        for _ in range(12):
+            vel = mom * vel - lr * decay * W
+            W = W + vel
+        np.testing.assert_allclose(trained.W, W, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(trained.vbias, b0)
+        np.testing.assert_array_equal(trained.hbias, a0)
+    assert np.max(np.abs(W - W0)) > 0.01          # the decay moved W measurably
+
+
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_weight_decay_in_one_update_with_a_data_gradient(model86, probabilities):
+    """One CD-1 update from the same model and seed with and without weight decay (both
+    update paths: sampled states, and fit(probabilities=True)): the samples are the same
+    (they depend only on the starting W), so W differs by exactly -lr * wd * W (the W
+    before the update) and the biases not at all."""
+    rng = np.random.default_rng(3)
+    data = (rng.random((30, 8)) < 0.4).astype(np.uint8)
+    lr, wd = 0.2, 0.1
+
+    def update(decay):
+        return Trainer(6, method="cd", k=1, epochs=1, batch_size=30, learning_rate=lr,
+                       momentum=0.9, weight_decay=decay, seed=4, dtype=np.float64,
+                       threads=1, monitor_size=0, progress=False).fit(
+            data, model=model86.copy(), probabilities=probabilities)
+
+    plain, decayed = update(0.0), update(wd)
+    assert np.max(np.abs(plain.W - model86.W)) > 0.01
+    np.testing.assert_allclose(decayed.W - plain.W, -lr * wd * model86.W, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(decayed.vbias, plain.vbias)
+    np.testing.assert_array_equal(decayed.hbias, plain.hbias)
