@@ -79,7 +79,7 @@ def cmd_dbn(args, out):
         raise DBNUsageError(f"-o '{path}' names the training data; choose another file.")
     _io.check_writable(path)
     seed = settings[0]["seed"]
-    data = load_data(args["DATA"], binarize=binarize, threshold=cli._real(args, "--threshold"),
+    data = load_data(args["DATA"], binarize=binarize, threshold=cli.binarize_threshold(args),
                      seed=seed)
     quiet = args["--json"] or args["--no-progress"]
 

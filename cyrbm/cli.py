@@ -386,6 +386,12 @@ def _real(args, key, *, low=None, high=None, low_open=False, high_open=False, op
     return result
 
 
+def binarize_threshold(args):
+    """--threshold when given (load_data refuses it without --binarize threshold), else
+    None: its [default: 0.5] is load_data's."""
+    return _real(args, "--threshold") if "--threshold" in args["__explicit__"] else None
+
+
 def _cores():
     try:
         return len(os.sched_getaffinity(0))
@@ -463,7 +469,9 @@ def _train_settings(args):
         raise UsageError(f"--hop-weight must be uniform, prob or distance, not {hop_weight!r}.")
     try:
         k_first, k_last = parse_k(args["--k"])
-    except ValueError:
+    except ValueError as e:
+        if "ramp" in str(e):
+            raise UsageError(f"--k {args['--k']}: {e}") from None
         raise UsageError(f"--k must be a whole number of at least 1, or FIRST:LAST such as "
                          f"1:25, not {args['--k']!r}.") from None
     dtype = args["--dtype"]
@@ -567,7 +575,7 @@ def cmd_train(args, out):
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise UsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
-    threshold = _real(args, "--threshold")
+    threshold = binarize_threshold(args)
     settings = _train_settings(args)
     checkpoint_every = _whole(args, "--checkpoint-every", 1)
     threads = parse_threads(args["--threads"])
@@ -636,8 +644,11 @@ def cmd_train(args, out):
     if args["--json"]:
         print(json.dumps(result))
     else:
+        ramp = (f" (k from {trainer.k_first} to {trainer.k_last} over epochs 1-"
+                f"{trainer.k_span}, then {trainer.k_last})"
+                if trainer.k_first != trainer.k_last and trainer.k_span < trainer.epochs else "")
         print(f"trained a {model.n_visible} x {model.n_hidden} RBM by {trainer.method.upper()}-"
-              f"{trainer.k} on {data.shape[0]} rows of '{args['DATA']}' "
+              f"{trainer.k}{ramp} on {data.shape[0]} rows of '{args['DATA']}' "
               f"({trainer.epochs} epochs, {result['seconds']:.2f} s)", file=out)
         if last.get("pseudo_log_likelihood") is not None:
             print(f"pseudo-log-likelihood per sample {last['pseudo_log_likelihood']:.4f} nats, "
@@ -839,8 +850,7 @@ def _run(argv):
     _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
                               else "cli-measure")
     try:
-        if ((command == "train" and args["--resume"]) or command == "bound") and \
-                "__explicit__" not in args:
+        if "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like
