@@ -33,6 +33,12 @@ _HINTS = {
         "python": "use Annealer().log_partition (AIS) instead",
         "cli": "use 'cyrbm ais' (an AIS estimate) instead"},
     "start_gibbs": {"python": "use start='gibbs'", "cli": "use --start gibbs"},
+    "dbn_finished": {
+        "python": "give more layers to add one on top, or train afresh with resume=False",
+        "cli": "list more sizes in --layers to add a layer on top, or train afresh "
+               "without --resume"},
+    "dbn_no_checkpoint": {"python": "train without resume first",
+                          "cli": "train without --resume first"},
     "threshold_alone": {
         "python": "a threshold applies to binarize='threshold' only",
         "cli": "--threshold applies to --binarize threshold only"},
@@ -56,6 +62,14 @@ def hint(key):
     if name not in words:
         name = "cli" if name.startswith("cli") else "python"
     return words[name]
+
+
+def option_name(parameter):
+    """A Python parameter (``burn_in``) in the words of the interface in use: itself, or
+    its command-line option (``--burn-in``)."""
+    if _interface[0].startswith("cli"):
+        return "--" + parameter.replace("_", "-")
+    return parameter
 
 
 def check_binary(X, *, name="data", allow_1d=False):

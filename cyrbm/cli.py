@@ -506,20 +506,24 @@ def _show(option, value):
     return "none" if value is None else str(value)
 
 
-def _merge_resume(settings, explicit, checkpoint):
+def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False, layer=None):
     """With --resume: settings left out come from the checkpoint; one given that differs
-    from it is refused (it would continue silently as the checkpoint's)."""
+    from it is refused (it would continue silently as the checkpoint's).  ``saved``: the
+    settings of a finished DBN layer ``layer`` of the file ``checkpoint`` (read from
+    ``checkpoint`` otherwise); ``finished``: its epochs cannot change either."""
     from cyrbm import _io
     from cyrbm.training import parse_k
-    meta = _io.read_meta(checkpoint)
-    training = meta.get("training") if meta else None
-    saved = training.get("settings") if isinstance(training, dict) else None
-    if not isinstance(saved, dict) or not isinstance(meta.get("checkpoint"), dict):
-        return settings, None         # Trainer.fit gives the precise error
-    done = meta["checkpoint"].get("epoch")
+    done = None
+    if saved is None:
+        meta = _io.read_meta(checkpoint)
+        training = meta.get("training") if meta else None
+        saved = training.get("settings") if isinstance(training, dict) else None
+        if not isinstance(saved, dict) or not isinstance(meta.get("checkpoint"), dict):
+            return settings, None         # Trainer.fit gives the precise error
+        done = meta["checkpoint"].get("epoch")
     merged = dict(settings)
     for option, key in _TRAIN_SETTINGS.items():
-        if key not in saved or key == "epochs":
+        if key not in saved or (key == "epochs" and not finished):
             continue
         was = saved[key]
         if option in explicit:
@@ -533,7 +537,8 @@ def _merge_resume(settings, explicit, checkpoint):
             if not same and key != "monitor_size":
                 raise UsageError(
                     f"{option} {_show(option, now)} conflicts with the checkpoint "
-                    f"'{checkpoint}', made with {option} {_show(option, was)}; leave {option} "
+                    f"'{checkpoint}'{'' if layer is None else f' (layer {layer})'}, made "
+                    f"with {option} {_show(option, was)}; leave {option} "
                     f"out to continue as it was, or train afresh without --resume.")
         else:
             merged[key] = was

@@ -379,7 +379,7 @@ def test_cli_bound_chib_ais_and_trace(tmp_path, small):
     (["--method", "chib", "--repeats", "0"], "--repeats must be at least 1"),
     (["--method", "ais", "--repeats", "1"], "--repeats must be at least 2"),
     (["--method", "variational", "--steps", "3"], "apply to --method chib and ais"),
-    (["--method", "harmonic", "--trace"], "--trace applies to --method chib"),
+    (["--method", "variational", "--trace"], "--trace applies to --method chib"),
     (["--method", "gibbs"], "must be variational, harmonic, chib or ais"),
 ])
 def test_cli_bound_chib_bad_input(tmp_path, small, argv, message):
