@@ -175,6 +175,11 @@ def resume_layers(checkpoint, sizes, *, layer_input="samples", init_transpose=Fa
                 raise ModelMismatchError(
                     f"layer {l} in '{pf}' was trained on {was}, not on {layer_input} of "
                     f"Q; resume with the same layer input.")
+        was = progress.get("layer_input", layer_input)
+        if was != layer_input:
+            raise ModelMismatchError(
+                f"the layers done in '{pf}' belong to a run trained on {was} of Q, not on "
+                f"{layer_input}; resume with the same layer input.")
         was = progress.get("init_transpose", bool(init_transpose))
         if "init_transpose" in progress and was != bool(init_transpose):
             raise ModelMismatchError(
