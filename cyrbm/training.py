@@ -35,11 +35,14 @@ from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
-                               check_probabilities, check_whole)
+                               check_probabilities, check_whole, option_name)
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
+#: the method each sampler setting belongs to
+_SAMPLER_OF = {"temperatures": "pt", "chains": "pt", "adapt_every": "pt", "hop_prob": "amh",
+               "modes": "amh", "radius": "amh", "hop_weight": "amh", "mode_every": "amh"}
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
 #: arrays depend on them).  The step size may change on resume in the Python API (the
 #: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
@@ -137,9 +140,11 @@ class Trainer:
         PT only: persistent ladders M (default: the batch size).  The negative phase of
         update t uses the T = 1 states of ladders (t B + i) mod M, i < B.
     hop_prob, modes, radius, hop_weight : AMH only
-        p, the capacity K and Hamming radius R of the mode set (default R: a tenth of
-        n_visible, as Hu & Yu's 80 of 784), and the weighting of H (uniform, prob,
-        distance).  The mode set is rebuilt every ``mode_every`` updates from the
+        p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
+        (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
+        the weighting of H (uniform, the default, prob, distance).  The settings of PT
+        (``temperatures``, ``chains``, ``adapt_every``, default 50) and of AMH
+        (``mode_every`` too, default 100) are refused with another method.  The mode set is rebuilt every ``mode_every`` updates from the
         persistent chains; ``trainer.modes_`` holds it, ``save_modes`` writes it.
 
     History records add, for PT, ``swap_rates`` (per pair, T_k with T_{k+1}, over the
@@ -151,8 +156,8 @@ class Trainer:
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
                  checkpoint_every=1, monitor_size=200, progress=None, callback=None,
-                 temperatures=None, chains=None, adapt_every=50, hop_prob=0.1, modes=10,
-                 radius=None, hop_weight="uniform", mode_every=100):
+                 temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
+                 radius=None, hop_weight=None, mode_every=None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -214,6 +219,19 @@ class Trainer:
                                 modes, radius, hop_weight, mode_every):
         from cyrbm.tempering import parse_temperatures
         from cyrbm.modehop import WEIGHTS
+        given = {"temperatures": temperatures, "chains": chains, "adapt_every": adapt_every,
+                 "hop_prob": hop_prob, "modes": modes, "radius": radius,
+                 "hop_weight": hop_weight, "mode_every": mode_every}
+        for name, value in given.items():
+            only = _SAMPLER_OF[name]
+            if value is not None and method != only:
+                raise ValueError(f"{option_name(name)} is a setting of {option_name('method')} "
+                                 f"{only}, not of {method}.")
+        adapt_every = 50 if adapt_every is None else adapt_every
+        hop_prob = 0.1 if hop_prob is None else hop_prob
+        modes = 10 if modes is None else modes
+        hop_weight = "uniform" if hop_weight is None else hop_weight
+        mode_every = 100 if mode_every is None else mode_every
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
         if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:

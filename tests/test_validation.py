@@ -233,3 +233,31 @@ def dbn_file(tmp_path):
 def test_bound_refuses_options_its_method_ignores(dbn_file, capsys, method, extra, needle):
     refused(["bound", dbn_file, "--data", "digits:test", "--method", method, *extra], capsys,
             needle)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(method="cd", chains=4), "chains is a setting of method pt, not of cd"),
+    (dict(method="pcd", temperatures=5), "temperatures is a setting of method pt, not of pcd"),
+    (dict(method="amh", adapt_every=3), "adapt_every is a setting of method pt, not of amh"),
+    (dict(method="pt", hop_prob=0.2), "hop_prob is a setting of method amh, not of pt"),
+    (dict(method="cd", modes=3), "modes is a setting of method amh, not of cd"),
+    (dict(method="cd", radius=3), "radius is a setting of method amh, not of cd"),
+    (dict(method="cd", hop_weight="prob"), "hop_weight is a setting of method amh"),
+    (dict(method="pcd", mode_every=3), "mode_every is a setting of method amh"),
+])
+def test_trainer_refuses_another_methods_sampler_settings(kw, message):
+    with pytest.raises(ValueError, match=message):
+        Trainer(3, **kw)
+
+
+def test_train_resume_refuses_another_methods_option(tmp_path, capsys):
+    """Without --resume the option is refused by the command line; with it the method is
+    the checkpoint's, and the Trainer refuses the option in the command line's words."""
+    model = tmp_path / "m.npz"
+    code, _, err = run(["train", "digits", "-o", model, "--hidden", "3", "--epochs", "1",
+                        "--monitor", "0", "--no-progress"], capsys)
+    assert code == 0, err
+    refused(["train", "digits", "-o", model, "--epochs", "2", "--resume", "--hop-prob", "0.3"],
+            capsys, "--hop-prob is a setting of --method amh, not of cd")
+    refused(["train", "digits", "-o", model, "--epochs", "2", "--chains", "4"], capsys,
+            "--chains is an option of --method pt, not of cd")
