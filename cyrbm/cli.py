@@ -75,7 +75,9 @@ Options:
   --hop-weight W             amh: weights of the hops between modes: uniform, prob or
                              distance (default: uniform).
   --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
-                             the epochs, as in SM08's CD25 (e.g. 1:25) [default: 1].
+                             the epochs, as in SM08's CD25 (e.g. 1:25; FIRST <= LAST;
+                             a resumed run keeps LAST after the first run's epochs)
+                             [default: 1].
   --epochs E                 Total epochs [default: 10].
   --batch B                  Mini-batch size [default: 100].
   --lr LR                    Learning rate eta_0 [default: 0.05].
@@ -91,10 +93,12 @@ Options:
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-every N       Epochs between checkpoints [default: 1].
   --resume                   Continue from the checkpoint, up to --epochs in all;
-                             settings left out are the checkpoint's.
+                             settings left out are the checkpoint's, and one given
+                             that differs is refused.  dbn: a finished DBN only
+                             takes more layers (--layers).
   --binarize MODE            Turn grey data into 0/1: threshold or stochastic.
   --threshold X              Threshold for --binarize threshold, after scaling to
-                             [0, 1] [default: 0.5].
+                             [0, 1], strictly between 0 and 1 [default: 0.5].
   --monitor N                Training rows on which the reconstruction error and
                              pseudo-log-likelihood are recorded each epoch; auto:
                              200, fewer for large models (8 for 784 x 500) so that

@@ -22,7 +22,7 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm._random import seed_sequence
-from cyrbm._validation import check_binary, hint
+from cyrbm._validation import check_binary, hint, option_name
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import DBN
 from cyrbm.training import Trainer, _fingerprint
@@ -108,6 +108,11 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                     f"layer {l} cannot start as the transpose of layer {l - 1}: it has "
                     f"{full[l + 1]} hidden units and layer {l - 1} has {full[l - 1]} visible "
                     f"units (they must be equal).")
+    if len(sizes) == 1 and (init_transpose or layer_input != "samples"):
+        what = (option_name("init_transpose") if init_transpose
+                else f"{option_name('layer_input')} {layer_input}")
+        raise ModelMismatchError(f"{what} sets the layers above the first, and a DBN of one "
+                                 f"layer has none.")
     if trainers is not None and len(trainers) != len(sizes):
         raise ModelMismatchError(f"{len(trainers)} trainers for {len(sizes)} layers.")
     done = []

@@ -261,3 +261,13 @@ def test_train_resume_refuses_another_methods_option(tmp_path, capsys):
             capsys, "--hop-prob is a setting of --method amh, not of cd")
     refused(["train", "digits", "-o", model, "--epochs", "2", "--chains", "4"], capsys,
             "--chains is an option of --method pt, not of cd")
+
+
+def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):
+    for extra, needle in ((["--init-transpose"], "--init-transpose sets the layers above"),
+                          (["--layer-input", "probs"], "--layer-input probs sets the layers")):
+        refused(["dbn", "digits", "-o", tmp_path / "d.npz", "--layers", "5", "--epochs", "1",
+                 *extra], capsys, needle, "a DBN of one layer has none")
+    from cyrbm.greedy import train_dbn
+    with pytest.raises(ValueError, match="init_transpose sets the layers above the first"):
+        train_dbn(cyrbm.load_data("digits")[:50], [5], init_transpose=True, epochs=1)
