@@ -593,7 +593,13 @@ def cmd_train(args, out):
     resume = args["--resume"]
     _check_outputs(args, model_path, checkpoint, resume)
     if resume:
-        settings, _ = _merge_resume(settings, args["__explicit__"], checkpoint)
+        settings, done = _merge_resume(settings, args["__explicit__"], checkpoint)
+        if done is not None and done == settings["epochs"] and os.path.isfile(model_path):
+            # (without the model file, a resume writes it: the run was stopped after its
+            # last checkpoint)
+            raise UsageError(f"the checkpoint '{checkpoint}' has done all {done} epochs of "
+                             f"its run and '{model_path}' is written, so there is nothing to "
+                             f"resume; give --epochs above {done} to train on.")
     quiet = args["--json"]
     lines = not (quiet or args["--no-progress"])
 

@@ -200,3 +200,50 @@ def test_train_dbn_api_refuses_a_finished_run_and_other_data(tmp_path):
         train_dbn(X[:150], [6, 5, 4], resume=True, **kw)
     grown = train_dbn(X, [6, 5, 4], resume=True, **kw)
     assert grown.sizes == [64, 6, 5, 4]
+
+
+def test_train_resume_of_a_finished_run_is_refused(tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    train = ["train", "digits", "-o", model, "--hidden", "4", "--monitor", "0",
+             "--no-progress"]
+    code, _, err = run(train + ["--epochs", "2"], capsys)
+    assert code == 0, err
+    before = model.read_bytes()
+    for epochs in ([], ["--epochs", "2"]):
+        code, out, err = run(train + epochs + ["--resume"], capsys)
+        assert code == 1 and out == ""
+        one_error(err, "has done all 2 epochs of its run", "is written", "nothing to resume",
+                  "give --epochs above 2")
+    assert model.read_bytes() == before
+    # stopped after the last checkpoint, before the model was written: a resume writes it
+    model.unlink()
+    code, _, err = run(train + ["--resume"], capsys)
+    assert code == 0, err
+    assert RBM.load(model).meta["training"]["epochs_done"] == 2
+    code, _, err = run(train + ["--epochs", "3", "--resume"], capsys)
+    assert code == 0, err
+    assert RBM.load(model).meta["training"]["epochs_done"] == 3
+
+
+def test_dbn_resume_within_the_first_layer(tmp_path, capsys):
+    """Interrupted in layer 0 (only its checkpoint, at epoch 1 of 2): --lr 0.1 is refused
+    as in the middle of that layer; without it the run ends as an uninterrupted one."""
+    straight = tmp_path / "s.npz"
+    code, _, err = run(["dbn", "digits", "-o", straight, "--epochs", "2", *DBN_ARGS], capsys)
+    assert code == 0, err
+    path = tmp_path / "d.npz"
+    code, _, err = run(["dbn", "digits", "-o", path, "--epochs", "1", *DBN_ARGS], capsys)
+    assert code == 0, err
+    for name in ("d.npz", "d.done.npz", "d.layer1.ckpt.npz"):
+        (tmp_path / name).unlink()
+    code, out, err = run(["dbn", "digits", "-o", path, "--epochs", "2", "--resume", "--lr",
+                          "0.1", *DBN_ARGS], capsys)
+    assert code == 1 and out == ""
+    one_error(err, "--lr 0.1 conflicts with the checkpoint", "d.layer0.ckpt.npz",
+              "made with --lr 0.05")
+    code, out, err = run(["dbn", "digits", "-o", path, "--epochs", "2", "--resume",
+                          *DBN_ARGS], capsys)
+    assert code == 0, err
+    for a, b in zip(DBN.load(path).layers, DBN.load(straight).layers):
+        np.testing.assert_array_equal(a.W, b.W)
+        np.testing.assert_array_equal(a.hbias, b.hbias)
