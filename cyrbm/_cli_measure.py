@@ -223,6 +223,14 @@ def _evaluate_base(args):
     start = _opt(args, "--start")
     if start not in ("auto", "exact", "gibbs"):
         raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
+    if args.get("--base-data") is not None:
+        from cyrbm.annealing import EXACT_START_UNITS
+        small = min(base_model.n_visible, base_model.n_hidden) <= EXACT_START_UNITS
+        if log_z is not None or small or start == "exact":
+            how = "given by --base-logz" if log_z is not None else "exact"
+            raise AnnealingError(f"--base-data fits the base-rate model from which ln Z of "
+                                 f"--base-model is estimated by AIS, but here that ln Z is "
+                                 f"{how}, so it would be ignored.")
     return base_model, {"base_log_Z": log_z, "start": start,
                         "burn_in": (None if args.get("--burn-in") is None
                                     else _whole(args, "--burn-in", 0, "sweeps"))}

@@ -271,3 +271,12 @@ def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):
     from cyrbm.greedy import train_dbn
     with pytest.raises(ValueError, match="init_transpose sets the layers above the first"):
         train_dbn(cyrbm.load_data("digits")[:50], [5], init_transpose=True, epochs=1)
+
+
+def test_evaluate_refuses_a_base_data_it_would_not_use(tmp_path, capsys, two_models):
+    common = ["evaluate", tmp_path / "b.npz", "--data", "digits:test", "--base-model",
+              tmp_path / "a.npz", "--base-data", "digits:train", "--runs", "4",
+              "--schedule", "linear:5"]
+    refused(common, capsys, "--base-data fits the base-rate model", "here that ln Z is exact",
+            "would be ignored")
+    refused(common + ["--base-logz", "3"], capsys, "given by --base-logz")
