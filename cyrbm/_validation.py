@@ -149,7 +149,8 @@ def check_whole(value, name, least=0):
     ``name``.  The one rule for whole-number settings of the Python API, as the command
     line's options have it."""
     whole = (isinstance(value, numbers.Integral) or
-             (isinstance(value, float) and math.isfinite(value) and value.is_integer()))
+             (isinstance(value, numbers.Real) and math.isfinite(value)
+              and float(value).is_integer()))
     if isinstance(value, bool) or not whole:
         raise ValueError(f"{name} must be a whole number, not {value!r}.")
     if value < least:
