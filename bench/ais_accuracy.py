@@ -79,7 +79,7 @@ def main(argv=None):
         for start, burn_in in (("gibbs", 1000), ("gibbs", 20000), ("exact", None)):
             res = Annealer(runs=args.runs, schedule="linear:10000", seed=0,
                            threads=args.threads).log_ratio(
-                A, B, data=test, start=start, burn_in=burn_in or 0, log_Z_a=za)
+                A, B, data=test, start=start, burn_in=burn_in, log_Z_a=za)
             lo3, hi3 = res.log_ratio_interval(3)
             how = f"burn-in {burn_in:5d}" if burn_in else "exact starts  "
             print(f"ratio ln(Z_CD1(25) / Z_CD1(20)), {how}: exact {zb - za:.3f}, "

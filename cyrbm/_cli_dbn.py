@@ -61,9 +61,7 @@ def cmd_dbn(args, out):
     settings = []
     for l, a in enumerate(per):
         a["--hidden"] = str(sizes[l])
-        s = cli._train_settings(a)
-        s.pop("n_hidden")
-        settings.append(s)
+        settings.append(cli._train_settings(a))
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise DBNUsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
@@ -82,8 +80,12 @@ def cmd_dbn(args, out):
         + [(f"the file of finished layers named after {named}", progress_file(checkpoint),
             "npz")],
         [("the training data DATA", cli._data_file(args["DATA"]))])
+    if args["--resume"]:
+        settings = _resume_settings(settings, sizes, args, checkpoint, layer_input)
+    for s in settings:
+        s.pop("n_hidden")
     seed = settings[0]["seed"]
-    data = load_data(args["DATA"], binarize=binarize, threshold=cli._real(args, "--threshold"),
+    data = load_data(args["DATA"], binarize=binarize, threshold=cli.binarize_threshold(args),
                      seed=seed)
     quiet = args["--json"] or args["--no-progress"]
 
@@ -130,6 +132,40 @@ def cmd_dbn(args, out):
     return 0
 
 
+def _resume_settings(settings, sizes, args, checkpoint, layer_input):
+    """Each layer's settings on --resume: those left out are the finished layer's or its
+    checkpoint's; one given that differs from them is refused (cli._merge_resume), and so
+    is a finished DBN or one without a checkpoint (greedy.resume_layers)."""
+    from cyrbm import cli
+    from cyrbm.greedy import layer_checkpoint, progress_file, resume_layers
+    done, _ = resume_layers(checkpoint, sizes, layer_input=layer_input,
+                            init_transpose=args["--init-transpose"])
+    explicit = args["__explicit__"]
+    merged = []
+    for l, s in enumerate(settings):
+        if l < len(done):
+            training = done[l].meta.get("training")
+            saved = training.get("settings") if isinstance(training, dict) else None
+            if isinstance(saved, dict):
+                s, _ = cli._merge_resume(s, explicit, progress_file(checkpoint),
+                                         saved=saved, finished=True, layer=l)
+        else:
+            s, _ = cli._merge_resume(s, explicit, layer_checkpoint(checkpoint, l))
+        merged.append(s)
+    return merged
+
+
+#: the options of 'cyrbm bound' that only some methods use (and --steps and --repeats:
+#: chib and ais, --trace: chib, checked below with their own words)
+_BOUND_OPTIONS = {"--samples": ("variational", "harmonic"), "--entropy": ("variational",),
+                  "--logz": ("variational", "chib", "ais"),
+                  "--runs": ("variational", "chib", "ais"),
+                  "--schedule": ("variational", "chib", "ais")}
+_BOUND_WHY = {"--logz": " (the harmonic mean needs no ln Z)",
+              "--runs": " (the AIS runs for ln Z; the harmonic mean needs no ln Z)",
+              "--schedule": " (the AIS schedule for ln Z; the harmonic mean needs no ln Z)"}
+
+
 def cmd_bound(args, out, explicit=()):
     from cyrbm import cli
     from cyrbm.bounds import BoundEstimator
@@ -139,6 +175,11 @@ def cmd_bound(args, out, explicit=()):
     if method not in ("variational", "harmonic", "chib", "ais"):
         raise DBNUsageError(f"--method of 'cyrbm bound' must be variational, harmonic, chib "
                             f"or ais, not {method!r}.")
+    for option, methods in _BOUND_OPTIONS.items():
+        if option in explicit and method not in methods:
+            names = ", ".join(methods[:-1]) + " and " * (len(methods) > 1) + methods[-1]
+            raise DBNUsageError(f"{option} applies to --method {names}, not to {method}"
+                                f"{_BOUND_WHY.get(option, '')}.")
     if method in ("chib", "ais"):
         steps = cli._whole(args, "--steps", 1) if "--steps" in explicit else (
             40 if method == "chib" else 1000)

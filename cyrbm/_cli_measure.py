@@ -87,8 +87,13 @@ def run_ratio(args):
     model_b = RBM.load(args["MODEL_B"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
-    burn_in = _whole(args, "--burn-in", 0, "sweeps")
-    steps_between = _whole(args, "--steps-between", 1, "sweeps")
+    given = args.get("__explicit__")
+    if given is None:            # a dict of the options given alone (as tests build)
+        given = {key for key, value in args.items() if value is not None}
+    # given only (log_ratio refuses them with exact starts; their defaults are its own)
+    burn_in = _whole(args, "--burn-in", 0, "sweeps") if "--burn-in" in given else None
+    steps_between = (_whole(args, "--steps-between", 1, "sweeps")
+                     if "--steps-between" in given else None)
     chains = None if args.get("--chains") is None else _whole(args, "--chains", 1, "chains")
     if chains is not None and chains > runs:
         raise AnnealingError(f"--chains must be at most --runs ({runs}), not {chains}.")
@@ -229,8 +234,17 @@ def _evaluate_base(args):
     start = _opt(args, "--start")
     if start not in ("auto", "exact", "gibbs"):
         raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
+    if args.get("--base-data") is not None:
+        from cyrbm.annealing import EXACT_START_UNITS
+        small = min(base_model.n_visible, base_model.n_hidden) <= EXACT_START_UNITS
+        if log_z is not None or small or start == "exact":
+            how = "given by --base-logz" if log_z is not None else "exact"
+            raise AnnealingError(f"--base-data fits the base-rate model from which ln Z of "
+                                 f"--base-model is estimated by AIS, but here that ln Z is "
+                                 f"{how}, so it would be ignored.")
     return base_model, {"base_log_Z": log_z, "start": start,
-                        "burn_in": _whole(args, "--burn-in", 0, "sweeps")}
+                        "burn_in": (None if args.get("--burn-in") is None
+                                    else _whole(args, "--burn-in", 0, "sweeps"))}
 
 
 def _fmt(x, spec=".4f"):

@@ -16,7 +16,7 @@ import numpy as np
 
 from cyrbm.errors import DataError
 
-__all__ = ["check_binary", "check_options", "as_matrix", "binarize", "hint", "set_interface"]
+__all__ = ["check_binary", "check_options", "check_whole", "as_matrix", "binarize", "hint", "set_interface"]
 
 # The hints in error messages, in the words of each interface: the Python API, the
 # command line, and the measuring commands (ais, ratio, logz), which take 0/1 data only.
@@ -33,6 +33,15 @@ _HINTS = {
         "python": "use Annealer().log_partition (AIS) instead",
         "cli": "use 'cyrbm ais' (an AIS estimate) instead"},
     "start_gibbs": {"python": "use start='gibbs'", "cli": "use --start gibbs"},
+    "dbn_finished": {
+        "python": "give more layers to add one on top, or train afresh with resume=False",
+        "cli": "list more sizes in --layers to add a layer on top, or train afresh "
+               "without --resume"},
+    "dbn_no_checkpoint": {"python": "train without resume first",
+                          "cli": "train without --resume first"},
+    "threshold_alone": {
+        "python": "a threshold applies to binarize='threshold' only",
+        "cli": "--threshold applies to --binarize threshold only"},
 }
 _interface = ["python"]
 
@@ -53,6 +62,14 @@ def hint(key):
     if name not in words:
         name = "cli" if name.startswith("cli") else "python"
     return words[name]
+
+
+def option_name(parameter):
+    """A Python parameter (``burn_in``) in the words of the interface in use: itself, or
+    its command-line option (``--burn-in``)."""
+    if _interface[0].startswith("cli"):
+        return "--" + parameter.replace("_", "-")
+    return parameter
 
 
 def check_binary(X, *, name="data", allow_1d=False):
@@ -107,12 +124,38 @@ def check_probabilities(X, *, name="data"):
 
 
 def check_options(binarize, threshold, scale):
+    """Check load_data's options; return the threshold (0.5 when None)."""
     if binarize not in (None, "threshold", "stochastic"):
         raise DataError(f"binarize must be None, 'threshold' or 'stochastic', not {binarize!r}.")
+    if threshold is not None and binarize != "threshold":
+        raise DataError(f"{hint('threshold_alone')}, so {threshold!r} would be ignored.")
+    if threshold is None:
+        threshold = 0.5
     if not _is_finite_real(threshold):
         raise DataError(f"threshold must be a finite number, not {threshold!r}.")
+    if binarize == "threshold" and not 0 < threshold < 1:
+        effect = ("every value 1" if threshold <= 0 else "every value 0" if threshold > 1
+                  else "only the largest values 1")
+        raise DataError(f"the threshold must lie strictly between 0 and 1, the range the "
+                        f"data are scaled to, not {threshold!r} (it would make {effect}).")
     if scale is not None and not (_is_finite_real(scale) and scale > 0):
         raise DataError(f"scale must be a positive finite number, not {scale!r}.")
+    return threshold
+
+
+def check_whole(value, name, least=0):
+    """``value`` as an int if it is a whole number (an int, or a float such as 1e6 that is
+    one; not a bool) of at least ``least``, else a ValueError of one sentence naming
+    ``name``.  The one rule for whole-number settings of the Python API, as the command
+    line's options have it."""
+    whole = (isinstance(value, numbers.Integral) or
+             (isinstance(value, numbers.Real) and math.isfinite(value)
+              and float(value).is_integer()))
+    if isinstance(value, bool) or not whole:
+        raise ValueError(f"{name} must be a whole number, not {value!r}.")
+    if value < least:
+        raise ValueError(f"{name} must be at least {least}, not {value!r}.")
+    return int(value)
 
 
 def _is_finite_real(value):

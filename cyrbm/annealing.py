@@ -29,7 +29,7 @@ from cyrbm import _anneal
 from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams
-from cyrbm._validation import check_binary, check_memory, hint
+from cyrbm._validation import check_binary, check_memory, hint, option_name
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 from cyrbm.models import RBM
 
@@ -636,8 +636,8 @@ class Annealer:
                          extra={"base_rate": "data" if isinstance(base_rate, str) else
                                 ("zero" if base_rate is None else "given")})
 
-    def log_ratio(self, model_a, model_b, data=None, *, start="auto", burn_in=RATIO_BURN_IN,
-                  chains=None, steps_between=RATIO_STEPS_BETWEEN, init=None, log_Z_a=None):
+    def log_ratio(self, model_a, model_b, data=None, *, start="auto", burn_in=None,
+                  chains=None, steps_between=None, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
         The intermediate distributions (Eq. 13-14) have energy
@@ -673,10 +673,12 @@ class Annealer:
             near the data for a long time on trained models: between 784 x 20 and
             784 x 25 RBMs of MNIST-like digits (CD1; bench/ais_accuracy.py) 1,000
             sweeps left ln(Z_B/Z_A) 0.75-1.36 nats too high (once outside its 3-sigma
-            interval), 20,000 sweeps (the default) 0.02-0.25 nats.
+            interval), 20,000 sweeps (the default, RATIO_BURN_IN) 0.02-0.25 nats.
         chains : int, optional
             Number of Gibbs chains (1 .. runs; default: runs).
         steps_between : int >= 1
+            Default RATIO_STEPS_BETWEEN.  ``burn_in``, ``chains`` and ``steps_between``
+            set the Gibbs chains, so they are refused when the starts are exact.
         init : array_like, optional
             Starting rows of the chains.
         log_Z_a : float, optional
@@ -701,8 +703,18 @@ class Annealer:
             _check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
                               hint("start_gibbs"))
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
-        burn_in = int(burn_in)
-        steps_between = int(steps_between)
+        given = [option_name(k) for k, v in (("chains", chains), ("burn_in", burn_in),
+                                             ("steps_between", steps_between)) if v is not None]
+        if exact and given:
+            why = ("" if start == "exact" else f" (start auto: model A's smaller layer has "
+                   f"{m_a} units)")
+            raise AnnealingError(f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} "
+                                 f"the Gibbs chains that start the runs, but these runs start "
+                                 f"from exact draws of model A{why}, so "
+                                 f"{'it' if len(given) == 1 else 'they'} would be ignored; "
+                                 f"{hint('start_gibbs')} to start from Gibbs chains.")
+        burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
+        steps_between = RATIO_STEPS_BETWEEN if steps_between is None else int(steps_between)
         if burn_in < 0:
             raise AnnealingError(f"burn-in must be a non-negative number of sweeps, not {burn_in}.")
         if steps_between < 1:
@@ -762,7 +774,7 @@ class Annealer:
 
     def evaluate(self, model, data, *, base_rate="data", base_data=None, chains=10,
                  simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
-                 start="auto", burn_in=RATIO_BURN_IN):
+                 start="auto", burn_in=None):
         """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under
         ``model`` from forward AIS (optimistic) and from reverse annealing, RAISE
         (conservative; Burda, Grosse & Salakhutdinov 2015), side by side.

@@ -75,7 +75,9 @@ Options:
   --hop-weight W             amh: weights of the hops between modes: uniform, prob or
                              distance (default: uniform).
   --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
-                             the epochs, as in SM08's CD25 (e.g. 1:25) [default: 1].
+                             the epochs, as in SM08's CD25 (e.g. 1:25; FIRST <= LAST;
+                             a resumed run keeps LAST after the first run's epochs)
+                             [default: 1].
   --epochs E                 Total epochs [default: 10].
   --batch B                  Mini-batch size [default: 100].
   --lr LR                    Learning rate eta_0 [default: 0.05].
@@ -91,10 +93,12 @@ Options:
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-every N       Epochs between checkpoints [default: 1].
   --resume                   Continue from the checkpoint, up to --epochs in all;
-                             settings left out are the checkpoint's.
+                             settings left out are the checkpoint's, and one given
+                             that differs is refused.  dbn: a finished DBN only
+                             takes more layers (--layers).
   --binarize MODE            Turn grey data into 0/1: threshold or stochastic.
   --threshold X              Threshold for --binarize threshold, after scaling to
-                             [0, 1] [default: 0.5].
+                             [0, 1], strictly between 0 and 1 [default: 0.5].
   --monitor N                Training rows on which the reconstruction error and
                              pseudo-log-likelihood are recorded each epoch; auto:
                              200, fewer for large models (8 for 784 x 500) so that
@@ -399,6 +403,12 @@ def _real(args, key, *, low=None, high=None, low_open=False, high_open=False, op
     return result
 
 
+def binarize_threshold(args):
+    """--threshold when given (load_data refuses it without --binarize threshold), else
+    None: its [default: 0.5] is load_data's."""
+    return _real(args, "--threshold") if "--threshold" in args["__explicit__"] else None
+
+
 def _cores():
     try:
         return len(os.sched_getaffinity(0))
@@ -476,7 +486,9 @@ def _train_settings(args):
         raise UsageError(f"--hop-weight must be uniform, prob or distance, not {hop_weight!r}.")
     try:
         k_first, k_last = parse_k(args["--k"])
-    except ValueError:
+    except ValueError as e:
+        if "ramp" in str(e):
+            raise UsageError(f"--k {args['--k']}: {e}") from None
         raise UsageError(f"--k must be a whole number of at least 1, or FIRST:LAST such as "
                          f"1:25, not {args['--k']!r}.") from None
     dtype = args["--dtype"]
@@ -511,20 +523,24 @@ def _show(option, value):
     return "none" if value is None else str(value)
 
 
-def _merge_resume(settings, explicit, checkpoint):
+def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False, layer=None):
     """With --resume: settings left out come from the checkpoint; one given that differs
-    from it is refused (it would continue silently as the checkpoint's)."""
+    from it is refused (it would continue silently as the checkpoint's).  ``saved``: the
+    settings of a finished DBN layer ``layer`` of the file ``checkpoint`` (read from
+    ``checkpoint`` otherwise); ``finished``: its epochs cannot change either."""
     from cyrbm import _io
     from cyrbm.training import parse_k
-    meta = _io.read_meta(checkpoint)
-    training = meta.get("training") if meta else None
-    saved = training.get("settings") if isinstance(training, dict) else None
-    if not isinstance(saved, dict) or not isinstance(meta.get("checkpoint"), dict):
-        return settings, None         # Trainer.fit gives the precise error
-    done = meta["checkpoint"].get("epoch")
+    done = None
+    if saved is None:
+        meta = _io.read_meta(checkpoint)
+        training = meta.get("training") if meta else None
+        saved = training.get("settings") if isinstance(training, dict) else None
+        if not isinstance(saved, dict) or not isinstance(meta.get("checkpoint"), dict):
+            return settings, None         # Trainer.fit gives the precise error
+        done = meta["checkpoint"].get("epoch")
     merged = dict(settings)
     for option, key in _TRAIN_SETTINGS.items():
-        if key not in saved or key == "epochs":
+        if key not in saved or (key == "epochs" and not finished):
             continue
         was = saved[key]
         if option in explicit:
@@ -538,7 +554,8 @@ def _merge_resume(settings, explicit, checkpoint):
             if not same and key != "monitor_size":
                 raise UsageError(
                     f"{option} {_show(option, now)} conflicts with the checkpoint "
-                    f"'{checkpoint}', made with {option} {_show(option, was)}; leave {option} "
+                    f"'{checkpoint}'{'' if layer is None else f' (layer {layer})'}, made "
+                    f"with {option} {_show(option, was)}; leave {option} "
                     f"out to continue as it was, or train afresh without --resume.")
         else:
             merged[key] = was
@@ -588,7 +605,7 @@ def cmd_train(args, out):
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise UsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
-    threshold = _real(args, "--threshold")
+    threshold = binarize_threshold(args)
     settings = _train_settings(args)
     checkpoint_every = _whole(args, "--checkpoint-every", 1)
     threads = parse_threads(args["--threads"])
@@ -597,7 +614,13 @@ def cmd_train(args, out):
     resume = args["--resume"]
     _check_outputs(args, model_path, checkpoint, resume)
     if resume:
-        settings, _ = _merge_resume(settings, args["__explicit__"], checkpoint)
+        settings, done = _merge_resume(settings, args["__explicit__"], checkpoint)
+        if done is not None and done == settings["epochs"] and os.path.isfile(model_path):
+            # (without the model file, a resume writes it: the run was stopped after its
+            # last checkpoint)
+            raise UsageError(f"the checkpoint '{checkpoint}' has done all {done} epochs of "
+                             f"its run and '{model_path}' is written, so there is nothing to "
+                             f"resume; give --epochs above {done} to train on.")
     quiet = args["--json"]
     lines = not (quiet or args["--no-progress"])
 
@@ -647,8 +670,11 @@ def cmd_train(args, out):
     if args["--json"]:
         print(json.dumps(result))
     else:
+        ramp = (f" (k from {trainer.k_first} to {trainer.k_last} over epochs 1-"
+                f"{trainer.k_span}, then {trainer.k_last})"
+                if trainer.k_first != trainer.k_last and trainer.k_span < trainer.epochs else "")
         print(f"trained a {model.n_visible} x {model.n_hidden} RBM by {trainer.method.upper()}-"
-              f"{trainer.k} on {data.shape[0]} rows of '{args['DATA']}' "
+              f"{trainer.k}{ramp} on {data.shape[0]} rows of '{args['DATA']}' "
               f"({trainer.epochs} epochs, {result['seconds']:.2f} s)", file=out)
         if last.get("pseudo_log_likelihood") is not None:
             print(f"pseudo-log-likelihood per sample {last['pseudo_log_likelihood']:.4f} nats, "
@@ -899,8 +925,7 @@ def _run(argv):
     _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
                               else "cli-measure")
     try:
-        if ((command == "train" and args["--resume"]) or command == "bound") and \
-                "__explicit__" not in args:
+        if "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
         return COMMANDS[command](args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like

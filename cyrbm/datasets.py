@@ -158,7 +158,7 @@ def load_digits(split="all", *, return_labels=False):
     return X
 
 
-def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scale=None):
+def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, scale=None):
     """Load binary training or test data from a file or a bundled data set.
 
     Parameters
@@ -192,8 +192,9 @@ def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scal
         ``"stochastic"``: each value, after scaling, is replaced by a sample of
         Bernoulli(x), as in Salakhutdinov & Murray (2008); values must lie in
         [0, 1] after scaling.
-    threshold : float
-        The threshold for ``binarize="threshold"``, applied to scaled values.
+    threshold : float, optional
+        The threshold for ``binarize="threshold"``, applied to scaled values: strictly
+        between 0 and 1 (default 0.5).  Refused with any other ``binarize``.
     seed : None, int or numpy.random.Generator
         For ``binarize="stochastic"``: the draws come from
         ``cyrbm._random.seed_sequence(seed, "data", 0)``, like every random choice in
@@ -221,7 +222,7 @@ def load_data(source, *, key=None, binarize=None, threshold=0.5, seed=None, scal
         options.  Messages name the file and, for bad values, the first bad row
         and column, numbered from 1.
     """
-    _check_options(binarize, threshold, scale)
+    threshold = _check_options(binarize, threshold, scale)
     array, what = _read_source(source, key)
     X = _as_matrix(array, what, allow_1d=False, flatten=True)
     return _binarize(X, what, binarize, threshold, seed, scale)

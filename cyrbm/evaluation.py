@@ -52,7 +52,7 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
-from cyrbm.annealing import (EXACT_START_UNITS, RATIO_BURN_IN, AnnealingError, Annealer,
+from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer,
                              ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
                              make_schedule, schedule_count)
 from cyrbm.annealing import _json_number as _num, _json_pair as _pair
@@ -442,7 +442,7 @@ class EvaluationResult:
 # ------------------------------------------------------------------------- evaluation
 def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=10,
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
-             start="auto", burn_in=RATIO_BURN_IN):
+             start="auto", burn_in=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
     model = _as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:

@@ -20,13 +20,14 @@ import os
 
 import numpy as np
 
+from cyrbm import _io
 from cyrbm._random import seed_sequence
-from cyrbm._validation import check_binary
+from cyrbm._validation import check_binary, hint, option_name
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import DBN
-from cyrbm.training import Trainer
+from cyrbm.training import Trainer, _fingerprint
 
-__all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass"]
+__all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass", "resume_layers"]
 
 
 def _stem(checkpoint):
@@ -51,7 +52,7 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
     (``mode="probs"``; ``v`` may itself be probabilities: a mean-field pass)."""
-    p = rbm.hidden_probs(data)
+    p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
     if mode == "probs":
         return p
     if mode != "sample":
@@ -107,26 +108,27 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                     f"layer {l} cannot start as the transpose of layer {l - 1}: it has "
                     f"{full[l + 1]} hidden units and layer {l - 1} has {full[l - 1]} visible "
                     f"units (they must be equal).")
+    if len(sizes) == 1 and (init_transpose or layer_input != "samples"):
+        what = (option_name("init_transpose") if init_transpose
+                else f"{option_name('layer_input')} {layer_input}")
+        raise ModelMismatchError(f"{what} sets the layers above the first, and a DBN of one "
+                                 f"layer has none.")
     if trainers is not None and len(trainers) != len(sizes):
         raise ModelMismatchError(f"{len(trainers)} trainers for {len(sizes)} layers.")
     done = []
+    fingerprint = _fingerprint(data)
     if resume:
-        if checkpoint is None:
-            raise ModelFileError("resuming a DBN needs its checkpoint path.")
+        done, progress = resume_layers(checkpoint, sizes, layer_input=layer_input,
+                                       init_transpose=init_transpose)
         pf = progress_file(checkpoint)
-        if os.path.exists(pf):
-            dbn = DBN.load(pf)
-            if dbn.sizes != full[: dbn.n_layers + 1]:
-                raise ModelMismatchError(
-                    f"the layers done in '{pf}' have sizes {dbn.sizes}, not the start of "
-                    f"{full}.")
-            done = list(dbn.layers)
-            for l, rbm in enumerate(done[1:], 1):
-                was = str(rbm.meta.get("greedy", {}).get("data", f"{layer_input} of Q"))
-                if was != f"{layer_input} of Q":
-                    raise ModelMismatchError(
-                        f"layer {l} in '{pf}' was trained on {was}, not on {layer_input} of "
-                        f"Q; resume with the same layer input.")
+        if done and done[0].n_visible != D:
+            raise ModelMismatchError(f"the layers done in '{pf}' take {done[0].n_visible} "
+                                     f"visible units but the data have {D} columns.")
+        if progress.get("data_fingerprint", fingerprint) != fingerprint:
+            raise ModelMismatchError(f"the layers done in '{pf}' were trained on other "
+                                     f"data; resume on the same data.")
+    progress = {"data_fingerprint": fingerprint, "layer_input": layer_input,
+                "init_transpose": bool(init_transpose)}
     x = data
     for l, rbm in enumerate(done):
         x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
@@ -142,12 +144,71 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                                        "data": (f"{layer_input} of Q" if l > 0 else "data")})
         done.append(rbm)
         if checkpoint is not None:
-            DBN(done).save(progress_file(checkpoint))
+            DBN(done, meta={"progress": progress}).save(progress_file(checkpoint))
         if l + 1 < len(sizes):
             x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     return DBN(done, meta={"training": {"greedy": True, "layers": sizes,
                                         "init_transpose": bool(init_transpose),
                                         "layer_input": layer_input, "seed": int(seed)}})
+
+
+def resume_layers(checkpoint, sizes, *, layer_input="samples", init_transpose=False):
+    """The finished layers of a DBN run to resume (from :func:`progress_file`) and the
+    record of that run, checked against the run asked for: a checkpoint exists, the DBN
+    is not finished, the done layers' sizes, layer input and init_transpose are the
+    run's, and the first unfinished layer's checkpoint has its size.  A one-sentence
+    ModelFileError or ModelMismatchError otherwise."""
+    if checkpoint is None:
+        raise ModelFileError("resuming a DBN needs its checkpoint path.")
+    sizes = [int(n) for n in sizes]
+    pf = progress_file(checkpoint)
+    done, progress = [], {}
+    if os.path.exists(pf):
+        dbn = DBN.load(pf)
+        progress = dbn.meta.get("progress") or {}
+        if not isinstance(progress, dict):
+            raise ModelFileError(f"'{pf}' has a 'progress' record that is not a JSON object.")
+        have = dbn.sizes[1:]
+        if have != sizes[:len(have)]:
+            raise ModelMismatchError(
+                f"the layers done in '{pf}' have hidden sizes {','.join(map(str, have))}, "
+                f"not the start of {','.join(map(str, sizes))}; resume with the same layers.")
+        done = list(dbn.layers)
+        for l, rbm in enumerate(done[1:], 1):
+            was = str(rbm.meta.get("greedy", {}).get("data", f"{layer_input} of Q"))
+            if was != f"{layer_input} of Q":
+                raise ModelMismatchError(
+                    f"layer {l} in '{pf}' was trained on {was}, not on {layer_input} of "
+                    f"Q; resume with the same layer input.")
+        was = progress.get("layer_input", layer_input)
+        if was != layer_input:
+            raise ModelMismatchError(
+                f"the layers done in '{pf}' belong to a run trained on {was} of Q, not on "
+                f"{layer_input}; resume with the same layer input.")
+        was = progress.get("init_transpose", bool(init_transpose))
+        if "init_transpose" in progress and was != bool(init_transpose):
+            raise ModelMismatchError(
+                f"the layers done in '{pf}' were trained {'with' if was else 'without'} "
+                f"init_transpose; resume {'with' if was else 'without'} it.")
+        if len(done) == len(sizes):
+            raise ModelMismatchError(
+                f"the DBN in '{pf}' is finished: its {len(done)} layers "
+                f"({'-'.join(map(str, dbn.sizes))}) are trained, so there is nothing to "
+                f"resume; {hint('dbn_finished')}.")
+    elif not os.path.exists(layer_checkpoint(checkpoint, 0)):
+        raise ModelFileError(f"cannot resume: no checkpoint of this DBN ('{pf}' or "
+                             f"'{layer_checkpoint(checkpoint, 0)}'); "
+                             f"{hint('dbn_no_checkpoint')}.")
+    ck = layer_checkpoint(checkpoint, len(done))
+    if os.path.exists(ck):
+        training = (_io.read_meta(ck) or {}).get("training")
+        saved = training.get("settings") if isinstance(training, dict) else None
+        was = saved.get("n_hidden") if isinstance(saved, dict) else None
+        if was is not None and was != sizes[len(done)]:
+            raise ModelMismatchError(
+                f"the checkpoint '{ck}' of layer {len(done)} has {was} hidden units, not "
+                f"{sizes[len(done)]}; resume with the same layers.")
+    return done, progress
 
 
 def _trainer_for(l, n_hidden, trainers, settings, seed, threads, progress, checkpoint):

@@ -124,22 +124,37 @@ class RBM:
             raise DataError(f"{name} contains NaN or infinite values.")
         return x
 
-    def hidden_probs(self, v):
+    def hidden_probs(self, v, *, probabilities=False):
         """p(h_j = 1 | v) = sigma(sum_i W_ij v_i + a_j) (SM08 Eq. 5), one row per v.
 
-        ``v`` may hold probabilities as well as 0/1 states (mean-field input).
+        ``v`` holds 0/1 states; with ``probabilities=True`` it may hold probabilities in
+        [0, 1] instead (mean-field input, as a DBN's recognition pass takes them).
         """
+        self._visible_input(v, probabilities)
         v = self._float_input(v, self.n_visible, "visible", "v")
         return expit(v @ self.W + self.hbias)
+
+    def _visible_input(self, v, probabilities):
+        """Refuse, in one sentence, v that is not 0/1 (or, with ``probabilities``, not in
+        [0, 1])."""
+        from cyrbm._validation import check_probabilities
+        v = np.asarray(v)
+        if v.ndim == 1:
+            v = v[None, :]
+        if probabilities:
+            check_probabilities(v, name="v")
+        else:
+            check_binary(v, name="v")
 
     def visible_probs(self, h):
         """p(v_i = 1 | h) = sigma(sum_j W_ij h_j + b_i) (SM08 Eq. 6), one row per h."""
         h = self._float_input(h, self.n_hidden, "hidden", "h")
         return expit(h @ self.W.T + self.vbias)
 
-    def reconstruct(self, v):
-        """Mean-field reconstruction p(v | p(h | v)), as probabilities."""
-        return self.visible_probs(self.hidden_probs(v))
+    def reconstruct(self, v, *, probabilities=False):
+        """Mean-field reconstruction p(v | p(h | v)), as probabilities, of 0/1 rows ``v``
+        (rows of probabilities in [0, 1] with ``probabilities=True``)."""
+        return self.visible_probs(self.hidden_probs(v, probabilities=probabilities))
 
     def reconstruction_error(self, v):
         """Mean over rows of sum_i (v_i - reconstruct(v)_i)^2."""
@@ -265,6 +280,7 @@ class RBM:
             if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
                 raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
         W, vbias, hbias = _checked_parameters(W, vbias, hbias, f"{what} '{path}'", ModelFileError)
+        _check_meta_shape(meta, W, path, what)
         if dtype is None:
             dtype = W.dtype if W.dtype in _DTYPES else np.float64
         meta = {k: v for k, v in meta.items()
@@ -336,6 +352,18 @@ def _check_records(meta, path, what):
                 bad(f"training.{key}", "a whole number")
     if "checkpoint" in meta and not isinstance(meta["checkpoint"], dict):
         bad("checkpoint", "a JSON object")
+
+
+def _check_meta_shape(meta, W, path, what):
+    """A file whose meta gives sizes or a dtype other than its arrays' is corrupt."""
+    for key, actual, where in (("n_visible", W.shape[0], "rows"),
+                               ("n_hidden", W.shape[1], "columns")):
+        if key in meta and meta[key] != actual:
+            raise ModelFileError(f"{what} '{path}' is corrupt: its meta says {key} "
+                                 f"{meta[key]!r} but W has {actual} {where}.")
+    if "dtype" in meta and meta["dtype"] != W.dtype.name:
+        raise ModelFileError(f"{what} '{path}' is corrupt: its meta says dtype "
+                             f"{meta['dtype']!r} but W is {W.dtype.name}.")
 
 
 def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
@@ -443,8 +471,8 @@ class DBN:
         layer = self.n_layers if layer is None else int(layer)
         if not 1 <= layer <= self.n_layers:
             raise ValueError(f"layer must be between 1 and {self.n_layers}, not {layer}.")
-        for r in self.layers[:layer]:
-            x = r.hidden_probs(x)
+        for l, r in enumerate(self.layers[:layer]):
+            x = r.hidden_probs(x, probabilities=l > 0)
         return x
 
     # ---------------------------------------------------------------- files
@@ -523,6 +551,10 @@ class DBN:
                 raise ModelFileError(
                     f"{what} '{path}': layer {l} has {layers[l].n_hidden} hidden units but "
                     f"layer {l + 1} has {layers[l + 1].n_visible} visible units.")
+        sizes = [layers[0].n_visible] + [r.n_hidden for r in layers]
+        if "sizes" in meta and meta["sizes"] != sizes:
+            raise ModelFileError(f"{what} '{path}' is corrupt: its meta says sizes "
+                                 f"{meta['sizes']!r} but its arrays have {sizes}.")
         keep = {k: v for k, v in meta.items()
                 if k not in ("format", "format_version", "dtype", "n_layers", "sizes",
                              "cyrbm_version", "layers")}

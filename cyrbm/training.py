@@ -34,11 +34,15 @@ from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_binary, check_memory, check_probabilities
+from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
+                               check_probabilities, check_whole, option_name)
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
+#: the method each sampler setting belongs to
+_SAMPLER_OF = {"temperatures": "pt", "chains": "pt", "adapt_every": "pt", "hop_prob": "amh",
+               "modes": "amh", "radius": "amh", "hop_weight": "amh", "mode_every": "amh"}
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
 #: arrays depend on them).  The step size may change on resume in the Python API (the
 #: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
@@ -73,6 +77,9 @@ def parse_k(k):
         first = last = int(k)
     if first < 1 or last < 1:
         raise ValueError(f"k must be at least 1, not {k!r}.")
+    if first > last:
+        raise ValueError(f"k's ramp FIRST:LAST must rise (k is raised during training, as in "
+                         f"SM08's CD1 to CD25), not fall from {first} to {last}.")
     return first, last
 
 
@@ -90,7 +97,9 @@ class Trainer:
         T = 1 states as the negative phase), or mode-hopping SML (Hu & Yu AMH-p: PCD-k
         chains with mode-hopping proposals of probability ``hop_prob``).
     k : int or str
-        Gibbs sweeps per update; "1:25" raises k linearly from 1 to 25 over the epochs.
+        Gibbs sweeps per update; "1:25" raises k linearly from 1 to 25 over the epochs
+        (FIRST <= LAST).  The ramp spans the epochs of the run that began it: a resumed
+        run continues it, and epochs beyond its span keep the last k (``k_span``).
     epochs : int
         Total epochs (a resumed run continues up to this number).
     batch_size : int
@@ -131,9 +140,11 @@ class Trainer:
         PT only: persistent ladders M (default: the batch size).  The negative phase of
         update t uses the T = 1 states of ladders (t B + i) mod M, i < B.
     hop_prob, modes, radius, hop_weight : AMH only
-        p, the capacity K and Hamming radius R of the mode set (default R: a tenth of
-        n_visible, as Hu & Yu's 80 of 784), and the weighting of H (uniform, prob,
-        distance).  The mode set is rebuilt every ``mode_every`` updates from the
+        p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
+        (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
+        the weighting of H (uniform, the default, prob, distance).  The settings of PT
+        (``temperatures``, ``chains``, ``adapt_every``, default 50) and of AMH
+        (``mode_every`` too, default 100) are refused with another method.  The mode set is rebuilt every ``mode_every`` updates from the
         persistent chains; ``trainer.modes_`` holds it, ``save_modes`` writes it.
 
     History records add, for PT, ``swap_rates`` (per pair, T_k with T_{k+1}, over the
@@ -145,26 +156,26 @@ class Trainer:
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
                  checkpoint_every=1, monitor_size=200, progress=None, callback=None,
-                 temperatures=None, chains=None, adapt_every=50, hop_prob=0.1, modes=10,
-                 radius=None, hop_weight="uniform", mode_every=100):
+                 temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
+                 radius=None, hop_weight=None, mode_every=None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
+        n_hidden = check_whole(n_hidden, "n_hidden", 1)
+        epochs = check_whole(epochs, "epochs", 1)
+        batch_size = check_whole(batch_size, "batch_size", 1)
+        checkpoint_every = check_whole(checkpoint_every, "checkpoint_every", 1)
+        seed = check_whole(seed, "seed", 0)
+        if monitor_size != "auto":
+            monitor_size = check_whole(monitor_size, "monitor_size (or 'auto')", 0)
         checks = [
-            (int(n_hidden) >= 1, f"n_hidden must be at least 1, not {n_hidden}."),
-            (int(epochs) >= 0, f"epochs must be non-negative, not {epochs}."),
-            (int(batch_size) >= 1, f"batch size must be at least 1, not {batch_size}."),
-            (math.isfinite(learning_rate) and learning_rate > 0,
+            (_real(learning_rate) and learning_rate > 0,
              f"learning rate must be a positive number, not {learning_rate}."),
-            (lr_decay is None or (math.isfinite(lr_decay) and lr_decay > 0),
+            (lr_decay is None or (_real(lr_decay) and lr_decay > 0),
              f"lr decay n0 must be a positive number, not {lr_decay}."),
-            (math.isfinite(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
-            (math.isfinite(weight_decay) and weight_decay >= 0,
+            (_real(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
+            (_real(weight_decay) and weight_decay >= 0,
              f"weight decay must be non-negative, not {weight_decay}."),
-            (int(checkpoint_every) >= 1, f"checkpoint interval must be at least 1 epoch, not {checkpoint_every}."),
-            (monitor_size == "auto" or int(monitor_size) >= 0,
-             f"monitor size must be non-negative or 'auto', not {monitor_size}."),
-            (seed is not None and int(seed) >= 0, f"seed must be a non-negative integer, not {seed}."),
         ]
         for ok, message in checks:
             if not ok:
@@ -175,6 +186,9 @@ class Trainer:
         self.method = method
         self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"
         self.epochs = int(epochs)
+        #: the epochs over which the k ramp was planned: ``epochs`` of the run that began
+        #: it (a resume takes it from the checkpoint)
+        self.k_span = self.epochs
         self.batch_size = int(batch_size)
         self.learning_rate = float(learning_rate)
         self.lr_decay = None if lr_decay is None else float(lr_decay)
@@ -205,6 +219,19 @@ class Trainer:
                                 modes, radius, hop_weight, mode_every):
         from cyrbm.tempering import parse_temperatures
         from cyrbm.modehop import WEIGHTS
+        given = {"temperatures": temperatures, "chains": chains, "adapt_every": adapt_every,
+                 "hop_prob": hop_prob, "modes": modes, "radius": radius,
+                 "hop_weight": hop_weight, "mode_every": mode_every}
+        for name, value in given.items():
+            only = _SAMPLER_OF[name]
+            if value is not None and method != only:
+                raise ValueError(f"{option_name(name)} is a setting of {option_name('method')} "
+                                 f"{only}, not of {method}.")
+        adapt_every = 50 if adapt_every is None else adapt_every
+        hop_prob = 0.1 if hop_prob is None else hop_prob
+        modes = 10 if modes is None else modes
+        hop_weight = "uniform" if hop_weight is None else hop_weight
+        mode_every = 100 if mode_every is None else mode_every
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
         if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:
@@ -240,6 +267,7 @@ class Trainer:
         """The settings that define a run (saved in checkpoints and model meta)."""
         return {
             "method": self.method, "k": self.k, "epochs": self.epochs,
+            **({"k_span": self.k_span} if self.k_first != self.k_last else {}),
             "batch_size": self.batch_size, "learning_rate": self.learning_rate,
             "lr_decay": self.lr_decay, "momentum": self.momentum,
             "weight_decay": self.weight_decay, "seed": self.seed,
@@ -271,10 +299,13 @@ class Trainer:
                                 "log_unnormalized": log_unnormalized(self.model, self.modes_)})
 
     def k_at(self, epoch):
-        """CD steps used in ``epoch`` (0-based): linear from k_first to k_last."""
-        if self.epochs <= 1 or self.k_first == self.k_last:
+        """CD steps used in ``epoch`` (0-based): linear from k_first to k_last over the
+        ramp's ``k_span`` epochs, then k_last."""
+        if self.k_first == self.k_last:
             return self.k_first
-        frac = min(epoch, self.epochs - 1) / (self.epochs - 1)
+        if self.k_span <= 1:
+            return self.k_first
+        frac = min(epoch, self.k_span - 1) / (self.k_span - 1)
         return int(round(self.k_first + (self.k_last - self.k_first) * frac))
 
     def learning_rate_at(self, n_updates):
@@ -317,6 +348,11 @@ class Trainer:
         n, D = data.shape
         if n == 0:
             raise ModelMismatchError("training data has no rows.")
+        if self.method == "amh" and self.radius is not None and self.radius > D:
+            raise ValueError(f"the Hamming radius R between modes must be at most the number "
+                             f"of visible units ({D}), not {self.radius}.")
+        if not resume:
+            self.k_span = self.epochs
         if self.checkpoint is not None:
             _io.check_outputs([("checkpoint", self.checkpoint, "npz")])
         B = self.batch_size
@@ -595,6 +631,9 @@ class Trainer:
                 f"checkpoint '{path}' has already done {info['epoch']} epochs, more than "
                 f"epochs={self.epochs}; resume with at least {info['epoch']} epochs.")
         self.n_hidden = model.n_hidden
+        span = saved.get("k_span", saved.get("epochs"))      # older files: the saved epochs
+        self.k_span = span if isinstance(span, int) and not isinstance(span, bool) and span >= 1 \
+            else self.epochs
         model = model.astype(self.dtype)
         state = {
             "model": model, "epoch": int(info["epoch"]), "batch": int(info["batch"]),

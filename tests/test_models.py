@@ -34,10 +34,12 @@ def test_conditionals_match_the_joint_distribution(dtype, tol):
     W, b, a = (np.asarray(x, dtype=np.float64) for x in (model.W, model.vbias, model.hbias))
     rng = np.random.default_rng(1)
     P = rng.random((20, 8))                      # mean-field inputs, not 0/1
-    np.testing.assert_allclose(model.hidden_probs(P), loop_layer_probs(P, W, a), rtol=0, atol=tol)
+    np.testing.assert_allclose(model.hidden_probs(P, probabilities=True),
+                               loop_layer_probs(P, W, a), rtol=0, atol=tol)
     for v in (P, V[::13]):
         expected = loop_layer_probs(loop_layer_probs(v, W, a), W.T, b)
-        np.testing.assert_allclose(model.reconstruct(v), expected, rtol=0, atol=tol)
+        np.testing.assert_allclose(model.reconstruct(v, probabilities=v is P), expected,
+                                   rtol=0, atol=tol)
 
 
 def test_pseudo_log_likelihood_matches_enumeration(model86):

@@ -250,12 +250,14 @@ def test_mode_set_respects_capacity_radius_and_order(model):
 DATA = np.repeat(np.eye(4, 12, 0, np.uint8) + np.eye(4, 12, 4, np.uint8), 15, axis=0)
 
 
+#: each method's own sampler settings (another method's are refused)
+SAMPLER = {"pt": dict(temperatures="adaptive:5", adapt_every=2),
+           "amh": dict(hop_prob=0.5, modes=4, radius=1, mode_every=2)}
+
+
 def fit(method, threads=1, start=True, **kw):
     args = dict(method=method, epochs=3, batch_size=20, learning_rate=0.1, seed=4,
-                threads=threads, monitor_size=0, progress=False, temperatures="adaptive:5",
-                adapt_every=2, hop_prob=0.5, modes=4, radius=1, mode_every=2)
-    if method != "pt":
-        args.pop("temperatures")
+                threads=threads, monitor_size=0, progress=False, **SAMPLER.get(method, {}))
     args.update(kw)
     tr = cyrbm.Trainer(5, **args)
     # a start with several modes, so that AMH has hops to make from the first update
@@ -278,9 +280,7 @@ def test_resume_is_bit_identical(method, tmp_path):
     assert method != "amh" or len(np.load(ck)["trainer_amh_modes"]) >= 2
     tr = cyrbm.Trainer(5, **{**dict(method=method, epochs=4, batch_size=20, learning_rate=0.1,
                                     seed=4, threads=1, monitor_size=0, progress=False,
-                                    adapt_every=2, hop_prob=0.5, modes=4, radius=1,
-                                    mode_every=2, checkpoint=ck),
-                             **({"temperatures": "adaptive:5"} if method == "pt" else {})})
+                                    checkpoint=ck), **SAMPLER[method]})
     resumed = tr.fit(DATA, resume=True)
     np.testing.assert_array_equal(resumed.W, whole.W)
     np.testing.assert_array_equal(resumed.hbias, whole.hbias)

@@ -90,8 +90,8 @@ def numbers(dtype):
     for method in ("pt", "amh"):
         fit = cyrbm.Trainer(M, method=method, epochs=2, batch_size=30, learning_rate=0.05,
                             seed=11, threads=2, dtype=dtype, monitor_size=0, progress=False,
-                            temperatures="adaptive:4", adapt_every=2, hop_prob=0.5,
-                            mode_every=3, radius=3).fit(data)
+                            **(dict(temperatures="adaptive:4", adapt_every=2) if method == "pt"
+                               else dict(hop_prob=0.5, mode_every=3, radius=3))).fit(data)
         out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     for method in ("cd", "pcd"):
         fit = cyrbm.Trainer(M, method=method, k=2, epochs=2, batch_size=30,
