@@ -1,5 +1,7 @@
-"""Log weights and final samples of a few fixed AIS runs, Gibbs samples and CD/PCD-trained
-weights, to compare two builds bit for bit.
+"""Every estimator's and sampler's numbers on fixed small problems, to compare two builds
+(or two commits) bit for bit: AIS, ratio AIS, RAISE, exact ln Z, block-Gibbs and PT
+sampling, CD/PCD/PT/AMH training, the DBN bound (variational and harmonic), the
+Chib-style estimator and per-vector AIS.
 
 The vector kernels (AVX-512, AVX2 or baseline clones) and the plain-C fallback
 (CFLAGS=-DCYRBM_AK_NO_VECTOR) do the same arithmetic in the same order, so they must give
@@ -59,6 +61,46 @@ def fingerprint():
             fit = tr.fit(data)
             out[f"{name}_{method}_W"] = fit.W
             out[f"{name}_{method}_biases"] = np.concatenate([fit.vbias, fit.hbias])
+        out.update(_more(name, dtype, rng_state=2025))
+    return out
+
+
+def _more(name, dtype, rng_state):
+    """RAISE, exact ln Z, PT sampling, PT/AMH training, the DBN estimators."""
+    rng = np.random.default_rng(rng_state)
+    D, H = 64, 14
+    W = 0.3 * rng.standard_normal((D, H))
+    b = 0.3 * rng.standard_normal(D)
+    a = 0.3 * rng.standard_normal(H)
+    data = (rng.random((40, D)) < 0.3).astype(np.uint8)
+    model = cyrbm.RBM(W, b, a, dtype=dtype)
+    out = {}
+    ann = Annealer(runs=7, schedule="linear:120", seed=4, threads=2, progress=False)
+    ev = ann.evaluate(model, data[:12], base_rate="data", base_data=data, chains=3)
+    out[f"{name}_raise"] = np.array([ev.ais_mean_log_prob, ev.ais_se, ev.raise_mean_log_prob,
+                                     ev.raise_se, ev.gap])
+    out[f"{name}_exact_logz"] = np.array([cyrbm.exact_log_partition(model, threads=2)])
+    out[f"{name}_pt_sample"] = model.sample(9, steps=30, seed=6, threads=2, sampler="pt",
+                                            temperatures=[0, 0.4, 0.8, 1])
+    for method, extra in (("pt", {"temperatures": [0, 0.5, 1], "chains": 10}),
+                          ("amh", {"hop_prob": 0.5, "modes": 4, "radius": 3})):
+        fit = cyrbm.Trainer(H, method=method, k=1, epochs=2, batch_size=10,
+                            learning_rate=0.05, seed=12, threads=2, dtype=dtype,
+                            progress=False, monitor_size=0, **extra).fit(data)
+        out[f"{name}_{method}_W"] = fit.W
+        out[f"{name}_{method}_biases"] = np.concatenate([fit.vbias, fit.hbias])
+    top = cyrbm.RBM(0.3 * rng.standard_normal((H, 10)), 0.2 * rng.standard_normal(H),
+                    0.2 * rng.standard_normal(10), dtype=dtype)
+    dbn = cyrbm.DBN([model, top])
+    log_z = cyrbm.exact_log_partition(top)
+    est = cyrbm.BoundEstimator(dbn, log_Z=log_z, seed=8, threads=2)
+    out[f"{name}_bound"] = est.variational(data[:10], samples=3).values
+    out[f"{name}_bound_sampled"] = est.variational(data[:10], samples=3,
+                                                   entropy="sampled").values
+    out[f"{name}_harmonic"] = est.harmonic(data[:10], samples=20).values
+    out[f"{name}_chib"] = est.chib(data[:10], steps=6, repeats=2).values
+    out[f"{name}_ais_per_vector"] = est.ais_per_vector(data[:10], runs=4,
+                                                       schedule="linear:50").values
     return out
 
 
