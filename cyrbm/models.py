@@ -51,9 +51,10 @@ class RBM:
             dtype = W.dtype if W.dtype in _DTYPES else np.float64
         dtype = _float_dtype(dtype)
         W, vbias, hbias = _checked_parameters(W, vbias, hbias, "the given parameters")
-        self.W = np.ascontiguousarray(W, dtype=dtype)
-        self.vbias = np.ascontiguousarray(vbias, dtype=dtype)
-        self.hbias = np.ascontiguousarray(hbias, dtype=dtype)
+        # the model owns copies: training it never writes into the caller's arrays
+        self.W = np.array(W, dtype=dtype, order="C", copy=True)
+        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
+        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
         self.meta = dict(meta or {})
 
     # ------------------------------------------------------------------ basics
@@ -87,7 +88,7 @@ class RBM:
         return self.W.dtype
 
     def copy(self):
-        return RBM(self.W.copy(), self.vbias.copy(), self.hbias.copy(), meta=dict(self.meta))
+        return RBM(self.W, self.vbias, self.hbias, meta=dict(self.meta))
 
     def astype(self, dtype):
         """The same model stored in ``dtype`` (float32 or float64)."""

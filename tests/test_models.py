@@ -101,3 +101,19 @@ def test_sample_from_data_start_and_thread_independence(model86):
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(model86.sample(7, steps=0, init=init), init[np.arange(7) % 5])
     assert not np.array_equal(a, model86.sample(300, steps=5, seed=5, init=init))
+
+
+def test_training_a_given_model_leaves_the_callers_arrays_alone():
+    """RBM copies its parameters, so Trainer.fit(X, model=m) trains a copy of m."""
+    rng = np.random.default_rng(0)
+    W = 0.01 * rng.standard_normal((6, 4)).astype(np.float32)
+    b, c = np.zeros(6, np.float32), np.zeros(4, np.float32)
+    W0 = W.copy()
+    m = cyrbm.RBM(W, b, c)
+    X = (rng.random((20, 6)) < 0.5).astype(np.uint8)
+    fit = cyrbm.Trainer(4, epochs=2, batch_size=10, monitor_size=0, progress=False,
+                        dtype=np.float32).fit(X, model=m)
+    assert not np.array_equal(fit.W, W0)           # it trained
+    np.testing.assert_array_equal(W, W0)           # the caller's array
+    np.testing.assert_array_equal(m.W, W0)         # and the given model
+    assert not np.shares_memory(m.W, W)
