@@ -23,7 +23,7 @@ cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil
+                      int n_threads, bint check_signals=*) noexcept nogil
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, double beta, int n_threads) noexcept nogil
@@ -80,4 +80,5 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                    Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
                    const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads,
+                   bint check_signals=*) noexcept nogil

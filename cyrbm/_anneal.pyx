@@ -21,7 +21,7 @@ The loops themselves are in cyrbm/_kernels/anneal.c.
 import numpy as np
 
 from cython.parallel cimport prange, parallel
-from cyrbm._omp cimport cap_threads
+from cyrbm._omp cimport cap_threads, seconds_now, signal_raised, raise_set_error, time_to_check
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -133,7 +133,7 @@ cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil:
+                      int n_threads, bint check_signals=False) noexcept nogil:
     """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains, on
     the Gibbs engine (the RBM as model A, inputs updated by the flipped units' weight
     rows and recomputed every GIBBS_REFRESH sweeps).
@@ -141,10 +141,12 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     v (n x n_visible, INOUT) is updated in place; h (n x n_hidden, OUT) receives the last
     hidden states; chain r's 8 engine lanes are seeded from streams[r] (INOUT, advanced
     by 32 draws, cyrbm_rng_seed_run).  Returns 0, -1 when memory runs out, -2 for
-    invalid sizes."""
+    invalid sizes, and with ``check_signals`` (the Python wrapper; not the C API) -3 when a
+    Python signal handler raised (see signal_raised; v, h and streams are then unchanged)."""
     cdef ais_buffers B
     cdef double *beta = NULL
-    cdef Py_ssize_t r, ldV, ldA
+    cdef Py_ssize_t r, ldV, ldA, s, s1, piece
+    cdef double t0
     cdef int status
     if n <= 0 or steps <= 0:
         return 0 if n >= 0 and steps >= 0 else -2
@@ -162,8 +164,25 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     for r in range(n):
         cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
-    gibbs_steps(&B.pair, &B.st, floating is float, n, beta, 0, steps, GIBBS_REFRESH, 1,
-                n_threads)
+    # pieces of about 0.1 s (sweep numbers carry over, so the pieces equal one call),
+    # with a check for Ctrl-C / SIGTERM after each
+    s = 0
+    piece = 1
+    while s < steps:
+        s1 = min(steps, s + piece)
+        t0 = seconds_now()
+        gibbs_steps(&B.pair, &B.st, floating is float, n, beta, s, s1, GIBBS_REFRESH,
+                    1 if s == 0 else 0, n_threads)
+        t0 = seconds_now() - t0
+        s = s1
+        if check_signals and s < steps and signal_raised():
+            free(beta)
+            ais_free(&B)
+            return -3
+        if t0 < 0.05:
+            piece *= 2
+        elif t0 > 0.2 and piece > 1:
+            piece //= 2
     for r in range(n):
         memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
         if h != NULL and n_hidden > 0:
@@ -190,7 +209,9 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
     with nogil:
         status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0],
                               &h[0, 0] if M > 0 else NULL, n, steps,
-                              <cyrbm_rng *> &streams[0, 0], n_threads)
+                              <cyrbm_rng *> &streams[0, 0], n_threads, True)
+    if status == -3:
+        raise_set_error()
     if status == -1:
         raise MemoryError("no memory for the Gibbs chains.")
     if status != 0:
@@ -249,7 +270,8 @@ cdef bint _valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
 cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                    Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
                    const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads,
+                   bint check_signals=False) noexcept nogil:
     """``steps`` rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on ``n``
     ladders of K1 = ``n_temps`` chains, on the Gibbs engine: each round one tempered
     block-Gibbs sweep of every chain at its temperature (the RBM (t W, b, c)), then the
@@ -260,12 +282,16 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
     from streams[r] (n K1 streams, advanced by 32 draws), ladder m's swap uniforms come
     from swap_streams[m] (n, advanced by one draw per pair and round).  accepted (n x
     (K1 - 1), INOUT, or NULL) counts accepted swaps per pair.  Returns 0, -1 when memory
-    runs out, -2 for invalid sizes or temperatures (not 0 <= t_0 < ... < t_K = 1)."""
+    runs out, -2 for invalid sizes or temperatures (not 0 <= t_0 < ... < t_K = 1), -3 when
+    a Python signal handler raised, if ``check_signals`` (see signal_raised; v and the
+    streams are then as given,
+    the swap streams and ``accepted`` advanced)."""
     cdef ais_buffers B
     cdef Py_ssize_t R = n * n_temps, r, s, ldV
     cdef double *beta = NULL
     cdef int32_t *order = NULL
     cdef int64_t *acc = accepted
+    cdef double last
     cdef int status
     if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not _valid_ladder(temps, n_temps):
         return -2
@@ -293,11 +319,22 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
         beta[r] = temps[r % n_temps]
         cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
+    last = seconds_now()
     for s in range(steps):
         gibbs_steps(&B.pair, &B.st, floating is float, R, beta, s, s + 1, GIBBS_REFRESH,
                     1 if s == 0 else 0, n_threads)
         pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
                  swap_streams, acc, n_threads)
+        if check_signals and s + 1 < steps and time_to_check(&last) and signal_raised():
+            status = -3
+            break
+    if status == -3:
+        free(beta)
+        free(order)
+        if accepted == NULL:
+            free(acc)
+        ais_free(&B)
+        return -3
     for r in range(R):
         memcpy(v + r * n_visible, B.st.v + order[r] * ldV, n_visible)
     free(beta)
@@ -330,7 +367,10 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
     with nogil:
         status = pt_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0], n, &temps[0], K1,
                            steps, <cyrbm_rng *> &streams[0, 0],
-                           <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads)
+                           <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads,
+                           True)
+    if status == -3:
+        raise_set_error()
     if status == -1:
         raise MemoryError("no memory for the tempered chains.")
     if status != 0:
