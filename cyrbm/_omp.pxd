@@ -19,17 +19,23 @@ cdef inline int cap_threads(int n_threads, Py_ssize_t work) noexcept nogil:
 # 0.1 s of work (timed on the calling thread, outside any parallel region) whether a
 # Python signal handler has raised.  If one has, the exception is left set: the loop
 # stops and returns its "interrupted" status, and its Python wrapper raises the exception.
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
-
 cdef extern from "Python.h":
     int _check_signals "PyErr_CheckSignals" ()      # no `except`: the error stays set
 
-
-cdef inline double seconds_now() noexcept nogil:
-    """A monotonic clock, in seconds."""
-    cdef timespec t
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return t.tv_sec + 1e-9 * t.tv_nsec
+cdef extern from *:
+    """
+    #include <time.h>
+    static CYTHON_INLINE double cyrbm_seconds_now(void) {     /* timing pieces of work */
+        struct timespec t;
+    #if defined(_WIN32)
+        timespec_get(&t, TIME_UTC);
+    #else
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    #endif
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    """
+    double seconds_now "cyrbm_seconds_now" () noexcept nogil
 
 
 cdef inline bint signal_raised() noexcept nogil:
