@@ -71,22 +71,22 @@ def use_dense_tables(mode):
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
                     const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
                     int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads) noexcept nogil:
-    """Steps k0 <= k < k1 of the schedule ``betas`` for all runs (see cyrbm_ais_block in
-    cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a block-Gibbs
-    transition at beta_k while k < k_end.
+                    int n_threads, Py_ssize_t first=0) noexcept nogil:
+    """Steps k0 <= k < k1 of the schedule ``betas`` for the runs first <= r < runs (see
+    cyrbm_ais_block in cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a
+    block-Gibbs transition at beta_k while k < k_end.
 
     The runs are split into one contiguous block per thread, each taken through all the
     steps with no synchronisation; each run's arithmetic and random numbers are the same
     whatever the split.
     """
-    cdef int nt = cap_threads(n_threads, runs)
-    cdef Py_ssize_t t, r0, r1
-    if runs <= 0 or k1 <= k0:
+    cdef int nt = cap_threads(n_threads, runs - first)
+    cdef Py_ssize_t t, r0, r1, n = runs - first
+    if n <= 0 or k1 <= k0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = t * runs // nt
-        r1 = (t + 1) * runs // nt
+        r0 = first + t * n // nt
+        r1 = first + (t + 1) * n // nt
         if float32:
             cyrbm_ais_block_f32(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
                                 force_refresh)
@@ -114,16 +114,17 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
                       Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads) noexcept nogil:
-    """Tempered block-Gibbs sweeps s0 <= s < s1 for all runs, run r at beta[r] (see
-    cyrbm_gibbs_tempered): one contiguous block of runs per thread, as ais_steps."""
-    cdef int nt = cap_threads(n_threads, runs)
-    cdef Py_ssize_t t, r0, r1
-    if runs <= 0 or s1 <= s0:
+                      int n_threads, Py_ssize_t first=0) noexcept nogil:
+    """Tempered block-Gibbs sweeps s0 <= s < s1 for the runs first <= r < runs, run r at
+    beta[r] (see cyrbm_gibbs_tempered): one contiguous block of runs per thread, as
+    ais_steps."""
+    cdef int nt = cap_threads(n_threads, runs - first)
+    cdef Py_ssize_t t, r0, r1, n = runs - first
+    if n <= 0 or s1 <= s0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = t * runs // nt
-        r1 = (t + 1) * runs // nt
+        r0 = first + t * n // nt
+        r1 = first + (t + 1) * n // nt
         if float32:
             cyrbm_gibbs_tempered_f32(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
         else:
@@ -1078,6 +1079,16 @@ def base_rate_log_z(base_rate, Py_ssize_t n_hidden):
     return float(base_rate_log_partition(&b[0], b.shape[0], n_hidden))
 
 
+cdef inline Py_ssize_t _run_block(Py_ssize_t runs, int n_threads) noexcept nogil:
+    """Runs per kernel call of GibbsEngine.steps and .sweep: a sixteenth of them (at
+    least 64 per thread), so that a call whose one step over all the runs takes seconds
+    (784 x 500 units, 20,000 runs) still checks for Ctrl-C every 0.1-0.2 s.  Runs are
+    independent, so the blocks change no number."""
+    cdef Py_ssize_t least = 64 * (n_threads if n_threads > 0 else 1)
+    cdef Py_ssize_t b = (runs + 15) // 16
+    return b if b > least else least
+
+
 cdef class GibbsEngine:
     """cyrbm's Gibbs engine: the state of ``runs`` chains between RBMs A and B, and its
     transitions (SM08 Eq. 13-17).
@@ -1237,10 +1248,20 @@ cdef class GibbsEngine:
             raise ValueError("steps outside the schedule.")
         if weights and self.buf.pair.eB != NULL:
             raise ValueError("the tempered (CRI10) configuration has no log weights.")
-        with nogil:
-            ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &betas[0], k0,
-                      k1, k_end, 1 if weights else 0, self.refresh_every,
-                      1 if force_refresh else 0, self.n_threads)
+        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
+        cdef double last
+        cdef bint stop = False
+        with nogil:                 # in blocks of runs: Ctrl-C is answered between them
+            last = seconds_now()
+            while lo < self.runs and not stop:
+                hi = min(self.runs, lo + block)
+                ais_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &betas[0], k0,
+                          k1, k_end, 1 if weights else 0, self.refresh_every,
+                          1 if force_refresh else 0, self.n_threads, lo)
+                lo = hi
+                stop = lo < self.runs and time_to_check(&last) and signal_raised()
+        if stop:
+            raise_set_error()       # the runs are left part-way
 
     def sweep(self, Py_ssize_t n_steps, beta=None, bint force_refresh=True,
               Py_ssize_t start=0, bint a_only=False):
@@ -1266,13 +1287,23 @@ cdef class GibbsEngine:
         cdef Py_ssize_t saved = self.buf.pair.nB
         if a_only:
             self.buf.pair.nB = 0
+        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
+        cdef double last
+        cdef bint stop = False
         try:
-            with nogil:
-                gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0],
-                            start, start + n_steps, self.refresh_every,
-                            1 if force_refresh else 0, self.n_threads)
+            with nogil:             # in blocks of runs: Ctrl-C is answered between them
+                last = seconds_now()
+                while lo < self.runs and not stop:
+                    hi = min(self.runs, lo + block)
+                    gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &bv[0],
+                                start, start + n_steps, self.refresh_every,
+                                1 if force_refresh else 0, self.n_threads, lo)
+                    lo = hi
+                    stop = lo < self.runs and time_to_check(&last) and signal_raised()
         finally:
             self.buf.pair.nB = saved
+        if stop:
+            raise_set_error()       # the chains are left part-way
 
 
     # ------------------------------------------------------- parallel tempering
