@@ -21,7 +21,7 @@ The loops themselves are in cyrbm/_kernels/anneal.c.
 import numpy as np
 
 from cython.parallel cimport prange, parallel
-from cyrbm._omp cimport cap_threads
+from cyrbm._omp cimport cap_threads, seconds_now, signal_raised, raise_set_error, time_to_check
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -71,22 +71,22 @@ def use_dense_tables(mode):
 cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
                     const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
                     int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads) noexcept nogil:
-    """Steps k0 <= k < k1 of the schedule ``betas`` for all runs (see cyrbm_ais_block in
-    cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a block-Gibbs
-    transition at beta_k while k < k_end.
+                    int n_threads, Py_ssize_t first=0) noexcept nogil:
+    """Steps k0 <= k < k1 of the schedule ``betas`` for the runs first <= r < runs (see
+    cyrbm_ais_block in cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a
+    block-Gibbs transition at beta_k while k < k_end.
 
     The runs are split into one contiguous block per thread, each taken through all the
     steps with no synchronisation; each run's arithmetic and random numbers are the same
     whatever the split.
     """
-    cdef int nt = cap_threads(n_threads, runs)
-    cdef Py_ssize_t t, r0, r1
-    if runs <= 0 or k1 <= k0:
+    cdef int nt = cap_threads(n_threads, runs - first)
+    cdef Py_ssize_t t, r0, r1, n = runs - first
+    if n <= 0 or k1 <= k0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = t * runs // nt
-        r1 = (t + 1) * runs // nt
+        r0 = first + t * n // nt
+        r1 = first + (t + 1) * n // nt
         if float32:
             cyrbm_ais_block_f32(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
                                 force_refresh)
@@ -114,16 +114,17 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
                       Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads) noexcept nogil:
-    """Tempered block-Gibbs sweeps s0 <= s < s1 for all runs, run r at beta[r] (see
-    cyrbm_gibbs_tempered): one contiguous block of runs per thread, as ais_steps."""
-    cdef int nt = cap_threads(n_threads, runs)
-    cdef Py_ssize_t t, r0, r1
-    if runs <= 0 or s1 <= s0:
+                      int n_threads, Py_ssize_t first=0) noexcept nogil:
+    """Tempered block-Gibbs sweeps s0 <= s < s1 for the runs first <= r < runs, run r at
+    beta[r] (see cyrbm_gibbs_tempered): one contiguous block of runs per thread, as
+    ais_steps."""
+    cdef int nt = cap_threads(n_threads, runs - first)
+    cdef Py_ssize_t t, r0, r1, n = runs - first
+    if n <= 0 or s1 <= s0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = t * runs // nt
-        r1 = (t + 1) * runs // nt
+        r0 = first + t * n // nt
+        r1 = first + (t + 1) * n // nt
         if float32:
             cyrbm_gibbs_tempered_f32(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
         else:
@@ -133,7 +134,7 @@ cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads) noexcept nogil:
+                      int n_threads, bint check_signals=False) noexcept nogil:
     """``steps`` block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains, on
     the Gibbs engine (the RBM as model A, inputs updated by the flipped units' weight
     rows and recomputed every GIBBS_REFRESH sweeps).
@@ -141,10 +142,12 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     v (n x n_visible, INOUT) is updated in place; h (n x n_hidden, OUT) receives the last
     hidden states; chain r's 8 engine lanes are seeded from streams[r] (INOUT, advanced
     by 32 draws, cyrbm_rng_seed_run).  Returns 0, -1 when memory runs out, -2 for
-    invalid sizes."""
+    invalid sizes, and with ``check_signals`` (the Python wrapper; not the C API) -3 when a
+    Python signal handler raised (see signal_raised; v, h and streams are then unchanged)."""
     cdef ais_buffers B
     cdef double *beta = NULL
-    cdef Py_ssize_t r, ldV, ldA
+    cdef Py_ssize_t r, ldV, ldA, s, s1, piece
+    cdef double t0
     cdef int status
     if n <= 0 or steps <= 0:
         return 0 if n >= 0 and steps >= 0 else -2
@@ -162,8 +165,25 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     for r in range(n):
         cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
-    gibbs_steps(&B.pair, &B.st, floating is float, n, beta, 0, steps, GIBBS_REFRESH, 1,
-                n_threads)
+    # pieces of about 0.1 s (sweep numbers carry over, so the pieces equal one call),
+    # with a check for Ctrl-C / SIGTERM after each
+    s = 0
+    piece = 1
+    while s < steps:
+        s1 = min(steps, s + piece)
+        t0 = seconds_now()
+        gibbs_steps(&B.pair, &B.st, floating is float, n, beta, s, s1, GIBBS_REFRESH,
+                    1 if s == 0 else 0, n_threads)
+        t0 = seconds_now() - t0
+        s = s1
+        if check_signals and s < steps and signal_raised():
+            free(beta)
+            ais_free(&B)
+            return -3
+        if t0 < 0.05:
+            piece *= 2
+        elif t0 > 0.2 and piece > 1:
+            piece //= 2
     for r in range(n):
         memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
         if h != NULL and n_hidden > 0:
@@ -190,7 +210,9 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
     with nogil:
         status = gibbs_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0],
                               &h[0, 0] if M > 0 else NULL, n, steps,
-                              <cyrbm_rng *> &streams[0, 0], n_threads)
+                              <cyrbm_rng *> &streams[0, 0], n_threads, True)
+    if status == -3:
+        raise_set_error()
     if status == -1:
         raise MemoryError("no memory for the Gibbs chains.")
     if status != 0:
@@ -249,7 +271,8 @@ cdef bint _valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
 cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                    Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
                    const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads,
+                   bint check_signals=False) noexcept nogil:
     """``steps`` rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on ``n``
     ladders of K1 = ``n_temps`` chains, on the Gibbs engine: each round one tempered
     block-Gibbs sweep of every chain at its temperature (the RBM (t W, b, c)), then the
@@ -260,12 +283,16 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
     from streams[r] (n K1 streams, advanced by 32 draws), ladder m's swap uniforms come
     from swap_streams[m] (n, advanced by one draw per pair and round).  accepted (n x
     (K1 - 1), INOUT, or NULL) counts accepted swaps per pair.  Returns 0, -1 when memory
-    runs out, -2 for invalid sizes or temperatures (not 0 <= t_0 < ... < t_K = 1)."""
+    runs out, -2 for invalid sizes or temperatures (not 0 <= t_0 < ... < t_K = 1), -3 when
+    a Python signal handler raised, if ``check_signals`` (see signal_raised; v and the
+    streams are then as given,
+    the swap streams and ``accepted`` advanced)."""
     cdef ais_buffers B
     cdef Py_ssize_t R = n * n_temps, r, s, ldV
     cdef double *beta = NULL
     cdef int32_t *order = NULL
     cdef int64_t *acc = accepted
+    cdef double last
     cdef int status
     if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not _valid_ladder(temps, n_temps):
         return -2
@@ -293,11 +320,22 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
         beta[r] = temps[r % n_temps]
         cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
+    last = seconds_now()
     for s in range(steps):
         gibbs_steps(&B.pair, &B.st, floating is float, R, beta, s, s + 1, GIBBS_REFRESH,
                     1 if s == 0 else 0, n_threads)
         pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
                  swap_streams, acc, n_threads)
+        if check_signals and s + 1 < steps and time_to_check(&last) and signal_raised():
+            status = -3
+            break
+    if status == -3:
+        free(beta)
+        free(order)
+        if accepted == NULL:
+            free(acc)
+        ais_free(&B)
+        return -3
     for r in range(R):
         memcpy(v + r * n_visible, B.st.v + order[r] * ldV, n_visible)
     free(beta)
@@ -330,7 +368,10 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
     with nogil:
         status = pt_sweeps(&W[0, 0], &vbias[0], &hbias[0], D, M, &v[0, 0], n, &temps[0], K1,
                            steps, <cyrbm_rng *> &streams[0, 0],
-                           <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads)
+                           <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads,
+                           True)
+    if status == -3:
+        raise_set_error()
     if status == -1:
         raise MemoryError("no memory for the tempered chains.")
     if status != 0:
@@ -1038,6 +1079,16 @@ def base_rate_log_z(base_rate, Py_ssize_t n_hidden):
     return float(base_rate_log_partition(&b[0], b.shape[0], n_hidden))
 
 
+cdef inline Py_ssize_t _run_block(Py_ssize_t runs, int n_threads) noexcept nogil:
+    """Runs per kernel call of GibbsEngine.steps and .sweep: a sixteenth of them (at
+    least 64 per thread), so that a call whose one step over all the runs takes seconds
+    (784 x 500 units, 20,000 runs) still checks for Ctrl-C every 0.1-0.2 s.  Runs are
+    independent, so the blocks change no number."""
+    cdef Py_ssize_t least = 64 * (n_threads if n_threads > 0 else 1)
+    cdef Py_ssize_t b = (runs + 15) // 16
+    return b if b > least else least
+
+
 cdef class GibbsEngine:
     """cyrbm's Gibbs engine: the state of ``runs`` chains between RBMs A and B, and its
     transitions (SM08 Eq. 13-17).
@@ -1197,10 +1248,20 @@ cdef class GibbsEngine:
             raise ValueError("steps outside the schedule.")
         if weights and self.buf.pair.eB != NULL:
             raise ValueError("the tempered (CRI10) configuration has no log weights.")
-        with nogil:
-            ais_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &betas[0], k0,
-                      k1, k_end, 1 if weights else 0, self.refresh_every,
-                      1 if force_refresh else 0, self.n_threads)
+        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
+        cdef double last
+        cdef bint stop = False
+        with nogil:                 # in blocks of runs: Ctrl-C is answered between them
+            last = seconds_now()
+            while lo < self.runs and not stop:
+                hi = min(self.runs, lo + block)
+                ais_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &betas[0], k0,
+                          k1, k_end, 1 if weights else 0, self.refresh_every,
+                          1 if force_refresh else 0, self.n_threads, lo)
+                lo = hi
+                stop = lo < self.runs and time_to_check(&last) and signal_raised()
+        if stop:
+            raise_set_error()       # the runs are left part-way
 
     def sweep(self, Py_ssize_t n_steps, beta=None, bint force_refresh=True,
               Py_ssize_t start=0, bint a_only=False):
@@ -1226,13 +1287,23 @@ cdef class GibbsEngine:
         cdef Py_ssize_t saved = self.buf.pair.nB
         if a_only:
             self.buf.pair.nB = 0
+        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
+        cdef double last
+        cdef bint stop = False
         try:
-            with nogil:
-                gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, self.runs, &bv[0],
-                            start, start + n_steps, self.refresh_every,
-                            1 if force_refresh else 0, self.n_threads)
+            with nogil:             # in blocks of runs: Ctrl-C is answered between them
+                last = seconds_now()
+                while lo < self.runs and not stop:
+                    hi = min(self.runs, lo + block)
+                    gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &bv[0],
+                                start, start + n_steps, self.refresh_every,
+                                1 if force_refresh else 0, self.n_threads, lo)
+                    lo = hi
+                    stop = lo < self.runs and time_to_check(&last) and signal_raised()
         finally:
             self.buf.pair.nB = saved
+        if stop:
+            raise_set_error()       # the chains are left part-way
 
 
     # ------------------------------------------------------- parallel tempering

@@ -22,6 +22,7 @@ from libc.math cimport log, exp, fabs, INFINITY, isfinite
 from cyrbm._omp cimport cap_threads
 from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
+from cpython.exc cimport PyErr_CheckSignals
 
 cdef double _LOG2E = 1.4426950408889634
 #: largest |weight| the tables take: e^w must be finite in the kernel's float type
@@ -305,10 +306,14 @@ cdef class ChibModel:
         cdef int status = 0
         if n == 0:
             return lp_arr, ph_arr
+        cyrbm_stop_watch_begin()        # a chain of S steps can be long: Ctrl-C stops it
         with nogil:
             status = chib_run(&self.buf, &vv[0, 0], &ix[0], n, steps,
                               1 if tilde_backward else 0, refresh_every,
                               <cyrbm_rng *> &streams[0, 0], &lp[0], &ph[0], n_threads)
+        if cyrbm_stop_watch_end():     # the outputs are unfinished: never return them
+            PyErr_CheckSignals()
+            raise KeyboardInterrupt
         if status != 0:
             raise MemoryError("no memory for the estimator's chains.")
         return lp_arr, ph_arr
@@ -328,10 +333,14 @@ cdef class ChibModel:
             raise ValueError("an annealing schedule needs at least two betas.")
         if n == 0:
             return lw_arr
+        cyrbm_stop_watch_begin()
         with nogil:
             status = chib_ais_run(&self.buf, &vv[0, 0], &ix[0], n, &betas[0], betas.shape[0],
                                   1 if base_q else 0, refresh_every, <cyrbm_rng *> &streams[0, 0], &lw[0],
                                   n_threads)
+        if cyrbm_stop_watch_end():     # the outputs are unfinished: never return them
+            PyErr_CheckSignals()
+            raise KeyboardInterrupt
         if status != 0:
             raise MemoryError("no memory for the AIS chains.")
         return lw_arr

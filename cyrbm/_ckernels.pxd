@@ -16,6 +16,10 @@ cdef extern from "kernels.h" nogil:
     double cyrbm_sigmoid(double x)
     float cyrbm_sigmoidf(float x)
 
+    # ---- stopping on Ctrl-C / SIGTERM (common.c) ----
+    void cyrbm_stop_watch_begin()
+    int cyrbm_stop_watch_end()
+
     # ---- variant choice ----
     int cyrbm_gibbs_kernels_init(const char *force)
     int cyrbm_anneal_kernels_init(const char *force)

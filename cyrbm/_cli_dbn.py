@@ -12,10 +12,11 @@ user error is a CyrbmError of one sentence.
 """
 import json
 import math
+import os
 import sys
 import time
 
-from cyrbm.errors import CyrbmError
+from cyrbm.errors import CyrbmError, stop_status, stop_word
 
 _PER_LAYER = ("--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay", "--momentum",
               "--weight-decay")
@@ -105,15 +106,16 @@ def cmd_dbn(args, out):
         s["threads"] = threads
         trainers.append(s)
     t0 = time.perf_counter()
+    started = time.time()
     try:
         dbn = train_dbn(data, sizes, trainers=trainers, init_transpose=args["--init-transpose"],
                         seed=seed, checkpoint=checkpoint, resume=args["--resume"],
                         layer_input=layer_input)
-    except KeyboardInterrupt:
-        print("cyrbm dbn: interrupted: finished layers are in "
-              f"'{progress_file(checkpoint)}' and the current layer's state in its checkpoint; "
-              "continue with --resume.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"cyrbm dbn: {stop_word(exc)}: "
+              f"{_kept_on_interrupt(checkpoint, len(sizes), args['--resume'], started)}",
+              file=sys.stderr)
+        return stop_status(exc)
     dbn.meta["training"]["data"] = args["DATA"]
     dbn.save(path)
     result = {"model": path, "data": args["DATA"], "n_samples": int(data.shape[0]),
@@ -164,6 +166,37 @@ _BOUND_OPTIONS = {"--samples": ("variational", "harmonic"), "--entropy": ("varia
 _BOUND_WHY = {"--logz": " (the harmonic mean needs no ln Z)",
               "--runs": " (the AIS runs for ln Z; the harmonic mean needs no ln Z)",
               "--schedule": " (the AIS schedule for ln Z; the harmonic mean needs no ln Z)"}
+
+
+def _kept_on_interrupt(checkpoint, n_layers, resume, started):
+    """What an interrupted ``cyrbm dbn`` kept, naming only files that exist and belong
+    to this run (or to the run it resumed): the finished layers' file and the current
+    layer's checkpoint."""
+    from cyrbm.greedy import layer_checkpoint, progress_file
+    from cyrbm.models import DBN
+
+    def ours(path):
+        return os.path.isfile(path) and (resume or os.path.getmtime(path) >= started)
+
+    done_file = progress_file(checkpoint)
+    n_done = 0
+    if ours(done_file):
+        try:
+            n_done = DBN.load(done_file).n_layers
+        except (CyrbmError, ValueError, OSError):
+            n_done = 0
+    current = layer_checkpoint(checkpoint, n_done)
+    finished = ("layer 1" if n_done == 1 else f"layers 1-{n_done}") + f" of {n_layers}"
+    verb = "is" if n_done == 1 else "are"
+    if n_done and ours(current):
+        return (f"the finished {finished} {verb} in '{done_file}' and the state of layer "
+                f"{n_done + 1} is in '{current}'; continue with --resume.")
+    if n_done:
+        return f"the finished {finished} {verb} in '{done_file}'; continue with --resume."
+    if ours(current):
+        return (f"no layer finished; the state of layer 1 is in '{current}'; continue with "
+                f"--resume.")
+    return "no layer finished, and no checkpoint was written."
 
 
 def cmd_bound(args, out, explicit=()):

@@ -14,6 +14,8 @@ CD-1 on a 784 x 500 RBM took 4.6 s an epoch on 2 threads against 0.66 s on one).
 An explicit number of threads is used as given.  Results never depend on the number of
 threads, so this choice changes only the speed.
 """
+import time
+
 from cyrbm._omp import max_threads, resolve_threads
 
 #: multiply-adds of one parallel region that make a second thread worth starting
@@ -46,4 +48,23 @@ def auto_threads(threads, work):
     return max(1, min(n, free_cores(n)))
 
 
-__all__ = ["auto_threads", "free_cores", "max_threads", "PER_THREAD"]
+def pieces(start, stop, first=1, most=None):
+    """Consecutive ranges (a, b) that cover start <= i < stop, each sized for about 0.1 s
+    of the caller's work on them (timed between yields: a piece, at most ``most`` long,
+    doubles while one takes under 0.05 s and halves over 0.2 s).  Python answers Ctrl-C and SIGTERM between
+    pieces, so a long compiled computation taken in them ends within about a second
+    whatever the threads; the caller's results must not depend on where it is cut."""
+    size = max(1, int(first) if most is None else min(int(first), int(most)))
+    while start < stop:
+        end = min(stop, start + size)
+        t0 = time.perf_counter()
+        yield start, end
+        seconds = time.perf_counter() - t0
+        start = end
+        if seconds < 0.05:
+            size = size * 2 if most is None else min(int(most), size * 2)
+        elif seconds > 0.2 and size > 1:
+            size = max(1, size // 2)
+
+
+__all__ = ["auto_threads", "free_cores", "max_threads", "pieces", "PER_THREAD"]

@@ -29,6 +29,7 @@ from cyrbm import _anneal
 from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams
+from cyrbm._threads import pieces
 from cyrbm._validation import check_binary, check_memory, hint, option_name
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 from cyrbm.models import RBM
@@ -273,18 +274,9 @@ def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     m = min(model.n_visible, model.n_hidden)
     n_chunks = 1 << (m - min(_EXACT_CHUNK_BITS, m))
     chunks = np.empty(2 * n_chunks)
-    c, step = 0, n_threads
-    while c < n_chunks:
-        c1 = min(n_chunks, c + step)
-        t0 = time.perf_counter()
+    for c, c1 in pieces(0, n_chunks, n_threads):
         _anneal.exact_chunk_range(model.W, model.vbias, model.hbias, chunks, c, c1,
                                   n_threads, _EXACT_CHUNK_BITS)
-        seconds = time.perf_counter() - t0
-        c = c1
-        if seconds < 0.05:
-            step *= 2
-        elif seconds > 0.2 and step > n_threads:
-            step //= 2
     return _anneal.exact_combine_chunks(chunks)
 
 
@@ -548,7 +540,8 @@ class Annealer:
         The runs' inputs are updated by the weight rows of the units that flip and
         recomputed exactly every ``refresh`` steps (bounds float32 rounding drift).
     chunk : int
-        Steps per call into the compiled kernel (the progress bar moves between calls).
+        Most steps per call into the compiled kernel (the progress bar moves, and Ctrl-C
+        is answered, between calls, which are cut to about 0.1 s each).
 
     Examples
     --------
@@ -874,12 +867,11 @@ class Annealer:
         try:
             done = 0
             for mark in marks:
-                while done < mark:
-                    n = min(self.chunk, mark - done)
-                    chain.sweep(n, force_refresh=done == 0, start=done)
-                    done += n
+                for s0, s1 in pieces(done, mark, most=self.chunk):
+                    chain.sweep(s1 - s0, force_refresh=s0 == 0, start=s0)
                     if bar is not None:
-                        bar.update(n)
+                        bar.update(s1 - s0)
+                done = mark
                 taken.append(chain.visible())
         finally:
             if bar is not None:
@@ -893,13 +885,10 @@ class Annealer:
         K = betas.size - 1
         bar = progress_bar(self.progress, K, 0, desc, unit="beta")
         try:
-            k = 1
-            while k <= K:
-                k1 = min(K + 1, k + self.chunk)
+            for k, k1 in pieces(1, K + 1, most=self.chunk):
                 engine.steps(betas, k, k1, K, True, k == 1)
                 if bar is not None:
                     bar.update(k1 - k)
-                k = k1
         finally:
             if bar is not None:
                 bar.close()

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from cyrbm._random import make_streams
-from cyrbm._threads import auto_threads
+from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_binary
 from cyrbm.errors import CyrbmError, ModelMismatchError
 
@@ -124,10 +124,10 @@ def _threads(threads, low, top, items, sweeps):
 
 
 def _in_calls(n_items, n_threads, run):
-    """run(i0, i1) over consecutive groups of items (Ctrl-C answered between groups)."""
-    step = max(1, _ITEMS_PER_CALL * n_threads)
-    for i0 in range(0, n_items, step):
-        run(i0, min(n_items, i0 + step))
+    """run(i0, i1) over consecutive groups of items, of about 0.1 s each (Ctrl-C answered
+    between groups; each item has its own stream, so the grouping changes no number)."""
+    for i0, i1 in pieces(0, n_items, n_threads, most=_ITEMS_PER_CALL * n_threads):
+        run(i0, i1)
 
 
 # ------------------------------------------------------------------------- result

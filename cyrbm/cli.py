@@ -175,7 +175,7 @@ import sys
 import time
 
 import cyrbm
-from cyrbm.errors import CyrbmError
+from cyrbm.errors import CyrbmError, Terminated, stop_status, stop_word
 
 # NumPy, SciPy, the kernels and docopt are imported when a command needs them, inside
 # main(): the command starts fast, and Ctrl-C while they load is answered like any other.
@@ -646,13 +646,13 @@ def cmd_train(args, out):
     t0 = time.perf_counter()
     try:
         model = trainer.fit(data, resume=resume)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if trainer.saved_on_interrupt:
-            print(f"cyrbm train: interrupted: the state was saved to '{checkpoint}'; continue "
-                  f"with --resume.", file=sys.stderr)
+            print(f"cyrbm train: {stop_word(exc)}: the state was saved to '{checkpoint}'; "
+                  f"continue with --resume.", file=sys.stderr)
         else:
-            print("cyrbm train: interrupted.", file=sys.stderr)
-        return 130
+            print(f"cyrbm train: {stop_word(exc)}.", file=sys.stderr)
+        return stop_status(exc)
     model.meta["training"]["data"] = args["DATA"]
     model.save(model_path)
     last = trainer.history[-1] if trainer.history else {}
@@ -938,9 +938,9 @@ def _run(argv):
         print(f"cyrbm {command}: error: this machine has not enough memory for the sizes "
               f"asked for; use smaller ones.", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"cyrbm {command}: interrupted.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"cyrbm {command}: {stop_word(exc)}.", file=sys.stderr)
+        return stop_status(exc)
     finally:
         _validation.set_interface("python")
 
@@ -981,14 +981,36 @@ def _single_threaded_blas(environ=os.environ):
         environ.setdefault(key, "1")
 
 
+def _terminate(signum, frame):
+    raise Terminated
+
+
+def _on_sigterm():
+    """SIGTERM raises Terminated, a KeyboardInterrupt: the command stops as on Ctrl-C
+    (long computations check between pieces of about 0.1 s) and exits with 143.  The
+    previous handler, to restore; None when SIGTERM cannot be handled here."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        return None
+    return signal.signal(signal.SIGTERM, _terminate)
+
+
 def main(argv=None):
     if "numpy" not in sys.modules:
         _single_threaded_blas()
+    previous = None
     try:
+        previous = _on_sigterm()
         return _run_writing_stdout(sys.argv[1:] if argv is None else list(argv))
-    except KeyboardInterrupt:        # e.g. while NumPy and the kernels are loading
-        print("cyrbm: interrupted.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:   # e.g. while NumPy and the kernels are loading
+        print(f"cyrbm: {stop_word(exc)}.", file=sys.stderr)
+        return stop_status(exc)
+    finally:
+        if previous is not None:
+            import signal
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

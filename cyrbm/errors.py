@@ -32,3 +32,20 @@ class OutputError(CyrbmError, OSError):
 
 class SizeError(CyrbmError, ValueError):
     """A size (units, rows, runs, betas) whose arrays cannot fit in this machine's memory."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised by the command line's handler (cyrbm.cli.main) wherever Ctrl-C's
+    KeyboardInterrupt would be, and handled the same way: the command stops cleanly,
+    keeps its checkpoint, and exits with status 143 (128 + 15, the shell's convention)
+    instead of 130."""
+
+
+def stop_status(exc):
+    """The exit status of a command stopped by ``exc``: 143 for SIGTERM, 130 for Ctrl-C."""
+    return 143 if isinstance(exc, Terminated) else 130
+
+
+def stop_word(exc):
+    """How a stopped command says it stopped: "terminated (SIGTERM)" or "interrupted"."""
+    return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"

@@ -52,6 +52,7 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
+from cyrbm._threads import pieces
 from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer,
                              ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
                              make_schedule, schedule_count)
@@ -188,14 +189,11 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, s
                                       refresh_every=refresh)
             eng.set_visible(V[np.arange(r0, r1) // chains])
             eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
-            k = 1
-            while k <= K:
-                k1 = min(K + 1, k + chunk)
+            for k, k1 in pieces(1, K + 1, most=chunk):
                 # weight at x_{k-1}, then T_{k-1} (the inputs follow the flips of T_K)
                 eng.steps(rev, k, k1, K, True, False)
                 if bar is not None:
                     bar.update((k1 - k) * (r1 - r0))
-                k = k1
             out[r0:r1] = eng.log_weights
     finally:
         if bar is not None:

@@ -36,7 +36,8 @@ from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
                                check_probabilities, check_whole, option_name)
-from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
+from cyrbm.errors import (CyrbmError, ModelFileError, ModelMismatchError, Terminated,
+                          TrainingDiverged)
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
@@ -523,7 +524,7 @@ class Trainer:
                         self._keep_sampler_state(state, ladders, modeset)
                         self._save_checkpoint(state, fingerprint)
                         self.saved_on_interrupt = self.checkpoint is not None
-                        raise KeyboardInterrupt
+                        raise interrupted.stop
                 if bar is not None:
                     bar.close()
                     bar = None
@@ -774,23 +775,30 @@ def progress_bar(progress, total, initial, desc, unit="batch"):
 
 
 class _InterruptFlag:
-    """Turn Ctrl-C into a flag checked between batches (so a checkpoint is consistent)."""
+    """Turn Ctrl-C into a flag checked between batches (so a checkpoint is consistent);
+    SIGTERM too while the command line handles it (cyrbm.cli: raised as Terminated)."""
 
     def __init__(self):
         self.flag = False
         self._previous = None
+        self._previous_term = None
+        self.stop = KeyboardInterrupt
 
     def _handler(self, signum, frame):
+        if signum == signal.SIGTERM:
+            self.stop = Terminated
         if self.flag:           # a second Ctrl-C: stop at once
-            raise KeyboardInterrupt
+            raise self.stop
         self.flag = True
 
     def install(self):
         if threading.current_thread() is not threading.main_thread():
             return
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            return          # e.g. a background job (`cyrbm train ... &`): leave it ignored
         try:
+            if callable(signal.getsignal(signal.SIGTERM)):
+                self._previous_term = signal.signal(signal.SIGTERM, self._handler)
+            if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+                return      # e.g. a background job (`cyrbm train ... &`): leave it ignored
             self._previous = signal.signal(signal.SIGINT, self._handler)
         except (ValueError, OSError):
             self._previous = None
@@ -799,3 +807,6 @@ class _InterruptFlag:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
+        if self._previous_term is not None:
+            signal.signal(signal.SIGTERM, self._previous_term)
+            self._previous_term = None

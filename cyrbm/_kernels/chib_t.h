@@ -292,12 +292,14 @@ void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int
         W.logt[s] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
         FN(chib_copy)(M, &sav, &cur);
         for (t = s - 1; t >= 1; t--) {
+            if ((t & 255) == 0 && cyrbm_stop_requested) return;     /* Ctrl-C */
             FN(chib_maybe_refresh)(M, &cur, refresh_every);
             FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, tilde_backward, rng, NULL, NULL);
             W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
         }
         FN(chib_copy)(M, &cur, &sav);
         for (t = s + 1; t <= S; t++) {
+            if ((t & 255) == 0 && cyrbm_stop_requested) return;
             FN(chib_maybe_refresh)(M, &cur, refresh_every);
             FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, 0, rng, NULL, NULL);
             W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
@@ -337,6 +339,7 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
         lp = FN(chib_logjoint)(M, &cur, vv);
         for (j = 0; j < M->H1; j++) lq += (cur.h[j] ? W.x[j] : 0.0) - cyrbm_softplus(W.x[j]);
         for (k = 1; k < n_betas; k++) {
+            if ((k & 255) == 0 && cyrbm_stop_requested) return;     /* Ctrl-C */
             lw += (betas[k] - betas[k - 1]) * (lp - lq);
             if (k == n_betas - 1) break;
             if (refresh_every > 0 && cur.since >= refresh_every) {

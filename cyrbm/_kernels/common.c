@@ -1,6 +1,59 @@
 /* Kernels with no vector code: compiled once, for every variant (see kernels.h). */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L            /* sigaction */
+#endif
+#include <signal.h>
 #include <string.h>
 #include "kernels.h"
+
+volatile int cyrbm_stop_requested = 0;
+
+#if defined(_WIN32)
+void cyrbm_stop_watch_begin(void) { cyrbm_stop_requested = 0; }
+int cyrbm_stop_watch_end(void) { return 0; }
+#else
+static struct sigaction cyrbm_stop_old[2];
+static int cyrbm_stop_installed[2];
+static const int cyrbm_stop_signals[2] = {SIGINT, SIGTERM};
+
+static void cyrbm_stop_handler(int sig) {
+    int i = sig == SIGINT ? 0 : 1;
+    cyrbm_stop_requested = 1;
+    if (!(cyrbm_stop_old[i].sa_flags & SA_SIGINFO) && cyrbm_stop_old[i].sa_handler != SIG_DFL
+            && cyrbm_stop_old[i].sa_handler != SIG_IGN)
+        cyrbm_stop_old[i].sa_handler(sig);             /* Python's: trips its flag */
+}
+
+void cyrbm_stop_watch_begin(void) {
+    int i;
+    cyrbm_stop_requested = 0;
+    for (i = 0; i < 2; i++) {
+        struct sigaction old, act;
+        cyrbm_stop_installed[i] = 0;
+        if (sigaction(cyrbm_stop_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO)
+                || old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN)
+            continue;
+        memset(&act, 0, sizeof act);
+        act.sa_handler = cyrbm_stop_handler;
+        act.sa_flags = old.sa_flags;
+        sigemptyset(&act.sa_mask);
+        cyrbm_stop_old[i] = old;
+        if (sigaction(cyrbm_stop_signals[i], &act, NULL) == 0) cyrbm_stop_installed[i] = 1;
+    }
+}
+
+int cyrbm_stop_watch_end(void) {
+    int i, was;
+    for (i = 0; i < 2; i++)
+        if (cyrbm_stop_installed[i]) {
+            sigaction(cyrbm_stop_signals[i], &cyrbm_stop_old[i], NULL);
+            cyrbm_stop_installed[i] = 0;
+        }
+    was = cyrbm_stop_requested;
+    cyrbm_stop_requested = 0;
+    return was;
+}
+#endif
 
 void cyrbm_column_lists(const int32_t *restrict idx, ptrdiff_t ldi,
                         const int32_t *restrict cnt, ptrdiff_t n_rows, ptrdiff_t n_units,

@@ -29,6 +29,19 @@
 extern "C" {
 #endif
 
+/* ---- stopping on Ctrl-C / SIGTERM (common.c) ----
+ * A kernel whose single work item can run for long (the Chib-style estimator's chain of
+ * S steps, per-vector AIS over many betas) polls cyrbm_stop_requested between steps and
+ * returns early, its outputs unfinished, when it is set.  cyrbm_stop_watch_begin installs,
+ * for SIGINT and SIGTERM where Python (not SIG_DFL or SIG_IGN) handles them, a handler
+ * that sets the flag and then calls Python's, so Python raises on its next check;
+ * cyrbm_stop_watch_end restores the previous handlers, clears the flag and returns
+ * whether it was set.  Call both from the main thread around the kernel; the flag is
+ * never set when no signal came, so no result changes. */
+extern volatile int cyrbm_stop_requested;
+void cyrbm_stop_watch_begin(void);
+int cyrbm_stop_watch_end(void);
+
 /* ---- layout ---- */
 
 /* Elements per row of a padded buffer holding rows of n elements of `itemsize` bytes:
