@@ -577,8 +577,10 @@ class Annealer:
         The base-rate model has W = 0, visible biases b_A and (like the model) M hidden
         units with zero biases, so ln Z_A = M ln 2 + sum_i softplus(b_A,i) (Eq. 18) and its
         visible units are independent: runs start from exact independent samples.  The
-        intermediate distributions are
+        intermediate distributions are::
+
             p_k(v) ~ exp((1 - beta_k) b_A.v) sum_h exp(-beta_k E(v, h; model)),
+
         and each step is one block-Gibbs sweep at beta_k (Eq. 15-17 with A the base).
 
         Parameters
@@ -633,8 +635,10 @@ class Annealer:
                   chains=None, steps_between=None, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
-        The intermediate distributions (Eq. 13-14) have energy
+        The intermediate distributions (Eq. 13-14) have energy::
+
             E_k(v, hA, hB) = (1 - beta_k) E(v, hA; A) + beta_k E(v, hB; B),
+
         so the hidden layers of A and B (of any sizes) are sampled at 1 - beta_k and
         beta_k given v (Eq. 15-16) and v given both (Eq. 17).  Summing out both hidden
         layers, Z_0 = 2^(n_hidden of B) Z_A and Z_K = 2^(n_hidden of A) Z_B (the layer

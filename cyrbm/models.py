@@ -176,7 +176,7 @@ class RBM:
         return -self.log_unnormalized(v, threads=threads)
 
     def pseudo_log_likelihood(self, v, *, threads=None):
-        """sum_i ln p(v_i | v_-i) for each row, over all bits (no sampling), float64."""
+        """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
         v = self._visible_data(v)
         return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
                                              resolve_threads(threads))
@@ -393,12 +393,18 @@ _LAYER_ARRAYS = ("W", "vbias", "hbias")
 class DBN:
     """A Deep Belief Network: a stack of RBMs, bottom first (SM08 Sec. 4).
 
-    With layers 0 .. L-1 and h_0 = v, the generative model is directed below the top,
+    With layers 0 .. L-1 and h_0 = v, the generative model is directed below the top::
+
         p(h_l | h_{l+1}) = sigma(W_l h_{l+1} + b_l)          for l < L-1,
-    and the top two layers (h_{L-1}, h_L) form the undirected RBM ``layers[-1]``, so
+
+    and the top two layers (h_{L-1}, h_L) form the undirected RBM ``layers[-1]``, so::
+
         p(v, h_1, .., h_L) = p(v | h_1) ... p(h_{L-2} | h_{L-1}) p(h_{L-1}, h_L).
-    The factorial recognition model that greedy training leaves (SM08 Eq. 19, Sec. 4.2) is
+
+    The factorial recognition model that greedy training leaves (SM08 Eq. 19, Sec. 4.2) is::
+
         Q(h_{l+1} | h_l) = sigma(W_l^T h_l + c_l),
+
     with W_l, b_l (vbias), c_l (hbias) the parameters of ``layers[l]``.  One layer is an
     RBM.
 

@@ -291,7 +291,7 @@ class Trainer:
 
     def save_modes(self, path):
         """Write the current AMH mode set to ``path`` (.npz, atomically): ``modes``
-        (|L| x n_visible uint8, most probable first; the first array, so cyrbm's loaders
+        (``|L|`` x n_visible uint8, most probable first; the first array, so cyrbm's loaders
         read it as data) and ``log_unnormalized`` (ln P*(m) under the current model)."""
         if self.modes_ is None:
             raise ValueError("no mode set: train with method='amh' first.")
