@@ -67,3 +67,40 @@ def make_run_streams(seed, purpose, Py_ssize_t runs, *extra):
     """
     s = make_streams(seed, purpose, 8 * runs, *extra)           # (8 runs, 4)
     return np.ascontiguousarray(s.reshape(runs, 8, 4).transpose(0, 2, 1).reshape(runs, 32))
+
+
+# --- the streams of each algorithm: the one statement of which purpose, key and layout
+# it draws from, used by the Python API and by the C API's make_*_streams alike
+
+def ais_streams(seed, Py_ssize_t runs, key=0):
+    """The streams of ``runs`` AIS runs (SM08 Eq. 13-18): (runs, 32) uint64, purpose
+    "ais".  Keys: 0-3 the Annealer's (runs, ratio chains, ...), 4-8 evaluation's (RAISE,
+    the adaptive pilot, the simulation, its RAISE, a base model's ln Z)."""
+    return make_run_streams(seed, "ais", runs, key)
+
+
+def sample_streams(seed, Py_ssize_t chains):
+    """The streams of ``RBM.sample``'s chains (one per chain; for PT, one per chain of
+    every ladder): (chains, 4) uint64, purpose "sample"."""
+    return make_streams(seed, "sample", chains)
+
+
+def pt_swap_streams(seed, Py_ssize_t ladders):
+    """The swap streams of ``RBM.sample(sampler="pt")``: one per ladder (CRI10 Eq. 5)."""
+    return make_streams(seed, "sample", ladders, 2)
+
+
+def chib_streams(seed, Py_ssize_t items, Py_ssize_t steps):
+    """The streams of the Chib-style estimator (MS09 Figure 1): one per test vector and
+    repeat, keyed by the chain length S."""
+    return make_streams(seed, "chib", items, 0, steps)
+
+
+def per_vector_ais_streams(seed, Py_ssize_t items):
+    """The streams of per-vector AIS over h1 (MS09 Sec. 5): one per vector and run."""
+    return make_streams(seed, "chib", items, 1)
+
+
+def bound_streams(seed, Py_ssize_t n):
+    """The streams of the DBN bound's samples of Q (SM08 Eq. 19-24): one per data vector."""
+    return make_streams(seed, "bound", n)

@@ -299,3 +299,9 @@ def check_memory(nbytes, what, advice=""):
         tail = f"; {advice}" if advice else ""
         raise SizeError(f"{what} would need about {human_bytes(nbytes)} of memory, more than "
                         f"this machine has ({human_bytes(total)}){tail}.")
+
+
+def check_run_memory(runs, D, n_hidden):
+    """Refuse runs whose states cannot fit in memory (about 32 bytes a unit a run)."""
+    check_memory(runs * (512 + 32 * (D + n_hidden)), f"{runs} AIS runs of a model with "
+                 f"{D} visible and {n_hidden} hidden units", "use fewer runs")

@@ -20,180 +20,31 @@ E[w] = Z_B / Z_A (Eq. 11), so Z_B is estimated without bias by Z_A times the mea
 Here T_k is one block-Gibbs sweep of the tempered conditionals (Eq. 15-17).
 """
 import math
-import os
 import time
 
 import numpy as np
 
 from cyrbm import _anneal
-from cyrbm.training import progress_bar
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_run_streams, make_streams
+from cyrbm._progress import progress_bar
+from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
-from cyrbm._validation import check_binary, check_memory, hint, option_name
-from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
-from cyrbm.models import RBM
+from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, option_name
+from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
+from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
+                         estimate_exact_seconds, exact_log_partition)
+from cyrbm.models import as_rbm
+from cyrbm.results import AISResult, logmeanexp
+from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
 
 __all__ = ["Annealer", "AISResult", "AnnealingError", "ScheduleError", "exact_log_partition",
            "estimate_exact_seconds", "make_schedule", "base_rate_biases", "logmeanexp",
-           "ais_streams", "EXACT_MAX_UNITS", "EXACT_START_UNITS"]
+           "schedule_count", "ais_streams", "EXACT_MAX_UNITS", "EXACT_START_UNITS"]
 
-#: Largest smaller-layer size :func:`exact_log_partition` accepts by default (2^30 terms).
-EXACT_MAX_UNITS = 30
 _LN2 = math.log(2.0)
 
 
-class AnnealingError(CyrbmError, ValueError):
-    """A request the annealer cannot carry out: too few runs, a model too big to sum."""
-
-
-class ScheduleError(CyrbmError, ValueError):
-    """An annealing schedule that is not a finite, strictly increasing list from 0 to 1."""
-
-
 # ----------------------------------------------------------------------------- helpers
-def logmeanexp(x, axis=None):
-    """ln(mean(exp(x))) over all of ``x`` (axis=None: a float) or along ``axis`` (an
-    array), computed relative to the largest element, so that large or very negative x
-    neither overflow nor underflow: ln r-hat of AIS from its log weights (SM08 Eq. 11).
-
-    -inf elements count as exp(-inf) = 0 (all -inf gives -inf); any +inf gives +inf and
-    any NaN gives NaN.  The mean of no numbers is refused (ValueError).
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if axis is None:
-        if x.size == 0:
-            raise ValueError("logmeanexp of an empty array: the mean of no numbers.")
-        m = float(np.max(x))
-        if not np.isfinite(m):
-            return m
-        return m + math.log(float(np.mean(np.exp(x - m))))
-    m = np.max(x, axis=axis, keepdims=True)
-    shift = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.mean(np.exp(x - shift), axis=axis, keepdims=True)) + shift
-    return np.squeeze(out, axis=axis)
-
-
-def make_schedule(spec):
-    """The inverse temperatures beta_0 = 0 < beta_1 < ... < beta_K = 1 of an AIS run.
-
-    Parameters
-    ----------
-    spec : str or array_like
-        ``"paper"``: SM08 Sec. 5.1, 500 betas spaced uniformly in [0, 0.5), 4,000 in
-        [0.5, 0.9) and 10,000 in [0.9, 1] (14,500 in all, the last exactly 1);
-        ``"linear:K"``: K betas spaced uniformly from 0 to 1 (K >= 2);
-        the name of a text file with one beta per line (or whitespace-separated);
-        or an array of betas.
-
-    Returns
-    -------
-    betas : float64 array
-        Checked: finite, strictly increasing, first 0 and last 1.
-    """
-    if isinstance(spec, (str, os.PathLike)):
-        text = os.fspath(spec)
-        if text == "paper":
-            betas = np.concatenate([np.linspace(0.0, 0.5, 500, endpoint=False),
-                                    np.linspace(0.5, 0.9, 4000, endpoint=False),
-                                    np.linspace(0.9, 1.0, 10000)])
-        elif text.startswith("linear:"):
-            k = schedule_count(text)
-            check_memory(16 * k, f"schedule 'linear:{k}'", "use fewer betas")
-            betas = np.linspace(0.0, 1.0, k)
-        elif os.path.isfile(text):
-            betas, lines = _read_schedule_file(text)
-            return _check_schedule(betas, text, lines)
-        elif text.startswith("adaptive:"):
-            raise ScheduleError(f"schedule {text!r} (betas tuned by a pilot run) is for "
-                                f"'cyrbm evaluate' (evaluation.adaptive_schedule); here give "
-                                f"'paper', 'linear:K' or a file of betas (such as one written "
-                                f"by evaluate --save-schedule).")
-        else:
-            raise ScheduleError(f"schedule must be 'paper', 'linear:K', a file of betas or an "
-                                f"array, not {text!r} (no such file).")
-    else:
-        try:
-            betas = np.asarray(spec, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ScheduleError("schedule must be 'paper', 'linear:K', a file of betas or an "
-                                "array of numbers.") from None
-        if betas.ndim != 1:
-            raise ScheduleError(f"a schedule must be a 1-D list of betas, not an array of shape "
-                                f"{betas.shape}.")
-    return _check_schedule(betas)
-
-
-def schedule_count(spec):
-    """K of a schedule "name:K" ("linear:K", "adaptive:K"): a whole number >= 2."""
-    name, count = spec.split(":", 1)
-    try:
-        k = int(count)
-    except ValueError:
-        raise ScheduleError(f"schedule '{name}:K' needs a whole number K, not {count!r}.") from None
-    if k < 2:
-        raise ScheduleError(f"schedule '{name}:K' needs K >= 2 betas, not {k}.")
-    return k
-
-
-def _read_schedule_file(path):
-    """(betas, the file's line number of each) from a text file of numbers separated by
-    white space, '#' starting a comment."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise ScheduleError(f"schedule file '{path}' is not a list of numbers (it is not "
-                            f"UTF-8 text).") from None
-    except OSError as exc:
-        raise ScheduleError(f"cannot read schedule file '{path}': "
-                            f"{exc.strerror or exc}.") from None
-    betas, lines = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for field in line.split("#", 1)[0].split():
-            try:
-                betas.append(float(field))
-            except ValueError:
-                raise ScheduleError(f"schedule file '{path}' is not a list of numbers: "
-                                    f"it holds {field!r} on line {number}.") from None
-            lines.append(number)
-    if not betas:
-        raise ScheduleError(f"schedule file '{path}' holds no betas.")
-    return np.array(betas, dtype=np.float64), lines
-
-
-def _check_schedule(betas, path=None, lines=None):
-    """``betas`` checked.  A message names a value by its entry (0-based), or, for the
-    betas read from the schedule file ``path``, by the file's line ``lines[k]``."""
-    def name(k, short=False):
-        if path is None:
-            return f"entry {k}" if short else f"schedule entry {k}"
-        return f"line {lines[k]}" if short else f"line {lines[k]} of schedule file '{path}'"
-
-    betas = np.ascontiguousarray(betas, dtype=np.float64)
-    if betas.size < 2:
-        where = "" if path is None else f" (schedule file '{path}')"
-        raise ScheduleError(f"a schedule needs at least two betas (0 and 1), not "
-                            f"{betas.size}{where}.")
-    if not np.all(np.isfinite(betas)):
-        k = int(np.flatnonzero(~np.isfinite(betas))[0])
-        raise ScheduleError(f"{name(k)} is not a finite number ({float(betas[k])}).")
-    if betas[0] != 0.0:
-        raise ScheduleError(f"a schedule must start at beta = 0 ({name(0)}), not "
-                            f"{float(betas[0])!r}.")
-    if betas[-1] != 1.0:
-        raise ScheduleError(f"a schedule must end at beta = 1 ({name(betas.size - 1)}), "
-                            f"not {float(betas[-1])!r}.")
-    steps = np.diff(betas)
-    if np.any(steps <= 0):
-        k = int(np.flatnonzero(steps <= 0)[0]) + 1
-        raise ScheduleError(f"a schedule must be strictly increasing, but {name(k)} "
-                            f"({float(betas[k])!r}) is not above {name(k - 1, True)} "
-                            f"({float(betas[k - 1])!r}).")
-    return betas
-
-
 def base_rate_biases(data, *, pseudocount=1.0, n_visible=None):
     """Visible biases of the base-rate model fitted to ``data`` (SM08 Sec. 5).
 
@@ -221,12 +72,6 @@ def base_rate_biases(data, *, pseudocount=1.0, n_visible=None):
     return np.log(on + pseudocount) - np.log(n - on + pseudocount)
 
 
-def _as_rbm(model, name="model"):
-    if not isinstance(model, RBM):
-        raise TypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
-    return model
-
-
 def _check_runs(runs):
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)):
         raise AnnealingError(f"runs must be a whole number, not {runs!r}.")
@@ -236,287 +81,11 @@ def _check_runs(runs):
     return int(runs)
 
 
-def _check_run_memory(runs, D, n_hidden):
-    """Refuse runs whose states cannot fit in memory (about 32 bytes a unit a run)."""
-    check_memory(runs * (512 + 32 * (D + n_hidden)), f"{runs} AIS runs of a model with "
-                 f"{D} visible and {n_hidden} hidden units", "use fewer runs")
-
-
-# ------------------------------------------------------------------------ exact ln Z
-def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
-    """ln Z of an RBM, exactly, by summing over every state of its smaller layer.
-
-    With M <= D hidden units: Z = sum_h exp(a.h) prod_i (1 + exp(b_i + sum_j W_ij h_j)),
-    2^M terms (SM08 Sec. 5.1: "summing out the 784 visible units for each configuration
-    of the hiddens"); otherwise the same over the visible states.  States are visited in
-    Gray-code order so each changes the other layer's inputs by one weight row (recomputed
-    exactly every 1024 states); everything is in float64 with a log-sum-exp relative to
-    the running maximum.  The 2^m states are cut into chunks of a fixed size, combined in
-    a fixed order: the result does not depend on ``threads``.
-
-    Parameters
-    ----------
-    model : RBM
-        float32 models are summed with their stored values converted exactly to float64.
-    threads : int or None
-    max_units : int
-        Refuse (AnnealingError, with a time estimate) when the smaller layer is larger.
-
-    Returns
-    -------
-    float
-    """
-    model = _as_rbm(model)
-    n_threads = resolve_threads(threads)
-    _check_enumerable(model, n_threads, max_units, "an exact ln Z", hint("exact_too_big"))
-    # The enumeration is taken in pieces of about 0.1 s, so Ctrl-C (KeyboardInterrupt)
-    # is answered between them; the pieces give the one-call result bit for bit.
-    m = min(model.n_visible, model.n_hidden)
-    n_chunks = 1 << (m - min(_EXACT_CHUNK_BITS, m))
-    chunks = np.empty(2 * n_chunks)
-    for c, c1 in pieces(0, n_chunks, n_threads):
-        _anneal.exact_chunk_range(model.W, model.vbias, model.hbias, chunks, c, c1,
-                                  n_threads, _EXACT_CHUNK_BITS)
-    return _anneal.exact_combine_chunks(chunks)
-
-
-_EXACT_CHUNK_BITS = 12
-
-
-def _check_enumerable(model, n_threads, max_units, what, instead):
-    """Refuse (AnnealingError, with a time estimate) to enumerate a too-large layer."""
-    m = min(model.n_visible, model.n_hidden)
-    if m > max_units:
-        seconds = estimate_exact_seconds(model, threads=n_threads)
-        raise AnnealingError(
-            f"{what} would sum 2^{m} terms ({m} units in the smaller layer), about "
-            f"{_human_time(seconds)} on {n_threads} thread{'s' if n_threads > 1 else ''}; "
-            f"the limit is {max_units} units, so {instead}.")
-
-
-def estimate_exact_seconds(model, *, threads=None):
-    """Seconds an exact ln Z of ``model`` would take here, from timing 2^12 of its terms."""
-    model = _as_rbm(model)
-    n_threads = resolve_threads(threads)
-    W = np.asarray(model.W, dtype=np.float64)
-    if W.shape[1] <= W.shape[0]:
-        sub = RBM(W[:, :12], model.vbias, model.hbias[:12], dtype=np.float64)
-    else:
-        sub = RBM(W[:12, :], model.vbias[:12], model.hbias, dtype=np.float64)
-    m = min(model.n_visible, model.n_hidden)
-    m_sub = min(sub.n_visible, sub.n_hidden)
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        _anneal.exact_log_partition(sub.W, sub.vbias, sub.hbias, 1)
-        best = min(best, time.perf_counter() - t0)
-    return best * 2.0 ** (m - m_sub) / max(1, n_threads)
-
-
-def _human_time(seconds):
-    if seconds < 120:
-        return f"{seconds:.0f} seconds"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.0f} minutes"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.0f} hours"
-    if seconds < 2 * 365 * 86400:
-        return f"{seconds / 86400:.0f} days"
-    return f"{seconds / (365 * 86400):.3g} years"
-
-
-# ---------------------------------------------------------------------------- result
-def _json_number(x):
-    """A float for JSON, None for None and for an infinite or NaN value (JSON null)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _json_pair(p):
-    """An interval for JSON: [low, high] with null ends, or None."""
-    return None if p is None else [_json_number(p[0]), _json_number(p[1])]
-
-
-class AISResult:
-    """The outcome of an AIS estimate (SM08 Eq. 11-12).
-
-    For ``kind == "partition"`` the runs annealed from a base-rate model with known
-    ln Z_A = ``log_Z_base`` to the model, and ``log_Z`` = ln Z-hat.  For ``kind ==
-    "ratio"`` they annealed from RBM A to RBM B, ``log_ratio`` = ln(Z_B / Z_A)-hat, and
-    ``log_Z`` = ln Z_B-hat only when ln Z_A was supplied.
-
-    Attributes
-    ----------
-    log_weights : float64 array (runs,)
-        ln w of each run; w estimates Z_B / Z_A without bias.
-    log_Z_base : float or None
-        ln Z_A (Eq. 18 for a base-rate model).
-    betas : int
-        Number of inverse temperatures (K + 1).
-    runs, seconds, threads, dtype, seed, schedule : run settings.
-    samples : uint8 array (runs, n_visible)
-        The final visible state of each run (approximate samples of the model).
-    mean_log_unnormalized : float or None
-        mean over the data of ln p*(v) (for a ratio: of ln p*_B(v) - ln p*_A(v)).
-    n_data : int
-    """
-
-    def __init__(self, *, kind, log_weights, log_Z_base, betas, runs, seconds, threads, dtype,
-                 seed, schedule, samples=None, mean_log_unnormalized=None, n_data=0,
-                 extra=None):
-        self.kind = kind
-        self.log_weights = np.asarray(log_weights, dtype=np.float64)
-        self.log_Z_base = None if log_Z_base is None else float(log_Z_base)
-        self.betas = int(betas)
-        self.runs = int(runs)
-        self.seconds = float(seconds)
-        self.threads = int(threads)
-        self.dtype = str(np.dtype(dtype).name)
-        self.seed = seed
-        self.schedule = schedule
-        self.samples = samples
-        self.mean_log_unnormalized = (None if mean_log_unnormalized is None
-                                      else float(mean_log_unnormalized))
-        self.n_data = int(n_data)
-        self.extra = dict(extra or {})
-        lw = self.log_weights
-        self._shift = float(np.max(lw))
-        w = np.exp(lw - self._shift)                       # weights relative to the largest
-        self._mean = float(np.mean(w))
-        self._sd_mean = float(np.std(w, ddof=1) / math.sqrt(lw.size)) if lw.size > 1 else float("nan")
-        self._ess = float(np.sum(w) ** 2 / np.sum(w * w))
-
-    # -- the estimate of ln(Z_B / Z_A) and its error (Eq. 11-12), in log space
-    @property
-    def log_ratio(self):
-        """ln r-hat = ln mean(w) (Eq. 11)."""
-        return logmeanexp(self.log_weights)
-
-    @property
-    def log_sigma_ratio(self):
-        """ln sigma-hat of r-hat: sample std of the weights / sqrt(runs) (Eq. 12)."""
-        return self._shift + math.log(self._sd_mean) if self._sd_mean > 0 else float("-inf")
-
-    def log_ratio_interval(self, k=1.0):
-        """(ln(r - k sigma), ln(r + k sigma)); the lower end is -inf when r - k sigma <= 0."""
-        lo = self._mean - k * self._sd_mean
-        hi = self._mean + k * self._sd_mean
-        return (self._shift + math.log(lo) if lo > 0 else float("-inf"),
-                self._shift + math.log(hi))
-
-    @property
-    def log_Z(self):
-        """ln Z-hat = ln Z_A + ln r-hat, or None when ln Z_A is unknown."""
-        return None if self.log_Z_base is None else self.log_Z_base + self.log_ratio
-
-    @property
-    def log_sigma(self):
-        """ln sigma-hat of Z-hat (Eq. 12), or of r-hat when ln Z_A is unknown."""
-        return (self.log_Z_base or 0.0) + self.log_sigma_ratio
-
-    def log_Z_interval(self, k=1.0):
-        """(ln(Z - k sigma), ln(Z + k sigma)) as SM08 Table 1 reports them (k = 1 and 3);
-        the lower end is -inf when Z - k sigma <= 0.  None when ln Z_A is unknown."""
-        if self.log_Z_base is None:
-            return None
-        lo, hi = self.log_ratio_interval(k)
-        return (lo + self.log_Z_base, hi + self.log_Z_base)
-
-    @property
-    def ess(self):
-        """Effective sample size of the importance weights, (sum w)^2 / sum w^2."""
-        return self._ess
-
-    @property
-    def max_weight_share(self):
-        """The largest weight's share of the sum of the weights."""
-        from cyrbm.evaluation import weight_diagnostics
-        return weight_diagnostics(self.log_weights)[1]
-
-    @property
-    def weight_warning(self):
-        """A plain sentence when so few runs carry the weight that sigma-hat cannot be
-        trusted (ESS below min(10, runs / 2), or one weight above half the total), else
-        None (cyrbm.evaluation.weight_diagnostics)."""
-        from cyrbm.evaluation import weight_diagnostics
-        return weight_diagnostics(self.log_weights)[2]
-
-    # -- average log-probability of data
-    @property
-    def avg_log_prob(self):
-        """mean ln p*(v) - ln Z-hat over the data (for a ratio: the mean of
-        ln p_B(v) - ln p_A(v)); None without data."""
-        if self.mean_log_unnormalized is None:
-            return None
-        if self.kind == "ratio":
-            return self.mean_log_unnormalized - self.log_ratio
-        return self.mean_log_unnormalized - self.log_Z
-
-    def avg_log_prob_interval(self, k=1.0):
-        """The range of avg_log_prob over ln(Z +- k sigma) (upper end +inf when
-        Z - k sigma <= 0); None without data."""
-        if self.mean_log_unnormalized is None:
-            return None
-        lo, hi = self.log_ratio_interval(k)
-        base = 0.0 if self.kind == "ratio" else self.log_Z_base
-        return (self.mean_log_unnormalized - (hi + base),
-                self.mean_log_unnormalized - (lo + base))
-
-    def to_dict(self):
-        """A JSON-ready dict (keys documented in docs/json_keys_ais.md); infinite interval
-        ends become None (JSON null)."""
-
-        num, pair = _json_number, _json_pair
-        out = {
-            "kind": self.kind,
-            "log_Z": num(self.log_Z),
-            "log_Z_base": num(self.log_Z_base),
-            "log_ratio": num(self.log_ratio),
-            "log_sigma": num(self.log_sigma),
-            "log_Z_sigma_interval": pair(self.log_Z_interval(1)),
-            "log_Z_3sigma_interval": pair(self.log_Z_interval(3)),
-            "log_ratio_sigma_interval": pair(self.log_ratio_interval(1)),
-            "log_ratio_3sigma_interval": pair(self.log_ratio_interval(3)),
-            "ess": num(self.ess),
-            "max_weight_share": num(self.max_weight_share),
-            "weight_warning": self.weight_warning,
-            "runs": self.runs,
-            "betas": self.betas,
-            "schedule": self.schedule,
-            "seconds": num(self.seconds),
-            "threads": self.threads,
-            "dtype": self.dtype,
-            "seed": self.seed,
-            "avg_log_prob": num(self.avg_log_prob),
-            "avg_log_prob_sigma_interval": pair(self.avg_log_prob_interval(1)),
-            "avg_log_prob_3sigma_interval": pair(self.avg_log_prob_interval(3)),
-            "mean_log_unnormalized": num(self.mean_log_unnormalized),
-            "n_data": self.n_data,
-            "log_weights": [float(x) for x in self.log_weights],
-        }
-        out.update(self.extra)
-        return out
-
-    def __repr__(self):
-        if self.kind == "partition":
-            lo, hi = self.log_Z_interval(3)
-            return (f"AISResult(log_Z={self.log_Z:.4f}, 3-sigma=({lo:.4f}, {hi:.4f}), "
-                    f"runs={self.runs}, betas={self.betas}, ess={self.ess:.1f})")
-        lo, hi = self.log_ratio_interval(3)
-        return (f"AISResult(log_ratio={self.log_ratio:.4f}, 3-sigma=({lo:.4f}, {hi:.4f}), "
-                f"runs={self.runs}, betas={self.betas}, ess={self.ess:.1f})")
-
-
 # --------------------------------------------------------------------------- annealer
 #: Default Gibbs sweeps before the first starting state of a ratio run (see log_ratio).
 RATIO_BURN_IN = 20000
 #: Default Gibbs sweeps between the starting states one chain gives (see log_ratio).
 RATIO_STEPS_BETWEEN = 100
-#: start="auto" draws a ratio's starting states exactly (and gets ln Z_A) when model A's
-#: smaller layer has at most this many units (2^20 terms: about a second for 784 x 20).
-EXACT_START_UNITS = 20
 
 
 class Annealer:
@@ -570,6 +139,14 @@ class Annealer:
         self.chunk = int(chunk)
 
     # ------------------------------------------------------------------ public
+    def replace(self, *, runs=None, schedule=None):
+        """An annealer with the same seed, threads and settings, but ``runs`` and
+        ``schedule`` when given (as ``dataclasses.replace``)."""
+        return Annealer(runs=self.runs if runs is None else runs,
+                        schedule=self.betas if schedule is None else schedule,
+                        seed=self.seed, threads=self.threads, progress=self.progress,
+                        refresh=self.refresh, chunk=self.chunk)
+
     def log_partition(self, model, base_rate=None, data=None, *, base_data=None,
                       pseudocount=1.0, _key=0):
         """Estimate ln Z of ``model`` by AIS from a base-rate model (SM08 Eq. 13-18).
@@ -602,9 +179,9 @@ class Annealer:
         -------
         AISResult
         """
-        model = _as_rbm(model)
+        model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
-        _check_run_memory(self.runs, D, M)
+        check_run_memory(self.runs, D, M)
         v_data = None if data is None else model._visible_data(data, "data")
         bA = self._base_biases(base_rate, base_data if base_data is not None else v_data, D,
                                pseudocount)
@@ -686,18 +263,18 @@ class Annealer:
         -------
         AISResult
         """
-        A = _as_rbm(model_a, "model_a")
-        B = _as_rbm(model_b, "model_b")
+        A = as_rbm(model_a, "model_a")
+        B = as_rbm(model_b, "model_b")
         if A.n_visible != B.n_visible:
             raise ModelMismatchError(f"the two models have {A.n_visible} and {B.n_visible} "
                                      f"visible units; a ratio needs the same visible layer.")
         D = A.n_visible
-        _check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
+        check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
         if start not in ("auto", "exact", "gibbs"):
             raise AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not {start!r}.")
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
-            _check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
+            check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
                               hint("start_gibbs"))
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
         given = [option_name(k) for k, v in (("chains", chains), ("burn_in", burn_in),
@@ -897,8 +474,3 @@ class Annealer:
             if bar is not None:
                 bar.close()
 
-
-def ais_streams(seed, runs, key=0):
-    """The random streams of ``runs`` AIS runs: (runs, 32) uint64, purpose "ais" (the
-    layout of :func:`cyrbm._random.make_run_streams`)."""
-    return make_run_streams(seed, "ais", runs, key)

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams
+from cyrbm._random import bound_streams, make_streams
 from cyrbm._threads import pieces
 from cyrbm._validation import check_memory
 from cyrbm.errors import CyrbmError
@@ -137,7 +137,7 @@ class BoundResult:
 
     def to_dict(self, values=True):
         """A JSON-ready dict; infinite ends become None."""
-        from cyrbm.annealing import _json_number as num, _json_pair as pair
+        from cyrbm.results import json_number as num, json_pair as pair
         out = {
             "method": self.method,
             "mean": num(self.mean),
@@ -273,7 +273,7 @@ class BoundEstimator:
                      + self.threads * BLOCK_ROWS * width * 8 * (len(layers) + 2),
                      f"the bound's terms for {N} vectors x {samples} samples",
                      "use fewer samples or fewer vectors at a time")
-        streams = make_streams(self.seed if seed is None else seed, "bound", N)
+        streams = bound_streams(self.seed if seed is None else seed, N)
         # in pieces of vectors (each with its own stream, so the same numbers), about
         # 0.1 s each: Ctrl-C is answered between them
         terms = [np.empty((N, samples)) for _ in range(4)]

@@ -26,6 +26,8 @@ from libc.stdlib cimport malloc, free
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
+from cyrbm._random import (ais_streams, bound_streams, chib_streams, pt_swap_streams,
+                           sample_streams)
 
 
 cdef extern from "cyrbm/cyrbm.h":
@@ -321,7 +323,6 @@ def make_ais_streams(seed, Py_ssize_t runs):
     """States of the random streams of ``runs`` AIS runs (a (runs, 32) uint64 array) for
     ``ais_log_partition_f32/f64``: exactly those ``Annealer(runs=runs, seed=seed)`` uses,
     so the C/Cython entry gives that annealer's log weights bit for bit."""
-    from cyrbm.annealing import ais_streams
     return ais_streams(seed, runs)
 
 
@@ -329,11 +330,11 @@ def make_chib_streams(seed, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats=1
     """States of the n * repeats random streams (a (n * repeats, 4) uint64 array) of
     ``chib_log_prob_f32/f64``: exactly those ``cyrbm.chib.chib_log_prob(dbn, v, log_Z,
     steps=steps, repeats=repeats, seed=seed)`` uses for n test vectors."""
-    return _make_streams(seed, "chib", n * repeats, 0, steps)
+    return chib_streams(seed, n * repeats, steps)
 def make_bound_streams(seed, Py_ssize_t n):
     """States of the ``n`` per-vector streams (a (n, 4) uint64 array) of
     ``dbn_bound_terms_f32/f64``: those ``BoundEstimator(..., seed=seed)`` draws Q with."""
-    return _make_streams(seed, "bound", n)
+    return bound_streams(seed, n)
 
 
 def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
@@ -341,7 +342,7 @@ def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
     chains: (n n_temps, 4) and (n, 4) uint64 arrays, exactly those
     ``RBM.sample(n, seed=seed, sampler="pt", temperatures=...)`` uses, so the entry gives
     its samples bit for bit."""
-    return _make_streams(seed, "sample", n * n_temps), _make_streams(seed, "sample", n, 2)
+    return sample_streams(seed, n * n_temps), pt_swap_streams(seed, n)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);

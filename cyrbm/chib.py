@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from cyrbm._random import make_streams
+from cyrbm._random import chib_streams, per_vector_ais_streams
 from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_binary
 from cyrbm.errors import CyrbmError, ModelMismatchError
@@ -253,7 +253,7 @@ def chib_log_prob(dbn, data, log_Z, *, steps=40, repeats=1, seed=0, threads=None
     n = v.shape[0]
     items = n * repeats
     vec = np.repeat(np.arange(n, dtype=np.int32), repeats)
-    streams = make_streams(seed, "chib", items, 0, steps)
+    streams = chib_streams(seed, items, steps)
     nt = _threads(threads, low, top, items, 2 * steps)
     lp, ph = np.empty(items), np.empty(items)
     t0 = time.perf_counter()
@@ -312,7 +312,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, base="q"
     n = v.shape[0]
     items = n * runs
     vec = np.repeat(np.arange(n, dtype=np.int32), runs)
-    streams = make_streams(seed, "chib", items, 1)
+    streams = per_vector_ais_streams(seed, items)
     nt = _threads(threads, low, top, items, betas.size)
     lw = np.empty(items)
     t0 = time.perf_counter()

@@ -42,7 +42,6 @@ from importlib.resources import files
 import numpy as np
 
 from cyrbm import _io
-from cyrbm._random import seed_sequence
 from cyrbm.errors import DataError
 from cyrbm._validation import check_binary  # noqa: F401  (re-exported)
 from cyrbm._validation import as_matrix as _as_matrix, binarize as _binarize

@@ -34,6 +34,10 @@ class SizeError(CyrbmError, ValueError):
     """A size (units, rows, runs, betas) whose arrays cannot fit in this machine's memory."""
 
 
+class AnnealingError(CyrbmError, ValueError):
+    """A request the annealer cannot carry out: too few runs, a model too big to sum."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised by the command line's handler (cyrbm.cli.main) wherever Ctrl-C's
     KeyboardInterrupt would be, and handled the same way: the command stops cleanly,

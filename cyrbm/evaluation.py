@@ -52,13 +52,16 @@ import numpy as np
 
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
+from cyrbm._progress import progress_bar
+from cyrbm._random import ais_streams
 from cyrbm._threads import pieces
-from cyrbm.annealing import (EXACT_START_UNITS, AnnealingError, Annealer,
-                             ScheduleError, _as_rbm, _check_run_memory, logmeanexp,
-                             make_schedule, schedule_count)
-from cyrbm.annealing import _json_number as _num, _json_pair as _pair
-from cyrbm.errors import DataError, ModelMismatchError
-from cyrbm.models import RBM
+from cyrbm._validation import check_run_memory
+from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
+from cyrbm.exact import EXACT_START_UNITS
+from cyrbm.models import RBM, as_rbm
+from cyrbm.results import (ESS_WARN, SHARE_WARN, json_number as _num,  # noqa: F401
+                           json_pair as _pair, logmeanexp, weight_diagnostics)
+from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
 
 _LN2 = math.log(2.0)
 
@@ -72,37 +75,6 @@ _KEY_BASE_LOGZ = 8          # base-rate AIS of a base model A whose ln Z is unkn
 #: Runs of the engine held in memory at once by RAISE (vectors x chains are cut into
 #: batches of this many runs; the batching does not change a number).
 RAISE_BATCH = 2000
-#: A warning is given when the effective sample size is below min(ESS_WARN, runs / 2) ...
-ESS_WARN = 10.0
-#: ... or when the largest weight is more than this share of their sum.
-SHARE_WARN = 0.5
-
-
-# ------------------------------------------------------------------------ diagnostics
-def weight_diagnostics(log_weights, what="runs"):
-    """(ess, largest share, warning or None) of importance weights given as logs.
-
-    ess = (sum w)^2 / sum w^2 (between 1 and the number of weights); the largest share
-    is max w / sum w.  The warning, one plain sentence, is given when so few weights
-    carry the sum that the sample standard deviation sigma-hat (SM08 Eq. 12), and so
-    every interval built on it, cannot be trusted: ess < min(ESS_WARN, n / 2), or one
-    weight is more than SHARE_WARN of the total.
-    """
-    lw = np.asarray(log_weights, dtype=np.float64).ravel()
-    n = lw.size
-    if n == 0 or not np.all(np.isfinite(lw)):
-        return float("nan"), float("nan"), None
-    w = np.exp(lw - np.max(lw))
-    total = float(np.sum(w))
-    ess = total * total / float(np.sum(w * w))
-    share = float(np.max(w)) / total
-    warning = None
-    if ess < min(ESS_WARN, n / 2.0) or share > SHARE_WARN:
-        warning = (f"only {ess:.1f} of {n} {what} carry the weight (effective sample size; "
-                   f"the largest weight is {100.0 * share:.0f}% of the total), so sigma-hat "
-                   f"and the intervals built on it cannot be trusted: anneal with more betas "
-                   f"or more {what}.")
-    return ess, share, warning
 
 
 # ------------------------------------------------------------------------------ RAISE
@@ -143,9 +115,7 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, s
     ln w = ln p*_B(v) - ln Z_A + (nA - nB) ln 2 + (the accumulated sum).  The engine
     then runs in float64 if either model is float64 (as ratio AIS does).
     """
-    from cyrbm.annealing import ais_streams
-    from cyrbm.training import progress_bar
-    model = _as_rbm(model)
+    model = as_rbm(model)
     V = np.ascontiguousarray(model._visible_data(data, "data"), dtype=np.uint8)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
         raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
@@ -442,7 +412,7 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
              start="auto", burn_in=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
-    model = _as_rbm(model)
+    model = as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
         raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
     chains = int(chains)
@@ -453,9 +423,9 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
     if V.shape[0] == 0:
         raise DataError("data has no rows.")
     if base_model is not None:
-        base_model = _as_rbm(base_model, "base_model")
+        base_model = as_rbm(base_model, "base_model")
     n_hidden = model.n_hidden + (0 if base_model is None else base_model.n_hidden)
-    _check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, n_hidden)
+    check_run_memory(min(V.shape[0] * chains, RAISE_BATCH), model.n_visible, n_hidden)
     fit_to = None
     if isinstance(base_rate, str):
         fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
@@ -498,7 +468,7 @@ def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fi
     one, else exact (A's smaller layer has at most EXACT_START_UNITS units, or
     ``start="exact"``), else base-rate AIS of A with this annealer's runs and schedule.
     Returns (A, the AISResult with log_Z_base = ln Z_A, the base description)."""
-    A = _as_rbm(A, "base_model")
+    A = as_rbm(A, "base_model")
     if A.n_visible != model.n_visible:
         raise ModelMismatchError(f"the base model has {A.n_visible} visible units and the "
                                  f"model {model.n_visible}; annealing between them needs "
@@ -552,9 +522,7 @@ def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
         if n <= ais.runs:
             states = ais.samples[:n]
         else:
-            more = Annealer(runs=n, schedule=annealer.betas, seed=annealer.seed,
-                            threads=annealer.threads, progress=annealer.progress,
-                            refresh=annealer.refresh, chunk=annealer.chunk)
+            more = annealer.replace(runs=n)
             if isinstance(base, RBM):
                 states = more.log_ratio(base, model, log_Z_a=ais.log_Z_base,
                                         **ratio_settings).samples
@@ -634,7 +602,7 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=256, pilot
     -------
     betas : float64 array, 0 = beta_0 < ... < beta_{n_betas - 1} = 1
     """
-    model = _as_rbm(model)
+    model = as_rbm(model)
     K = int(n_betas) - 1
     if K < 1:
         raise ScheduleError(f"an adaptive schedule needs at least 2 betas, not {n_betas}.")
@@ -649,7 +617,6 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=256, pilot
     D = model.n_visible
     bA = np.zeros(D) if base_biases is None else np.asarray(base_biases, dtype=np.float64)
     bA = bA.astype(model.dtype).astype(np.float64)
-    from cyrbm.annealing import ais_streams
     eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
                               ais_streams(seed, int(pilot_runs), _KEY_PILOT),
                               dtype=model.dtype, n_threads=threads, refresh_every=refresh)
@@ -706,9 +673,7 @@ def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=
         betas = np.unique(np.concatenate([annealer.betas[::stride], [1.0]]))
         if betas.size >= annealer.betas.size or betas.size < 2:
             continue
-        ann = Annealer(runs=annealer.runs, schedule=betas, seed=annealer.seed,
-                       threads=annealer.threads, progress=annealer.progress,
-                       refresh=annealer.refresh, chunk=annealer.chunk)
+        ann = annealer.replace(schedule=betas)
         res = evaluate(ann, model, V, base_rate=base_biases, chains=chains, **base)
         out.append((betas.size, res.gap, res.gap_se))
     return sorted(out)

@@ -15,7 +15,7 @@ import numpy as np
 
 from cyrbm import _anneal, _gibbs, _io
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams
+from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
 from cyrbm._validation import check_binary, check_memory
 from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
@@ -214,7 +214,7 @@ class RBM:
             if adaptive:
                 raise ValueError("adaptive temperatures are for training; give a ladder.")
             K1 = temps.size
-        streams = make_streams(seed, "sample", n * K1)
+        streams = sample_streams(seed, n * K1)
         if init is None:
             rng = np.random.default_rng(np.random.SeedSequence(make_streams(seed, "sample", 1, 1)[0]))
             v = (rng.random((n * K1, self.n_visible)) < 0.5).astype(np.uint8)
@@ -226,7 +226,7 @@ class RBM:
         # a parallel region per sweep over the chains
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
         if sampler == "pt":
-            swap_streams = make_streams(seed, "sample", n, 2)
+            swap_streams = pt_swap_streams(seed, n)
             accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)
             _anneal.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
                               swap_streams, accepted, T)
@@ -388,6 +388,13 @@ def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
 DBN_FORMAT = "cyrbm.dbn"
 DBN_FORMAT_VERSION = 1
 _LAYER_ARRAYS = ("W", "vbias", "hbias")
+
+
+def as_rbm(model, name="model"):
+    """``model`` if it is an RBM, else a TypeError naming ``name``."""
+    if not isinstance(model, RBM):
+        raise TypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
+    return model
 
 
 class DBN:

@@ -23,7 +23,6 @@ depend on the number of threads.
 import math
 import os
 import signal
-import sys
 import threading
 import time
 import zlib
@@ -32,11 +31,12 @@ import numpy as np
 
 from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
+from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
                                check_probabilities, check_whole, option_name)
-from cyrbm.errors import (CyrbmError, ModelFileError, ModelMismatchError, Terminated,
+from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.models import RBM, expit
 
@@ -757,21 +757,6 @@ def _fingerprint(data):
     # rows of a multiple of 8 bits pack the same bytes flat, 5 times faster than by rows
     packed = np.packbits(data.reshape(-1) if data.shape[1] % 8 == 0 else data, axis=-1)
     return f"{data.shape[0]}x{data.shape[1]}:{zlib.crc32(packed.tobytes()):08x}"
-
-
-def progress_bar(progress, total, initial, desc, unit="batch"):
-    """A tqdm bar on stderr (None without tqdm, or when ``progress`` is false, or, for
-    None, when stderr is not a terminal)."""
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, leave=False,
-                file=sys.stderr, dynamic_ncols=True)
 
 
 class _InterruptFlag:
