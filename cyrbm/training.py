@@ -50,6 +50,8 @@ _PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperature
             "epoch_counts")
 #: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
 _PROPOSAL_EVERY = 10
+#: the clock of the checkpoint cadence (a name of its own, so tests can replace it)
+_now = time.monotonic
 #: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
 _AMH_KEYS = ("modes", "hop_streams", "hop_counts")
 
@@ -111,8 +113,13 @@ class Trainer:
     dtype : float32 or float64
     checkpoint : path or None
         Where checkpoints go (an .npz model file with the trainer's state).
-    checkpoint_every : int
-        Epochs between checkpoints (one is also written at the end and on Ctrl-C).
+    checkpoint_seconds : float
+        Least seconds between checkpoints (default 5; 0: after every epoch), so that
+        writing them stays a small share of a run (bench/checkpoint_cost.py).  One is
+        always written at the end and on Ctrl-C.
+    checkpoint_every : int or None
+        Most epochs between checkpoints: one is written after this many epochs even if
+        ``checkpoint_seconds`` have not passed (None: by time only).
     monitor_size : int or "auto"
         Training rows (a fixed random subset) on which the reconstruction error and the
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
@@ -144,7 +151,7 @@ class Trainer:
     def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=1, monitor_size=200, progress=None, callback=None,
+                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200, progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=50, hop_prob=0.1, modes=10,
                  radius=None, hop_weight="uniform", mode_every=100):
         if method not in METHODS:
@@ -161,7 +168,12 @@ class Trainer:
             (math.isfinite(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
             (math.isfinite(weight_decay) and weight_decay >= 0,
              f"weight decay must be non-negative, not {weight_decay}."),
-            (int(checkpoint_every) >= 1, f"checkpoint interval must be at least 1 epoch, not {checkpoint_every}."),
+            (checkpoint_every is None or (not isinstance(checkpoint_every, bool)
+                                          and int(checkpoint_every) == checkpoint_every >= 1),
+             f"checkpoint_every must be a whole number of epochs of at least 1, not {checkpoint_every}."),
+            (isinstance(checkpoint_seconds, (int, float)) and not isinstance(checkpoint_seconds, bool)
+             and math.isfinite(checkpoint_seconds) and checkpoint_seconds >= 0,
+             f"checkpoint_seconds must be a number of seconds of at least 0, not {checkpoint_seconds}."),
             (monitor_size == "auto" or int(monitor_size) >= 0,
              f"monitor size must be non-negative or 'auto', not {monitor_size}."),
             (seed is not None and int(seed) >= 0, f"seed must be a non-negative integer, not {seed}."),
@@ -190,7 +202,8 @@ class Trainer:
         if self.dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, not {dtype!r}.")
         self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
-        self.checkpoint_every = int(checkpoint_every)
+        self.checkpoint_every = None if checkpoint_every is None else int(checkpoint_every)
+        self.checkpoint_seconds = float(checkpoint_seconds)
         self.monitor_size = "auto" if monitor_size == "auto" else int(monitor_size)
         self.progress = progress
         self.callback = callback
@@ -414,6 +427,9 @@ class Trainer:
         interrupted = _InterruptFlag()
         bar = None
         grads = None
+        # checkpoint cadence: by time, bounded by checkpoint_every epochs (the resumed or
+        # fresh state counts as the last checkpoint)
+        last_saved = (_now(), state["epoch"])
         try:
             interrupted.install()
             while state["epoch"] < self.epochs:
@@ -517,16 +533,24 @@ class Trainer:
                 state["epoch"] = epoch + 1
                 state["batch"] = 0
                 state["epoch_seconds"] = 0.0
-                if self.checkpoint is not None and (
-                        state["epoch"] % self.checkpoint_every == 0 or state["epoch"] == self.epochs):
+                if self.checkpoint is not None and self._checkpoint_due(state["epoch"], *last_saved):
                     self._keep_sampler_state(state, ladders, modeset)
                     self._save_checkpoint(state, fingerprint)
+                    last_saved = (_now(), state["epoch"])
         finally:
             if bar is not None:
                 bar.close()
             interrupted.uninstall()
         self._keep_sampler_state(state, ladders, modeset)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    def _checkpoint_due(self, epoch, saved_at, saved_epoch):
+        """Whether to checkpoint after ``epoch`` epochs, the last checkpoint having been
+        written at clock time ``saved_at`` after ``saved_epoch`` epochs."""
+        return (epoch >= self.epochs
+                or _now() - saved_at >= self.checkpoint_seconds
+                or (self.checkpoint_every is not None
+                    and epoch - saved_epoch >= self.checkpoint_every))
 
     @staticmethod
     def _keep_sampler_state(state, ladders, modeset):
