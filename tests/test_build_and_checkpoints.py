@@ -142,3 +142,27 @@ def test_command_line_cadence(monkeypatch, tmp_path, capsys, saves):
         assert main(base + ["--checkpoint-seconds", bad]) != 0
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--checkpoint-seconds" in err[0] and "Traceback" not in err[0]
+
+
+def test_an_unbuilt_source_tree_is_refused_in_one_sentence(tmp_path):
+    """`import cyrbm` from a source tree without compiled modules names the cause and
+    the remedy, instead of failing later on 'No module named cyrbm._random'."""
+    package = os.path.dirname(os.path.abspath(cyrbm.__file__))
+    shutil.copytree(package, tmp_path / "cyrbm",
+                    ignore=lambda d, names: [n for n in names
+                                             if n.endswith((".so", ".pyd")) or n == "__pycache__"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", "import cyrbm; cyrbm.RBM"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: cyrbm at ") and str(tmp_path) in last, done.stderr
+    assert "not built" in last and "pip install ." in last and "build_ext --inplace" in last
+    assert "_random" in last and "No module named" not in done.stderr
+    # with the compiled modules beside it, the same copy imports
+    for name in os.listdir(package):
+        if name.endswith((".so", ".pyd")):
+            shutil.copy2(os.path.join(package, name), tmp_path / "cyrbm" / name)
+    done = subprocess.run([sys.executable, "-c", "import cyrbm; print(cyrbm.RBM.__module__)"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "cyrbm.models", done.stderr
