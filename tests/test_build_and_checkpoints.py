@@ -166,3 +166,50 @@ def test_an_unbuilt_source_tree_is_refused_in_one_sentence(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import cyrbm; print(cyrbm.RBM.__module__)"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "cyrbm.models", done.stderr
+
+
+def test_the_readme_amh_example_shows_hops_and_modes():
+    """The README's AMH settings hop between modes (issue 20: with 5 epochs it showed
+    0 hops, 1 mode and an acceptance of None)."""
+    amh = Trainer(25, method="amh", hop_prob=0.1, modes=10, radius=7, hop_weight="uniform",
+                  epochs=20, learning_rate=0.05, seed=0)
+    amh.fit(load_data("digits:train"))
+    last = amh.history[-1]
+    assert last["hops_proposed"] > 50 and 0 < last["hop_acceptance"] < 1
+    assert last["modes"] >= 2 and len(amh.modes_) == last["modes"]
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "README.md"), encoding="utf-8").read()
+    assert 'hop_weight="uniform", epochs=20, learning_rate=0.05, seed=0)' in readme
+
+
+def test_the_readme_main_job_says_what_it_prints(tmp_path, capsys):
+    """The README's figures for its main job (train, ais, logz --exact) are what the
+    commands print, and its sentence on the intervals holds: the exact ln Z outside
+    ±σ and inside ±3σ (issue 20: the README said it lands inside 'the intervals')."""
+    import json
+    import re
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                               "README.md"), encoding="utf-8").read()
+    said = re.search(r"prints ln Z = ([\d.]+), ±σ \[([\d.]+), ([\d.]+)\],\s+±3σ \[([\d.]+), "
+                     r"([\d.]+)\], and the exact ([\d.]+): outside ±σ, inside ±3σ", readme)
+    assert said, "the README no longer quotes its main job's figures"
+    log_z, s1_lo, s1_hi, s3_lo, s3_hi, exact = (float(x) for x in said.groups())
+    command = re.search(r"bin/cyrbm (train digits:train .*?) && \.venv/bin/cyrbm (ais .*?) && "
+                        r"\.venv/bin/cyrbm (logz .*?)\n", readme).groups()
+    model = str(tmp_path / "digits.npz")
+
+    def run(words):
+        argv = [model if w == "digits.npz" else w for w in words.split()] + ["--json"]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    trained = run(command[0] + " --no-progress")
+    assert (trained["n_samples"], trained["n_visible"], trained["n_hidden"]) == (1397, 64, 25)
+    ais = run(command[1])
+    truth = run(command[2])
+    assert ais["n_data"] == 400 and ais["runs"] == 100 and ais["betas"] == 14500
+    assert truth["terms"] == 2 ** 25
+    got = (ais["log_Z"], *ais["log_Z_sigma_interval"], *ais["log_Z_3sigma_interval"],
+           truth["log_Z"])
+    np.testing.assert_allclose(got, (log_z, s1_lo, s1_hi, s3_lo, s3_hi, exact), atol=1e-4)
+    assert not s1_lo <= exact <= s1_hi and s3_lo <= exact <= s3_hi
