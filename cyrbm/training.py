@@ -34,7 +34,8 @@ from cyrbm import _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_binary, check_memory, check_probabilities
+from cyrbm._validation import (_is_finite_real, check_binary, check_memory,
+                               check_probabilities)
 from cyrbm.errors import CyrbmError, ModelFileError, ModelMismatchError, TrainingDiverged
 from cyrbm.models import RBM, expit
 
@@ -50,10 +51,10 @@ _PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperature
             "epoch_counts")
 #: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
 _PROPOSAL_EVERY = 10
-#: the clock of the checkpoint cadence (a name of its own, so tests can replace it)
-_now = time.monotonic
 #: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
 _AMH_KEYS = ("modes", "hop_streams", "hop_counts")
+#: the clock of the checkpoint cadence (a name of its own, so tests can replace it)
+_now = time.monotonic
 
 
 def parse_k(k):
@@ -151,7 +152,8 @@ class Trainer:
     def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200, progress=None, callback=None,
+                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200,
+                 progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=50, hop_prob=0.1, modes=10,
                  radius=None, hop_weight="uniform", mode_every=100):
         if method not in METHODS:
@@ -168,11 +170,10 @@ class Trainer:
             (math.isfinite(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
             (math.isfinite(weight_decay) and weight_decay >= 0,
              f"weight decay must be non-negative, not {weight_decay}."),
-            (checkpoint_every is None or (not isinstance(checkpoint_every, bool)
+            (checkpoint_every is None or (_is_finite_real(checkpoint_every)
                                           and int(checkpoint_every) == checkpoint_every >= 1),
              f"checkpoint_every must be a whole number of epochs of at least 1, not {checkpoint_every}."),
-            (isinstance(checkpoint_seconds, (int, float)) and not isinstance(checkpoint_seconds, bool)
-             and math.isfinite(checkpoint_seconds) and checkpoint_seconds >= 0,
+            (_is_finite_real(checkpoint_seconds) and checkpoint_seconds >= 0,
              f"checkpoint_seconds must be a number of seconds of at least 0, not {checkpoint_seconds}."),
             (monitor_size == "auto" or int(monitor_size) >= 0,
              f"monitor size must be non-negative or 'auto', not {monitor_size}."),

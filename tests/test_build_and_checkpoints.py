@@ -119,6 +119,7 @@ def test_resume_from_a_timed_checkpoint_after_a_crash_is_bit_identical(monkeypat
     ({"checkpoint_every": 0}, "checkpoint_every"),
     ({"checkpoint_every": 1.5}, "checkpoint_every"),
     ({"checkpoint_every": True}, "checkpoint_every"),
+    ({"checkpoint_every": "3"}, "checkpoint_every"),
     ({"checkpoint_seconds": -1}, "checkpoint_seconds"),
     ({"checkpoint_seconds": float("nan")}, "checkpoint_seconds"),
     ({"checkpoint_seconds": "5"}, "checkpoint_seconds"),
