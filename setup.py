@@ -10,6 +10,12 @@ Environment switches (all optional):
   CYRBM_OPENMP=0      build without OpenMP even if the compiler supports it
   CYRBM_NATIVE=1      add -march=native (faster on the build machine, not portable)
   CYRBM_DEBUG=1       keep Cython's bounds and initialisation checks
+  CYRBM_JOBS=N        compile with N parallel jobs (default: build_ext's -j N if given,
+                      else one per CPU)
+
+The kernel libraries and the extensions are each compiled N at a time (the Cython
+translation, which runs before the options are read: CYRBM_JOBS or one per CPU); the
+files built do not depend on N.
 """
 import os
 import platform
@@ -18,6 +24,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy
@@ -28,6 +35,23 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
+
+
+def build_jobs(requested=None):
+    """Parallel compile jobs: ``requested`` (build_ext's -j N; True: one per CPU), else
+    CYRBM_JOBS, else one per CPU."""
+    if requested is True:
+        return os.cpu_count() or 1
+    value = requested or os.environ.get("CYRBM_JOBS", "").strip()
+    if value:
+        try:
+            jobs = int(value)
+        except ValueError:
+            sys.exit(f"cyrbm: the job count must be a whole number, not {value!r}.")
+        if jobs < 1:
+            sys.exit(f"cyrbm: the job count must be at least 1, not {jobs}.")
+        return jobs
+    return os.cpu_count() or 1
 
 
 def _compiler_command():
@@ -175,8 +199,10 @@ def extensions():
         "cdivision": True,
         "embedsignature": True,
     }
-    return cythonize(exts, compiler_directives=directives,
-                     include_path=[str(HERE)], quiet=True)
+    jobs = build_jobs()
+    # Cython translates in worker processes, which Windows cannot fork
+    return cythonize(exts, compiler_directives=directives, include_path=[str(HERE)],
+                     quiet=True, nthreads=jobs if jobs > 1 and sys.platform != "win32" else 0)
 
 
 class BuildPyWithHeaders(build_py):
@@ -193,25 +219,36 @@ class BuildPyWithHeaders(build_py):
 
 class BuildKernelLibraries(build_clib):
     """build_clib with one object directory per library (the same kernel source is
-    compiled once per instruction set, with different flags) and per-library cflags."""
+    compiled once per instruction set, with different flags) and per-library cflags,
+    built as many at a time as build_ext's job count."""
 
     def build_libraries(self, libraries):
-        for name, info in libraries:
-            objects = self.compiler.compile(
-                list(info["sources"]), output_dir=os.path.join(self.build_temp, name),
-                macros=info.get("macros"), include_dirs=info.get("include_dirs"),
-                extra_postargs=info.get("cflags"), debug=self.debug)
-            self.compiler.create_static_lib(objects, name, output_dir=self.build_clib,
-                                            debug=self.debug)
+        jobs = self.get_finalized_command("build_ext").parallel
+        os.makedirs(self.build_clib, exist_ok=True)
+        for name, _ in libraries:
+            os.makedirs(os.path.join(self.build_temp, name), exist_ok=True)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            # results in list order, so a failure is reported for the first failing library
+            for future in [pool.submit(self._build_one, name, info) for name, info in libraries]:
+                future.result()
+
+    def _build_one(self, name, info):
+        objects = self.compiler.compile(
+            list(info["sources"]), output_dir=os.path.join(self.build_temp, name),
+            macros=info.get("macros"), include_dirs=info.get("include_dirs"),
+            extra_postargs=info.get("cflags"), debug=self.debug)
+        self.compiler.create_static_lib(objects, name, output_dir=self.build_clib,
+                                        debug=self.debug)
 
 
 class BuildExtAlways(build_ext):
-    """Always recompile: the OpenMP and native switches change the flags, not the sources,
-    so an old object in build/ must not be reused."""
+    """Always recompile (the OpenMP and native switches change the flags, not the sources,
+    so an old object in build/ must not be reused), the extensions built in parallel."""
 
     def finalize_options(self):
         super().finalize_options()
         self.force = True
+        self.parallel = build_jobs(self.parallel)
 
 
 setup(libraries=kernel_libraries(), ext_modules=extensions(),

@@ -26,6 +26,31 @@ def _quiet_openmp_waits(environ=_os.environ):
 
 _quiet_openmp_waits()
 
+
+def _check_compiled(here=_os.path.dirname(_os.path.abspath(__file__))):
+    """Refuse, in one sentence, a cyrbm whose compiled modules are missing.
+
+    Every ``.pyx`` beside this file must have its extension module (built for this
+    Python); without them, as in an unbuilt source tree imported from the repository
+    root, the first use would fail later and obscurely (``No module named
+    'cyrbm._random'``).
+    """
+    from importlib.machinery import EXTENSION_SUFFIXES
+    try:
+        names = _os.listdir(here)
+    except OSError:             # not a plain directory (e.g. a zip): nothing to check
+        return
+    built = {n[: -len(s)] for n in names for s in EXTENSION_SUFFIXES if n.endswith(s)}
+    missing = sorted(n[:-4] for n in names if n.endswith(".pyx") and n[:-4] not in built)
+    if missing:
+        raise ImportError(
+            f"cyrbm at {here} is a source tree whose compiled modules ({', '.join(missing)}) "
+            f"are not built for this Python: install it (pip install .) and run from another "
+            f"directory, or build it in place (python setup.py build_ext --inplace).")
+
+
+_check_compiled()
+
 __version__ = "0.1.0"
 
 from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchError,  # noqa: E402

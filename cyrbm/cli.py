@@ -4,8 +4,9 @@ Usage:
   cyrbm train DATA -o MODEL [--hidden N] [--method METHOD] [--k K] [--epochs E]
               [--batch B] [--lr LR] [--lr-decay N0] [--momentum MOM]
               [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
-              [--checkpoint FILE] [--checkpoint-every N] [--resume]
-              [--binarize MODE] [--threshold X] [--monitor N] [--no-progress] [--json]
+              [--checkpoint FILE] [--checkpoint-every N] [--checkpoint-seconds S]
+              [--resume] [--binarize MODE] [--threshold X] [--monitor N]
+              [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
               [--hop-weight W]
   cyrbm info [MODEL] [--json]
@@ -91,7 +92,11 @@ Options:
                              depend on it).
   --dtype DTYPE              float32 or float64 [default: float32].
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
-  --checkpoint-every N       Epochs between checkpoints [default: 1].
+  --checkpoint-seconds S     Least seconds between checkpoints (0: after every
+                             epoch); one is always written at the end and on
+                             Ctrl-C [default: 5].
+  --checkpoint-every N       Most epochs between checkpoints, however short the
+                             time (default: by time only).
   --resume                   Continue from the checkpoint, up to --epochs in all;
                              settings left out are the checkpoint's, and one given
                              that differs is refused.  dbn: a finished DBN only
@@ -189,7 +194,8 @@ class UsageError(CyrbmError):
 _VALUE_OPTIONS = {
     "--output", "--hidden", "--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay",
     "--momentum", "--weight-decay", "--seed", "--threads", "--dtype", "--checkpoint",
-    "--checkpoint-every", "--binarize", "--threshold", "--monitor", "--data", "--base-data",
+    "--checkpoint-every", "--checkpoint-seconds", "--binarize", "--threshold", "--monitor",
+    "--data", "--base-data",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
@@ -607,7 +613,8 @@ def cmd_train(args, out):
         raise UsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
     threshold = binarize_threshold(args)
     settings = _train_settings(args)
-    checkpoint_every = _whole(args, "--checkpoint-every", 1)
+    checkpoint_every = _whole(args, "--checkpoint-every", 1, optional=True)
+    checkpoint_seconds = _real(args, "--checkpoint-seconds", low=0)
     threads = parse_threads(args["--threads"])
     model_path = args["--output"]
     checkpoint = args["--checkpoint"] or default_checkpoint(model_path)
@@ -640,6 +647,7 @@ def cmd_train(args, out):
         momentum=settings["momentum"], weight_decay=settings["weight_decay"],
         seed=settings["seed"], threads=threads, dtype=settings["dtype"],
         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+        checkpoint_seconds=checkpoint_seconds,
         monitor_size=settings["monitor_size"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         **sampler)

@@ -57,6 +57,8 @@ _PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperature
 _PROPOSAL_EVERY = 10
 #: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
 _AMH_KEYS = ("modes", "hop_streams", "hop_counts")
+#: the clock of the checkpoint cadence (a name of its own, so tests can replace it)
+_now = time.monotonic
 
 
 def parse_k(k):
@@ -121,8 +123,13 @@ class Trainer:
     dtype : float32 or float64
     checkpoint : path or None
         Where checkpoints go (an .npz model file with the trainer's state).
-    checkpoint_every : int
-        Epochs between checkpoints (one is also written at the end and on Ctrl-C).
+    checkpoint_seconds : float
+        Least seconds between checkpoints (default 5; 0: after every epoch), so that
+        writing them stays a small share of a run (bench/checkpoint_cost.py).  One is
+        always written at the end and on Ctrl-C.
+    checkpoint_every : int or None
+        Most epochs between checkpoints: one is written after this many epochs even if
+        ``checkpoint_seconds`` have not passed (None: by time only).
     monitor_size : int or "auto"
         Training rows (a fixed random subset) on which the reconstruction error and the
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
@@ -156,7 +163,8 @@ class Trainer:
     def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
                  learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
                  seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=1, monitor_size=200, progress=None, callback=None,
+                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200,
+                 progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None):
         if method not in METHODS:
@@ -165,7 +173,8 @@ class Trainer:
         n_hidden = check_whole(n_hidden, "n_hidden", 1)
         epochs = check_whole(epochs, "epochs", 1)
         batch_size = check_whole(batch_size, "batch_size", 1)
-        checkpoint_every = check_whole(checkpoint_every, "checkpoint_every", 1)
+        if checkpoint_every is not None:
+            checkpoint_every = check_whole(checkpoint_every, "checkpoint_every", 1)
         seed = check_whole(seed, "seed", 0)
         if monitor_size != "auto":
             monitor_size = check_whole(monitor_size, "monitor_size (or 'auto')", 0)
@@ -177,6 +186,8 @@ class Trainer:
             (_real(momentum) and 0 <= momentum < 1, f"momentum must be in [0, 1), not {momentum}."),
             (_real(weight_decay) and weight_decay >= 0,
              f"weight decay must be non-negative, not {weight_decay}."),
+            (_real(checkpoint_seconds) and checkpoint_seconds >= 0,
+             f"checkpoint_seconds must be a number of seconds of at least 0, not {checkpoint_seconds}."),
         ]
         for ok, message in checks:
             if not ok:
@@ -205,7 +216,8 @@ class Trainer:
         if self.dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, not {dtype!r}.")
         self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
-        self.checkpoint_every = int(checkpoint_every)
+        self.checkpoint_every = None if checkpoint_every is None else int(checkpoint_every)
+        self.checkpoint_seconds = float(checkpoint_seconds)
         self.monitor_size = "auto" if monitor_size == "auto" else int(monitor_size)
         self.progress = progress
         self.callback = callback
@@ -451,6 +463,9 @@ class Trainer:
         interrupted = _InterruptFlag()
         bar = None
         grads = None
+        # checkpoint cadence: by time, bounded by checkpoint_every epochs (the resumed or
+        # fresh state counts as the last checkpoint)
+        last_saved = (_now(), state["epoch"])
         try:
             interrupted.install()
             while state["epoch"] < self.epochs:
@@ -554,16 +569,24 @@ class Trainer:
                 state["epoch"] = epoch + 1
                 state["batch"] = 0
                 state["epoch_seconds"] = 0.0
-                if self.checkpoint is not None and (
-                        state["epoch"] % self.checkpoint_every == 0 or state["epoch"] == self.epochs):
+                if self.checkpoint is not None and self._checkpoint_due(state["epoch"], *last_saved):
                     self._keep_sampler_state(state, ladders, modeset)
                     self._save_checkpoint(state, fingerprint)
+                    last_saved = (_now(), state["epoch"])
         finally:
             if bar is not None:
                 bar.close()
             interrupted.uninstall()
         self._keep_sampler_state(state, ladders, modeset)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    def _checkpoint_due(self, epoch, saved_at, saved_epoch):
+        """Whether to checkpoint after ``epoch`` epochs, the last checkpoint having been
+        written at clock time ``saved_at`` after ``saved_epoch`` epochs."""
+        return (epoch >= self.epochs
+                or _now() - saved_at >= self.checkpoint_seconds
+                or (self.checkpoint_every is not None
+                    and epoch - saved_epoch >= self.checkpoint_every))
 
     @staticmethod
     def _keep_sampler_state(state, ladders, modeset):

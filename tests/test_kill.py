@@ -22,8 +22,10 @@ from cyrbm.training import _TRAINER_KEYS, checkpoint_info
 
 KILLS = 20
 EPOCHS = 300
+# a checkpoint after every epoch (not the default cadence of one per 5 s), so that kills
+# land while checkpoints are being written
 TRAIN = ["train", "digits", "-o", "m.npz", "--hidden", "16", "--monitor", "0", "--seed", "3",
-         "--no-progress", "--threads", "1"]
+         "--no-progress", "--threads", "1", "--checkpoint-every", "1"]
 TEMP = re.compile(r"^\.cyrbm-(\d+)-.*\.tmp$")
 
 
