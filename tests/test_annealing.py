@@ -665,7 +665,7 @@ def cli_args(**kw):
 
 
 def test_cli_handlers(tmp_path):
-    from cyrbm import _cli_measure
+    from cyrbm.cli import measure as _cli_measure
     a = random_rbm(64, 6, seed=1, scale=0.1, dtype=np.float32)
     b = random_rbm(64, 9, seed=2, scale=0.1, dtype=np.float32)
     pa, pb = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
@@ -703,7 +703,7 @@ def test_cli_handlers(tmp_path):
 
 
 def test_cli_handler_errors(tmp_path):
-    from cyrbm import _cli_measure
+    from cyrbm.cli import measure as _cli_measure
     path = str(tmp_path / "m.npz")
     random_rbm(64, 5, seed=0).save(path)
     bad = [cli_args(MODEL=path, **{"--runs": "1"}),
@@ -757,7 +757,8 @@ def test_ratio_burn_in_default_is_one_number():
     import inspect
     import re
 
-    from cyrbm import _cli_measure, cli
+    from cyrbm import cli
+    from cyrbm.cli import measure as _cli_measure
     from cyrbm.annealing import RATIO_BURN_IN
     assert RATIO_BURN_IN >= 20000
     # the API's None (refused with exact starts, which use no chains) means RATIO_BURN_IN

@@ -1,8 +1,9 @@
-"""The one-command docopt parse (cyrbm/_cliparse.py) gives what the full parse gives."""
+"""The one-command docopt parse (cyrbm/cli/parse.py) gives what the full parse gives."""
 import pytest
 from docopt import docopt
 
-from cyrbm import _cliparse, cli
+from cyrbm import cli
+from cyrbm.cli.parse import parse_command
 
 LINES = [
     ["bound", "m.npz", "--data", "d.npy", "--samples", "1", "--logz", "0", "--json"],
@@ -22,7 +23,7 @@ LINES = [
 
 @pytest.mark.parametrize("argv", LINES, ids=lambda a: " ".join(a[:2]))
 def test_same_arguments_and_explicit_options_as_the_full_parse(argv):
-    args, explicit = _cliparse.parse(cli.__doc__, argv, cli.COMMANDS)
+    args, explicit = parse_command(cli.__doc__, argv, cli.COMMANDS)
     assert args == dict(docopt(cli.__doc__, argv))
     assert explicit == cli._explicit_options(argv)
 
@@ -31,4 +32,4 @@ def test_same_arguments_and_explicit_options_as_the_full_parse(argv):
                                   ["bound", "m", "--bogus"],
                                   ["bound", "m", "--data", "d", "--samp", "3"]])
 def test_anything_else_is_left_to_the_full_parse(argv):
-    assert _cliparse.parse(cli.__doc__, argv, cli.COMMANDS) is None
+    assert parse_command(cli.__doc__, argv, cli.COMMANDS) is None

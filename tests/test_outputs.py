@@ -282,7 +282,8 @@ def test_one_checker_for_every_command():
     """No writing command keeps an ad-hoc check of its own beside check_outputs."""
     import cyrbm
     root = os.path.dirname(cyrbm.__file__)
-    for name in ("cli.py", "_cli_measure.py", "_cli_dbn.py", "training.py"):
+    for name in ("cli/train.py", "cli/measure.py", "cli/dbn.py", "cli/pictures.py",
+                 "training.py"):
         text = open(os.path.join(root, name), encoding="utf-8").read()
         assert "check_writable" not in text and "same_file(" not in text, name
     assert not hasattr(_io, "check_writable")

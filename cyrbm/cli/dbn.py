@@ -16,6 +16,9 @@ import os
 import sys
 import time
 
+from cyrbm.cli.options import (_data_file, _real, _whole, binarize_threshold,
+                               default_checkpoint, parse_threads)
+from cyrbm.cli.train import _merge_resume, _train_settings, epoch_line
 from cyrbm.errors import CyrbmError, stop_status, stop_word
 
 _PER_LAYER = ("--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay", "--momentum",
@@ -54,7 +57,6 @@ def _per_layer_args(args, n):
 
 
 def cmd_dbn(args, out):
-    from cyrbm import cli
     from cyrbm.datasets import load_data
     from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
     sizes = _layers(args["--layers"])
@@ -62,16 +64,16 @@ def cmd_dbn(args, out):
     settings = []
     for l, a in enumerate(per):
         a["--hidden"] = str(sizes[l])
-        settings.append(cli._train_settings(a))
+        settings.append(_train_settings(a))
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise DBNUsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
     layer_input = args["--layer-input"] or "samples"
     if layer_input not in ("samples", "probs"):
         raise DBNUsageError(f"--layer-input must be samples or probs, not {layer_input!r}.")
-    threads = cli.parse_threads(args["--threads"])
+    threads = parse_threads(args["--threads"])
     path = args["--output"]
-    checkpoint = args["--checkpoint"] or cli.default_checkpoint(path)
+    checkpoint = args["--checkpoint"] or default_checkpoint(path)
     from cyrbm import _io
     named = "--checkpoint" if args["--checkpoint"] else "-o"
     _io.check_outputs(
@@ -80,13 +82,13 @@ def cmd_dbn(args, out):
             "npz") for l in range(len(sizes))]
         + [(f"the file of finished layers named after {named}", progress_file(checkpoint),
             "npz")],
-        [("the training data DATA", cli._data_file(args["DATA"]))])
+        [("the training data DATA", _data_file(args["DATA"]))])
     if args["--resume"]:
         settings = _resume_settings(settings, sizes, args, checkpoint, layer_input)
     for s in settings:
         s.pop("n_hidden")
     seed = settings[0]["seed"]
-    data = load_data(args["DATA"], binarize=binarize, threshold=cli.binarize_threshold(args),
+    data = load_data(args["DATA"], binarize=binarize, threshold=binarize_threshold(args),
                      seed=seed)
     quiet = args["--json"] or args["--no-progress"]
 
@@ -95,7 +97,7 @@ def cmd_dbn(args, out):
             if not quiet:
                 where = (f"layer {layer + 1}/{len(sizes)}, "
                          f"epoch {record['epoch']}/{epochs}")
-                print(cli.epoch_line(record, where), file=sys.stderr, flush=True)
+                print(epoch_line(record, where), file=sys.stderr, flush=True)
         return report
 
     trainers = []
@@ -136,9 +138,8 @@ def cmd_dbn(args, out):
 
 def _resume_settings(settings, sizes, args, checkpoint, layer_input):
     """Each layer's settings on --resume: those left out are the finished layer's or its
-    checkpoint's; one given that differs from them is refused (cli._merge_resume), and so
+    checkpoint's; one given that differs from them is refused (cyrbm.cli.train._merge_resume), and so
     is a finished DBN or one without a checkpoint (greedy.resume_layers)."""
-    from cyrbm import cli
     from cyrbm.greedy import layer_checkpoint, progress_file, resume_layers
     done, _ = resume_layers(checkpoint, sizes, layer_input=layer_input,
                             init_transpose=args["--init-transpose"])
@@ -149,10 +150,10 @@ def _resume_settings(settings, sizes, args, checkpoint, layer_input):
             training = done[l].meta.get("training")
             saved = training.get("settings") if isinstance(training, dict) else None
             if isinstance(saved, dict):
-                s, _ = cli._merge_resume(s, explicit, progress_file(checkpoint),
+                s, _ = _merge_resume(s, explicit, progress_file(checkpoint),
                                          saved=saved, finished=True, layer=l)
         else:
-            s, _ = cli._merge_resume(s, explicit, layer_checkpoint(checkpoint, l))
+            s, _ = _merge_resume(s, explicit, layer_checkpoint(checkpoint, l))
         merged.append(s)
     return merged
 
@@ -200,7 +201,6 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
 
 
 def cmd_bound(args, out, explicit=()):
-    from cyrbm import cli
     from cyrbm.bounds import BoundEstimator
     from cyrbm.datasets import load_data
     from cyrbm.models import DBN
@@ -214,9 +214,9 @@ def cmd_bound(args, out, explicit=()):
             raise DBNUsageError(f"{option} applies to --method {names}, not to {method}"
                                 f"{_BOUND_WHY.get(option, '')}.")
     if method in ("chib", "ais"):
-        steps = cli._whole(args, "--steps", 1) if "--steps" in explicit else (
+        steps = _whole(args, "--steps", 1) if "--steps" in explicit else (
             40 if method == "chib" else 1000)
-        repeats = (cli._whole(args, "--repeats", 2 if method == "ais" else 1)
+        repeats = (_whole(args, "--repeats", 2 if method == "ais" else 1)
                    if args["--repeats"] is not None else (1 if method == "chib" else 16))
     elif "--steps" in explicit or args["--repeats"] is not None:
         raise DBNUsageError("--steps and --repeats apply to --method chib and ais.")
@@ -237,16 +237,15 @@ def cmd_bound(args, out, explicit=()):
     entropy = args["--entropy"] or "analytic"
     if entropy not in ("analytic", "sampled"):
         raise DBNUsageError(f"--entropy must be analytic or sampled, not {entropy!r}.")
-    from cyrbm.cli import _real
     log_Z = _real(args, "--logz", optional=True)
     if log_Z is not None and ("--runs" in explicit or "--schedule" in explicit):
         raise DBNUsageError("--logz gives ln Z, so --runs and --schedule (for AIS) do not apply.")
-    seed = cli._whole(args, "--seed", 0)
-    threads = cli.parse_threads(args["--threads"])
+    seed = _whole(args, "--seed", 0)
+    threads = parse_threads(args["--threads"])
     from cyrbm import _io
     _io.check_outputs([("--plot", args["--plot"], "png")],
                       [("the DBN file DBN", args["DBN"]),
-                       ("the data --data", cli._data_file(args["--data"])),
+                       ("the data --data", _data_file(args["--data"])),
                        ("the schedule file --schedule", args["--schedule"])])
     t0 = time.perf_counter()
     dbn = DBN.load(args["DBN"])
@@ -256,7 +255,7 @@ def cmd_bound(args, out, explicit=()):
     annealer = None
     if log_Z is None and method in ("variational", "chib", "ais"):
         from cyrbm.annealing import Annealer
-        annealer = Annealer(runs=cli._whole(args, "--runs", 2), schedule=args["--schedule"],
+        annealer = Annealer(runs=_whole(args, "--runs", 2), schedule=args["--schedule"],
                             seed=seed, threads=threads, progress=False if args["--json"] else None)
     est = BoundEstimator(dbn, log_Z=log_Z, annealer=annealer, seed=seed, threads=threads)
     if method in ("chib", "ais") and dbn.n_layers != 2:
@@ -356,3 +355,11 @@ def dbn_info(path, arrays, out, as_json):
 
 
 __all__ = ["cmd_dbn", "cmd_bound", "dbn_info", "DBNUsageError"]
+
+
+def _dbn_command(name):
+    def run(args, out):
+        if name == "bound":
+            return cmd_bound(args, out, args.get("__explicit__", ()))
+        return cmd_dbn(args, out)
+    return run

@@ -1,7 +1,7 @@
 """Handlers of the measuring commands ``cyrbm ais``, ``cyrbm ratio`` and ``cyrbm logz``.
 
 Each takes the docopt arguments dict and returns a JSON-ready dict (keys documented in
-docs/json_keys_ais.md); ``cyrbm.cli`` prints it.  Usage lines (in cli.py):
+docs/json_keys_ais.md); :func:`_measure` prints it.  Usage lines (in cli/parse.py):
 
     cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
     cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T] [--json]
@@ -13,8 +13,10 @@ Defaults: --runs 100, --schedule paper, --seed 0, --start auto, --burn-in 20000,
 ``cyrbm.datasets.load_data`` reads (a file or a bundled data set such as "digits").
 Every user error is raised as a CyrbmError whose message is one sentence.
 """
+import json
 import time
 
+from cyrbm.cli.options import _data_file, _interval, _real, parse_threads
 from cyrbm.annealing import (RATIO_BURN_IN, RATIO_STEPS_BETWEEN, AnnealingError, Annealer,
                              exact_log_partition)
 from cyrbm.datasets import load_data
@@ -41,7 +43,6 @@ def _whole(args, key, minimum, what):
 
 
 def _threads(args):
-    from cyrbm.cli import parse_threads
     return parse_threads(args.get("--threads"))
 
 
@@ -146,7 +147,6 @@ def run_evaluate(args):
     """
     from cyrbm import _io, evaluation
     from cyrbm.annealing import base_rate_biases
-    from cyrbm.cli import _data_file
     _io.check_outputs(
         [("--save-schedule", args.get("--save-schedule"), "text"),
          ("--plot", args.get("--plot"), "png")],
@@ -218,7 +218,6 @@ def run_evaluate(args):
 def _evaluate_base(args):
     """(RBM A or None, evaluate's base_log_Z / start / burn_in) from --base-model,
     --base-logz, --start and --burn-in (the last two as for ``cyrbm ratio``)."""
-    from cyrbm.cli import _real
     if args.get("--base-model") is None:
         if args.get("--base-logz") is not None:
             raise AnnealingError("--base-logz is ln Z of --base-model: give --base-model A "
@@ -253,7 +252,6 @@ def _fmt(x, spec=".4f"):
 
 def print_evaluate(r, out):
     """``cyrbm evaluate`` as readable lines."""
-    from cyrbm.cli import _interval
     a, s = r["ais"], r["raise"]
     print(f"mean test log-probability of {r['n_data']} rows of '{r['data']}' "
           f"({r['betas']} betas, {r['schedule']}):", file=out)
@@ -292,3 +290,56 @@ def print_evaluate(r, out):
 
 
 __all__ += ["run_evaluate", "print_evaluate"]
+
+
+def print_measure(name, r, out):
+    """The result of ais / ratio / logz as readable lines."""
+    if name == "logz":
+        print(f"ln Z = {r['log_Z']:.6f}  (exact, {r['terms']} terms over the "
+              f"{r['enumerated_layer']} layer, {r['seconds']:.2f} s)", file=out)
+        return
+    if name == "evaluate":
+        print_evaluate(r, out)
+        return
+    _print_measure_estimate(name, r, out)
+    if r.get("weight_warning"):
+        print(f"warning: {r['weight_warning']}", file=out)
+
+
+def _print_measure_estimate(name, r, out):
+    if name == "ais":
+        print(f"ln Z = {r['log_Z']:.4f}  ln(Z +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
+              f"ln(Z +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}", file=out)
+        print(f"  AIS from a base-rate model ({r['base_rate']}): {r['runs']} runs, "
+              f"{r['betas']} betas ({r['schedule']}), effective sample size {r['ess']:.1f}, "
+              f"{r['seconds']:.2f} s", file=out)
+        if r.get("avg_log_prob") is not None:
+            print(f"average test log-probability of {r['n_data']} rows of '{r['data']}': "
+                  f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
+                  f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
+        return
+    print(f"ln(Z_B / Z_A) = {r['log_ratio']:.4f}  +- sigma {_interval(r['log_ratio_sigma_interval'])}  "
+          f"+- 3 sigma {_interval(r['log_ratio_3sigma_interval'])}", file=out)
+    starts = ("exact draws of MODEL_A" if r.get("start") == "exact" else
+              f"{r.get('chains')} Gibbs chains on MODEL_A, {r.get('burn_in')} sweeps of burn-in")
+    print(f"  {r['runs']} runs from {starts}, {r['betas']} betas ({r['schedule']}), "
+          f"effective sample size {r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    if r.get("log_Z") is not None:
+        print(f"ln Z_B = {r['log_Z']:.4f}  ln(Z_B +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
+              f"ln(Z_B +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}  "
+              f"(ln Z_A = {r['log_Z_base']:.4f}, exact)", file=out)
+    if r.get("avg_log_prob") is not None:
+        print(f"average of ln p_B(v) - ln p_A(v) over {r['n_data']} rows of '{r['data']}': "
+              f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
+              f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
+
+
+def _measure(name):
+    def run(args, out):
+        result = globals()[f"run_{name}"](args)
+        if args["--json"]:
+            print(json.dumps(result))
+        else:
+            print_measure(name, result, out)
+        return 0
+    return run

@@ -1,0 +1,137 @@
+"""Options shared by the commands: whole numbers, reals, threads, data and model paths,
+and the printing of numbers and intervals.  Every bad value is a UsageError of one sentence."""
+import math
+import os
+import sys
+
+from cyrbm.errors import CyrbmError
+
+
+# NumPy, SciPy, the kernels and docopt are imported when a command needs them, inside
+# main(): the command starts fast, and Ctrl-C while they load is answered like any other.
+
+
+class UsageError(CyrbmError):
+    """A command-line value that does not parse."""
+
+
+# ------------------------------------------------------------------------ values
+def _whole(args, key, minimum=None, *, optional=False, what=""):
+    """An option's value as a whole number (``1e6`` spelled so is accepted)."""
+    value = args[key]
+    if value is None:
+        if optional:
+            return None
+        raise UsageError(f"{key} needs a value.")
+    text = str(value).strip()
+    try:
+        result = int(text, 10)
+    except ValueError:
+        try:
+            as_float = float(text)
+        except ValueError:
+            as_float = math.nan
+        if not (math.isfinite(as_float) and as_float.is_integer()):
+            raise UsageError(f"{key} must be a whole number, not {value!r}.") from None
+        result = int(as_float)
+    if minimum is not None and result < minimum:
+        raise UsageError(f"{key} must be at least {minimum}{what}, not {result}.")
+    return result
+
+
+def _real(args, key, *, low=None, high=None, low_open=False, high_open=False, optional=False):
+    """An option's value as a finite number within the given bounds."""
+    value = args[key]
+    if value is None:
+        if optional:
+            return None
+        raise UsageError(f"{key} needs a value.")
+    try:
+        result = float(value)
+    except ValueError:
+        raise UsageError(f"{key} must be a number, not {value!r}.") from None
+    if not math.isfinite(result):
+        raise UsageError(f"{key} must be a finite number, not {value!r}.")
+    bad_low = low is not None and (result <= low if low_open else result < low)
+    bad_high = high is not None and (result >= high if high_open else result > high)
+    if bad_low or bad_high:
+        parts = []
+        if low is not None:
+            parts.append(f"{'above' if low_open else 'at least'} {low:g}")
+        if high is not None:
+            parts.append(f"{'below' if high_open else 'at most'} {high:g}")
+        raise UsageError(f"{key} must be {' and '.join(parts)}, not {value}.")
+    return result
+
+
+def binarize_threshold(args):
+    """--threshold when given (load_data refuses it without --binarize threshold), else
+    None: its [default: 0.5] is load_data's."""
+    return _real(args, "--threshold") if "--threshold" in args["__explicit__"] else None
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parse_threads(raw):
+    """--threads: None or 0 for automatic (by the size of the work), else a number of
+    threads, capped at the cores this process may use (with a note on stderr)."""
+    if raw is None:
+        return None
+    value = _whole({"--threads": raw}, "--threads", 0, what=" (0: chosen by the size of the work)")
+    if value == 0:
+        return None
+    cores = _cores()
+    if value > cores:
+        print(f"cyrbm: note: --threads {value} is more than the {cores} cores here; "
+              f"using {cores}.", file=sys.stderr)
+        return cores
+    return value
+
+
+def default_checkpoint(model_path):
+    root, ext = os.path.splitext(os.fspath(model_path))
+    return root + ".ckpt" + (ext or ".npz")
+
+
+def _data_file(source):
+    """The file behind a DATA argument, or None for a bundled data set."""
+    from cyrbm.datasets import bundled_datasets
+    if source is None or source in bundled_datasets():
+        return None
+    if os.path.exists(source):
+        return source
+    prefix, colon, _ = source.rpartition(":")
+    if colon and os.path.isfile(prefix):
+        return prefix
+    return None
+
+
+# --------------------------------------------------------------------------- info
+def _num(x, fmt=".4f"):
+    """A number formatted, or shown as it is when it is not one (a crafted file)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format(x, fmt)
+    return str(x)
+
+
+# ----------------------------------------------------------------- ais, ratio, logz
+def _end(x, sign):
+    """An interval end: a number, or +-inf (JSON null) when the interval is unbounded."""
+    return f"{sign}inf" if x is None or not math.isfinite(x) else f"{x:.4f}"
+
+
+def _interval(pair):
+    if pair is None:
+        return "[n/a]"
+    lo, hi = pair
+    return f"[{_end(lo, '-')}, {_end(hi, '+')}]"
+
+
+def _one_sentence(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

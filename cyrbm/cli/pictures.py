@@ -1,0 +1,40 @@
+"""``cyrbm sample`` and ``cyrbm filters``: grids of samples and of filters as PNG."""
+from cyrbm.cli.options import UsageError, _whole, parse_threads
+
+
+# ------------------------------------------------------------------ sample, filters
+_SAMPLERS = ("gibbs", "pt")
+
+
+def cmd_sample(args, out):
+    from cyrbm import _io, images
+    from cyrbm.models import RBM
+    n = _whole(args, "--n", 1)
+    steps = _whole(args, "--steps", 0)
+    seed = _whole(args, "--seed", 0)
+    threads = parse_threads(args["--threads"])
+    sampler = str(args["--sampler"]).strip().lower()
+    if sampler not in _SAMPLERS:
+        raise UsageError(f"--sampler must be {' or '.join(_SAMPLERS)}, not {args['--sampler']!r}.")
+    _io.check_outputs([("-o", args["--output"], "png")], [("the model file MODEL", args["MODEL"])])
+    model = RBM.load(args["MODEL"])
+    shape = images.image_shape(model.n_visible, args["--shape"])
+    samples = model.sample(n, steps, seed=seed, threads=threads, sampler=sampler)
+    width, height = images.save_samples(args["--output"], samples, shape)
+    print(f"wrote {args['--output']}: {n} samples of {shape[0]}x{shape[1]} pixels after "
+          f"{steps} {sampler} sweeps (seed {seed}), a {width}x{height} image", file=out)
+    return 0
+
+
+def cmd_filters(args, out):
+    from cyrbm import _io, images
+    from cyrbm.models import RBM
+    n = _whole(args, "--n", 1)
+    _io.check_outputs([("-o", args["--output"], "png")], [("the model file MODEL", args["MODEL"])])
+    model = RBM.load(args["MODEL"])
+    shape = images.image_shape(model.n_visible, args["--shape"])
+    n = min(n, model.n_hidden)
+    width, height = images.save_filters(args["--output"], model.W[:, :n], shape)
+    print(f"wrote {args['--output']}: the weights of {n} of {model.n_hidden} hidden units "
+          f"as {shape[0]}x{shape[1]} images, a {width}x{height} image", file=out)
+    return 0
