@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import pytest
 
+import cyrbm
 from cyrbm import RBM
 from cyrbm.cli import main
 
@@ -44,8 +45,11 @@ def cyrbm_command():
 
 
 def child_env():
+    """The environment of a child command: it imports the cyrbm these tests import (the
+    installed package, or a built source tree on PYTHONPATH), never an unbuilt tree."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    where = os.path.dirname(os.path.dirname(os.path.abspath(cyrbm.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (where, env.get("PYTHONPATH")) if p)
     return env
 
 
