@@ -20,6 +20,7 @@ import pytest
 import cyrbm
 from cyrbm import RBM, _io
 from cyrbm.cli import main
+from _commands import cyrbm_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -40,10 +41,6 @@ def one_error_line(err, needle=None):
         assert needle in lines[0], err
     return lines[0]
 
-
-def cyrbm_command():
-    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
 
 
 def default_sigint():

@@ -19,16 +19,13 @@ import pytest
 import cyrbm
 from cyrbm import DBN, RBM
 from cyrbm.greedy import train_dbn
+from _commands import cyrbm_command as command
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 #: seconds from the signal to the end of the process that the test allows
 LIMIT = 2.0
 
-
-def command():
-    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
 
 
 def cpu_seconds(pid):

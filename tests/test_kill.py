@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -19,6 +18,7 @@ import numpy as np
 import cyrbm
 from cyrbm import RBM, _io
 from cyrbm.training import _TRAINER_KEYS, checkpoint_info
+from _commands import cyrbm_command as command
 
 KILLS = 20
 EPOCHS = 300
@@ -28,10 +28,6 @@ TRAIN = ["train", "digits", "-o", "m.npz", "--hidden", "16", "--monitor", "0", "
          "--no-progress", "--threads", "1", "--checkpoint-every", "1"]
 TEMP = re.compile(r"^\.cyrbm-(\d+)-.*\.tmp$")
 
-
-def command():
-    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
 
 
 def check_directory(d, dead_pids):

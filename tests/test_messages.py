@@ -10,14 +10,13 @@ import os
 import pickle
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-import cyrbm
 from cyrbm import RBM
 from cyrbm.cli import main
+from _commands import child_env, cyrbm_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -39,18 +38,6 @@ def one_error(err, code, *needles):
     return lines[0]
 
 
-def cyrbm_command():
-    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "cyrbm.cli"]
-
-
-def child_env():
-    """The environment of a child command: it imports the cyrbm these tests import (the
-    installed package, or a built source tree on PYTHONPATH), never an unbuilt tree."""
-    env = dict(os.environ)
-    where = os.path.dirname(os.path.dirname(os.path.abspath(cyrbm.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (where, env.get("PYTHONPATH")) if p)
-    return env
 
 
 @pytest.fixture
