@@ -307,30 +307,31 @@ def print_measure(name, r, out):
 
 
 def _print_measure_estimate(name, r, out):
+    z = "Z" if name == "ais" else "Z_B"
+
+    def log_z_line(extra=""):
+        print(f"ln {z} = {r['log_Z']:.4f}  ln({z} +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
+              f"ln({z} +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}{extra}", file=out)
+
     if name == "ais":
-        print(f"ln Z = {r['log_Z']:.4f}  ln(Z +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
-              f"ln(Z +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}", file=out)
-        print(f"  AIS from a base-rate model ({r['base_rate']}): {r['runs']} runs, "
-              f"{r['betas']} betas ({r['schedule']}), effective sample size {r['ess']:.1f}, "
-              f"{r['seconds']:.2f} s", file=out)
-        if r.get("avg_log_prob") is not None:
-            print(f"average test log-probability of {r['n_data']} rows of '{r['data']}': "
-                  f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
-                  f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
-        return
-    print(f"ln(Z_B / Z_A) = {r['log_ratio']:.4f}  +- sigma {_interval(r['log_ratio_sigma_interval'])}  "
-          f"+- 3 sigma {_interval(r['log_ratio_3sigma_interval'])}", file=out)
-    starts = ("exact draws of MODEL_A" if r.get("start") == "exact" else
-              f"{r.get('chains')} Gibbs chains on MODEL_A, {r.get('burn_in')} sweeps of burn-in")
-    print(f"  {r['runs']} runs from {starts}, {r['betas']} betas ({r['schedule']}), "
-          f"effective sample size {r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
-    if r.get("log_Z") is not None:
-        print(f"ln Z_B = {r['log_Z']:.4f}  ln(Z_B +- sigma) {_interval(r['log_Z_sigma_interval'])}  "
-              f"ln(Z_B +- 3 sigma) {_interval(r['log_Z_3sigma_interval'])}  "
-              f"(ln Z_A = {r['log_Z_base']:.4f}, exact)", file=out)
+        log_z_line()
+        runs = f"AIS from a base-rate model ({r['base_rate']}): {r['runs']} runs"
+        average = f"average test log-probability of {r['n_data']} rows of '{r['data']}'"
+    else:
+        print(f"ln(Z_B / Z_A) = {r['log_ratio']:.4f}  +- sigma "
+              f"{_interval(r['log_ratio_sigma_interval'])}  +- 3 sigma "
+              f"{_interval(r['log_ratio_3sigma_interval'])}", file=out)
+        starts = ("exact draws of MODEL_A" if r.get("start") == "exact" else
+                  f"{r.get('chains')} Gibbs chains on MODEL_A, {r.get('burn_in')} sweeps of "
+                  f"burn-in")
+        runs = f"{r['runs']} runs from {starts}"
+        average = f"average of ln p_B(v) - ln p_A(v) over {r['n_data']} rows of '{r['data']}'"
+    print(f"  {runs}, {r['betas']} betas ({r['schedule']}), effective sample size "
+          f"{r['ess']:.1f}, {r['seconds']:.2f} s", file=out)
+    if name != "ais" and r.get("log_Z") is not None:
+        log_z_line(f"  (ln Z_A = {r['log_Z_base']:.4f}, exact)")
     if r.get("avg_log_prob") is not None:
-        print(f"average of ln p_B(v) - ln p_A(v) over {r['n_data']} rows of '{r['data']}': "
-              f"{r['avg_log_prob']:.4f} nats, 3 sigma interval "
+        print(f"{average}: {r['avg_log_prob']:.4f} nats, 3 sigma interval "
               f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
 
 
