@@ -51,9 +51,10 @@ def auto_threads(threads, work):
 def pieces(start, stop, first=1, most=None):
     """Consecutive ranges (a, b) that cover start <= i < stop, each sized for about 0.1 s
     of the caller's work on them (timed between yields: a piece, at most ``most`` long,
-    doubles while one takes under 0.05 s and halves over 0.2 s).  Python answers Ctrl-C and SIGTERM between
-    pieces, so a long compiled computation taken in them ends within about a second
-    whatever the threads; the caller's results must not depend on where it is cut."""
+    grows towards 0.1 s, by at most 8 times, while one takes under 0.05 s, and halves over
+    0.2 s).  Python answers Ctrl-C and SIGTERM between pieces, so a long compiled
+    computation taken in them ends within about a second whatever the threads; the
+    caller's results must not depend on where it is cut."""
     size = max(1, int(first) if most is None else min(int(first), int(most)))
     while start < stop:
         end = min(stop, start + size)
@@ -62,7 +63,10 @@ def pieces(start, stop, first=1, most=None):
         seconds = time.perf_counter() - t0
         start = end
         if seconds < 0.05:
-            size = size * 2 if most is None else min(int(most), size * 2)
+            # few, large pieces when the work is fast: each call has a fixed cost
+            size *= min(8, max(2, int(0.1 / max(seconds, 1e-6))))
+            if most is not None:
+                size = min(int(most), size)
         elif seconds > 0.2 and size > 1:
             size = max(1, size // 2)
 
