@@ -28,8 +28,8 @@ def _handler(command):
         from cyrbm.cli.dbn import _dbn_command
         return _dbn_command(command)
     if command in ("sample", "filters"):
-        from cyrbm.cli import pictures
-        return pictures.cmd_sample if command == "sample" else pictures.cmd_filters
+        from cyrbm.cli.pictures import cmd_filters, cmd_sample
+        return cmd_sample if command == "sample" else cmd_filters
     from cyrbm.cli.measure import _measure
     return _measure(command)
 
