@@ -327,23 +327,17 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
         pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
                  swap_streams, acc, n_threads)
         if check_signals and s + 1 < steps and time_to_check(&last) and signal_raised():
-            status = -3
+            status = -3             # v is left as given
             break
-    if status == -3:
-        free(beta)
-        free(order)
-        if accepted == NULL:
-            free(acc)
-        ais_free(&B)
-        return -3
-    for r in range(R):
-        memcpy(v + r * n_visible, B.st.v + order[r] * ldV, n_visible)
+    if status == 0:
+        for r in range(R):
+            memcpy(v + r * n_visible, B.st.v + order[r] * ldV, n_visible)
     free(beta)
     free(order)
     if accepted == NULL:
         free(acc)
     ais_free(&B)
-    return 0
+    return status
 
 
 def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
