@@ -18,3 +18,11 @@ def child_env():
     where = os.path.dirname(os.path.dirname(os.path.abspath(cyrbm.__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (where, env.get("PYTHONPATH")) if p)
     return env
+
+
+def run(args, capsys):
+    """``cyrbm args`` in this process (cyrbm.cli.main): (status, stdout, stderr)."""
+    from cyrbm.cli import main
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err

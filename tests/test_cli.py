@@ -20,16 +20,10 @@ import pytest
 import cyrbm
 from cyrbm import RBM, _io
 from cyrbm.cli import main
-from _commands import cyrbm_command
+from _commands import cyrbm_command, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(err, needle=None):
@@ -40,7 +34,6 @@ def one_error_line(err, needle=None):
     if needle is not None:
         assert needle in lines[0], err
     return lines[0]
-
 
 
 def default_sigint():

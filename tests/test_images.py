@@ -6,14 +6,9 @@ import pytest
 
 from cyrbm import RBM, images
 from cyrbm.cli import main
+from _commands import run
 
 Image = pytest.importorskip("PIL.Image")
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

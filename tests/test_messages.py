@@ -15,17 +15,10 @@ import numpy as np
 import pytest
 
 from cyrbm import RBM
-from cyrbm.cli import main
-from _commands import child_env, cyrbm_command
+from _commands import child_env, cyrbm_command, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error(err, code, *needles):
@@ -36,8 +29,6 @@ def one_error(err, code, *needles):
     for needle in needles:
         assert needle in lines[0], err
     return lines[0]
-
-
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st  
 from cyrbm import DBN, RBM, _io  # noqa: E402
 from cyrbm.cli import main  # noqa: E402
 from cyrbm.errors import OutputError  # noqa: E402
+from _commands import run
 
 #: generated paths per command output, on top of one example of each kind of path
 EXAMPLES = 6 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 200
@@ -32,12 +33,6 @@ EXAMPLES = 6 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 200
 
 def digest(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(err, *needles):

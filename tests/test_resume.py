@@ -11,15 +11,9 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM, Trainer
-from cyrbm.cli import main
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from _commands import run
 
 
 def one_error(err, *needles):

@@ -9,16 +9,10 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM, Annealer, Trainer, _io
-from cyrbm.cli import main
 from cyrbm.annealing import AnnealingError
 from cyrbm.errors import DataError, ModelFileError
 from cyrbm.training import parse_k
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from _commands import run
 
 
 def refused(args, capsys, *needles):
