@@ -424,6 +424,19 @@ def test_bound_stderr_and_total_stderr_cover_the_expected_bound(dbn):
 
 
 # ----------------------------------------------------- Chib and per-vector AIS: coverage
+def check_mc_coverage(res, log_p, idx, what):
+    """Coverage of the mean's mc_stderr (against the mean exact ln p of the vectors
+    ``idx``) and of each vector's mc_stderrs (df 19: 20 repeats or runs), over the
+    estimates ``res`` of one seed each."""
+    n = len(idx)
+    check_coverage(lambda i, k: symmetric(res[i].mean, res[i].mc_stderr, k),
+                   float(log_p[idx].mean()), len(res), what=f"{what} mc_stderr")
+    check_coverage(lambda i, k: symmetric(res[i // n].log_probs[i % n],
+                                          res[i // n].mc_stderrs[i % n], k),
+                   lambda i: log_p[idx[i % n]], n * len(res), df=19,
+                   what=f"{what} per vector")
+
+
 def test_chib_monte_carlo_errors_cover_the_exact_log_probabilities(dbn):
     """The Chib-style estimator (S = 20, R = 20 repeats averaged in p) on 10 fixed
     vectors, over 60 seeds: mean +- k mc_stderr against the mean exact ln p(v), and
@@ -434,12 +447,7 @@ def test_chib_monte_carlo_errors_cover_the_exact_log_probabilities(dbn):
     data, idx = draws(V, p, 10, 0)
     res = [chib_log_prob(layers, data, log_z, steps=20, repeats=20, seed=s, threads=1)
            for s in range(60)]
-    check_coverage(lambda i, k: symmetric(res[i].mean, res[i].mc_stderr, k),
-                   float(log_p[idx].mean()), len(res), what="Chib mc_stderr")
-    check_coverage(lambda i, k: symmetric(res[i // 10].log_probs[i % 10],
-                                          res[i // 10].mc_stderrs[i % 10], k),
-                   lambda i: log_p[idx[i % 10]], 10 * len(res), df=19,
-                   what="Chib per vector")
+    check_mc_coverage(res, log_p, idx, "Chib")
 
 
 def test_chib_stderr_covers_the_expected_log_probability(dbn):
@@ -466,12 +474,7 @@ def test_per_vector_ais_errors_cover_the_exact_log_probabilities(dbn):
     data, idx = draws(V, p, 10, 0)
     res = [ais_per_vector(layers, data, log_z, runs=20, schedule="linear:100", seed=s,
                           threads=1) for s in range(60)]
-    check_coverage(lambda i, k: symmetric(res[i].mean, res[i].mc_stderr, k),
-                   float(log_p[idx].mean()), len(res), what="per-vector AIS mc_stderr")
-    check_coverage(lambda i, k: symmetric(res[i // 10].log_probs[i % 10],
-                                          res[i // 10].mc_stderrs[i % 10], k),
-                   lambda i: log_p[idx[i % 10]], 10 * len(res), df=19,
-                   what="per-vector AIS per vector")
+    check_mc_coverage(res, log_p, idx, "per-vector AIS")
 
 
 # ------------------------------------------------------------------ warning thresholds
