@@ -17,7 +17,7 @@ from cyrbm import _anneal, _gibbs, _io
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_binary, check_memory
+from cyrbm._validation import check_binary, check_memory, check_probabilities
 from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
 
 FORMAT = "cyrbm.rbm"
@@ -131,21 +131,13 @@ class RBM:
         ``v`` holds 0/1 states; with ``probabilities=True`` it may hold probabilities in
         [0, 1] instead (mean-field input, as a DBN's recognition pass takes them).
         """
-        self._visible_input(v, probabilities)
+        if probabilities:
+            v = np.asarray(v)
+            v = check_probabilities(v[None, :] if v.ndim == 1 else v, name="v")
+        else:
+            v = self._visible_data(v, "v")
         v = self._float_input(v, self.n_visible, "visible", "v")
         return expit(v @ self.W + self.hbias)
-
-    def _visible_input(self, v, probabilities):
-        """Refuse, in one sentence, v that is not 0/1 (or, with ``probabilities``, not in
-        [0, 1])."""
-        from cyrbm._validation import check_probabilities
-        v = np.asarray(v)
-        if v.ndim == 1:
-            v = v[None, :]
-        if probabilities:
-            check_probabilities(v, name="v")
-        else:
-            check_binary(v, name="v")
 
     def visible_probs(self, h):
         """p(v_i = 1 | h) = sigma(sum_j W_ij h_j + b_i) (SM08 Eq. 6), one row per h."""
