@@ -29,7 +29,7 @@ from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
-from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, option_name
+from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
@@ -275,18 +275,19 @@ class Annealer:
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
-                              hint("start_gibbs"))
+                              "start_gibbs")
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
-        given = [option_name(k) for k, v in (("chains", chains), ("burn_in", burn_in),
-                                             ("steps_between", steps_between)) if v is not None]
+        given = [k for k, v in (("chains", chains), ("burn_in", burn_in),
+                                ("steps_between", steps_between)) if v is not None]
         if exact and given:
             why = ("" if start == "exact" else f" (start auto: model A's smaller layer has "
                    f"{m_a} units)")
-            raise AnnealingError(f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} "
-                                 f"the Gibbs chains that start the runs, but these runs start "
-                                 f"from exact draws of model A{why}, so "
-                                 f"{'it' if len(given) == 1 else 'they'} would be ignored; "
-                                 f"{hint('start_gibbs')} to start from Gibbs chains.")
+            raise worded(AnnealingError(
+                f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} the Gibbs chains "
+                f"that start the runs, but these runs start from exact draws of model "
+                f"A{why}, so {'it' if len(given) == 1 else 'they'} would be ignored; "
+                f"{hint('start_gibbs')} to start from Gibbs chains."),
+                parameters=given, hints=("start_gibbs",))
         burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
         steps_between = RATIO_STEPS_BETWEEN if steps_between is None else int(steps_between)
         if burn_in < 0:

@@ -35,7 +35,7 @@ from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
-                               check_probabilities, check_whole, option_name)
+                               check_probabilities, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.models import RBM, expit
@@ -233,8 +233,8 @@ class Trainer:
         for name, value in given.items():
             only = _SAMPLER_OF[name]
             if value is not None and method != only:
-                raise ValueError(f"{option_name(name)} is a setting of {option_name('method')} "
-                                 f"{only}, not of {method}.")
+                raise worded(ValueError(f"{name} is a setting of method {only}, not of "
+                                        f"{method}."), parameters=(name, "method"))
         adapt_every = 50 if adapt_every is None else adapt_every
         hop_prob = 0.1 if hop_prob is None else hop_prob
         modes = 10 if modes is None else modes
