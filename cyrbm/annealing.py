@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
@@ -82,10 +82,8 @@ def _check_runs(runs):
 
 
 # --------------------------------------------------------------------------- annealer
-#: Default Gibbs sweeps before the first starting state of a ratio run (see log_ratio).
-RATIO_BURN_IN = 20000
-#: Default Gibbs sweeps between the starting states one chain gives (see log_ratio).
-RATIO_STEPS_BETWEEN = 100
+# the defaults of ratio runs (see log_ratio), stated in cyrbm.defaults
+from cyrbm.defaults import RATIO_BURN_IN, RATIO_STEPS_BETWEEN  # noqa: E402
 
 
 class Annealer:
@@ -121,7 +119,7 @@ class Annealer:
 
     exact_log_partition = staticmethod(exact_log_partition)
 
-    def __init__(self, runs=100, schedule="paper", *, seed=0, threads=None, progress=None,
+    def __init__(self, runs=defaults.AIS_RUNS, schedule=defaults.SCHEDULE, *, seed=defaults.SEED, threads=None, progress=None,
                  refresh=200, chunk=500):
         self.runs = _check_runs(runs)
         self.schedule_spec = schedule if isinstance(schedule, str) else "array"
@@ -208,7 +206,7 @@ class Annealer:
                          extra={"base_rate": "data" if isinstance(base_rate, str) else
                                 ("zero" if base_rate is None else "given")})
 
-    def log_ratio(self, model_a, model_b, data=None, *, start="auto", burn_in=None,
+    def log_ratio(self, model_a, model_b, data=None, *, start=defaults.RATIO_START, burn_in=None,
                   chains=None, steps_between=None, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
@@ -347,7 +345,8 @@ class Annealer:
                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
                                     n_hidden_b=B.n_hidden))
 
-    def evaluate(self, model, data, *, base_rate="data", base_data=None, chains=10,
+    def evaluate(self, model, data, *, base_rate="data", base_data=None,
+                 chains=defaults.RAISE_CHAINS,
                  simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
                  start="auto", burn_in=None):
         """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under

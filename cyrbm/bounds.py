@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from cyrbm import defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import bound_streams, make_streams
 from cyrbm._threads import pieces
@@ -294,7 +295,7 @@ class BoundEstimator:
                            extra=extra, per_sample=per_sample)
 
     # ------------------------------------------------------------- estimators
-    def variational(self, data, samples=1, *, entropy="analytic", seed=None):
+    def variational(self, data, samples=defaults.VARIATIONAL_SAMPLES, *, entropy="analytic", seed=None):
         """The variational lower bound B(v) of SM08 Eq. 19-24 for each data vector.
 
         B(v) = E_Q[ln p*(v, h)] + H(Q(h | v)) - ln Z, with the expectation by M samples
@@ -337,7 +338,7 @@ class BoundEstimator:
         return self._result("variational", values, t0, M, log_Z=log_Z, ais=ais, mc_stderr=mc,
                             seed=seed, extra={"entropy": entropy}, per_sample=per - log_Z)
 
-    def harmonic(self, data, samples=100, *, seed=None):
+    def harmonic(self, data, samples=defaults.HARMONIC_SAMPLES, *, seed=None):
         """The harmonic-mean estimate of ln p(v) (MS09 Eq. 2): a cautionary baseline.
 
         1 / p(v) = E_{p(h | v)}[1 / p(v | h_1)] is estimated from M states of a Markov chain
@@ -378,7 +379,7 @@ class BoundEstimator:
         return self._result("harmonic", values, t0, M, seed=seed,
                             extra={"acceptance_rate": rate})
 
-    def chib(self, data, steps=40, repeats=1, *, seed=None):
+    def chib(self, data, steps=defaults.CHIB_STEPS, repeats=defaults.CHIB_REPEATS, *, seed=None):
         """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
         Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
 
@@ -415,7 +416,7 @@ class BoundEstimator:
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"steps": steps, "repeats": repeats}, per_sample=est.samples)
 
-    def ais_per_vector(self, data, runs=16, *, schedule=None, base="q", seed=None):
+    def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q", seed=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
         Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
         ln Z-hat.

@@ -13,7 +13,7 @@ loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io
+from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
@@ -173,7 +173,7 @@ class RBM:
         return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
                                              resolve_threads(threads))
 
-    def sample(self, n, steps=1000, *, seed=None, init=None, threads=None, sampler="gibbs",
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
                temperatures=None):
         """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6) or by
         parallel tempering (Cho, Raiko & Ilin 2010, Table I).

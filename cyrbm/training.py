@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from cyrbm import _gibbs, _io
+from cyrbm import _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
@@ -155,10 +155,13 @@ class Trainer:
     acceptance ratio over the epoch) and ``modes`` (the size of L).
     """
 
-    def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
-                 learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
-                 seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200,
+    def __init__(self, n_hidden=defaults.N_HIDDEN, *, method=defaults.METHOD, k=defaults.K,
+                 epochs=defaults.EPOCHS, batch_size=defaults.BATCH_SIZE,
+                 learning_rate=defaults.LEARNING_RATE, lr_decay=None,
+                 momentum=defaults.MOMENTUM, weight_decay=defaults.WEIGHT_DECAY,
+                 seed=defaults.SEED, threads=None, dtype=np.float32, checkpoint=None,
+                 checkpoint_every=None, checkpoint_seconds=defaults.CHECKPOINT_SECONDS,
+                 monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None):
@@ -235,11 +238,11 @@ class Trainer:
             if value is not None and method != only:
                 raise worded(ValueError(f"{name} is a setting of method {only}, not of "
                                         f"{method}."), parameters=(name, "method"))
-        adapt_every = 50 if adapt_every is None else adapt_every
-        hop_prob = 0.1 if hop_prob is None else hop_prob
-        modes = 10 if modes is None else modes
-        hop_weight = "uniform" if hop_weight is None else hop_weight
-        mode_every = 100 if mode_every is None else mode_every
+        adapt_every = defaults.ADAPT_EVERY if adapt_every is None else adapt_every
+        hop_prob = defaults.HOP_PROB if hop_prob is None else hop_prob
+        modes = defaults.MODES if modes is None else modes
+        hop_weight = defaults.HOP_WEIGHT if hop_weight is None else hop_weight
+        mode_every = defaults.MODE_EVERY if mode_every is None else mode_every
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
         if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:

@@ -749,28 +749,3 @@ def test_784x20_paper_schedule_within_half_a_nat():
           f"(3-sigma {lo:.4f}, {hi:.4f}), error {res.log_Z - log_z:+.4f} nats, "
           f"{res.seconds:.2f} s, ESS {res.ess:.1f}")
     assert abs(res.log_Z - log_z) < 0.5
-
-
-def test_ratio_burn_in_default_is_one_number():
-    """The API, the CLI help and the handlers' fallback share the long ratio burn-in
-    (1,000 sweeps measurably biased ln(Z_B/Z_A) on trained models)."""
-    import inspect
-    import re
-
-    from cyrbm import cli
-    from cyrbm.cli import measure as _cli_measure
-    from cyrbm.annealing import RATIO_BURN_IN
-    assert RATIO_BURN_IN >= 20000
-    # the API's None (refused with exact starts, which use no chains) means RATIO_BURN_IN
-    assert inspect.signature(Annealer.log_ratio).parameters["burn_in"].default is None
-    assert "RATIO_BURN_IN" in Annealer.log_ratio.__doc__
-    assert _cli_measure.DEFAULTS["--burn-in"] == str(RATIO_BURN_IN)
-    help_default = re.search(r"\n\s+--burn-in N\s.*?\(default: (\d+);", cli.__doc__, re.S).group(1)
-    assert int(help_default) == RATIO_BURN_IN
-    from cyrbm.annealing import RATIO_STEPS_BETWEEN
-    assert inspect.signature(Annealer.log_ratio).parameters["steps_between"].default is None
-    assert "RATIO_STEPS_BETWEEN" in Annealer.log_ratio.__doc__
-    assert _cli_measure.DEFAULTS["--steps-between"] == str(RATIO_STEPS_BETWEEN)
-    help_default = re.search(r"\n\s+--steps-between N\s.*?\[default: (\d+)\]", cli.__doc__,
-                             re.S).group(1)
-    assert int(help_default) == RATIO_STEPS_BETWEEN

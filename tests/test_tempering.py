@@ -421,7 +421,7 @@ def test_ladder_parsing():
     (["--method", "amh", "--radius", "-1"], "--radius must be at least 0"),
     (["--method", "amh", "--modes", "0"], "--modes must be at least 1"),
     (["--method", "amh", "--hop-weight", "far"], "--hop-weight"),
-    (["--method", "cd", "--temperatures", "5"], "option of --method pt"),
+    (["--method", "cd", "--temperatures", "5"], "--temperatures is a setting of --method pt"),
 ])
 def test_cli_bad_sampler_options(options, needle, tmp_path, capsys):
     from cyrbm.cli import main

@@ -254,7 +254,7 @@ def test_train_resume_refuses_another_methods_option(tmp_path, capsys):
     refused(["train", "digits", "-o", model, "--epochs", "2", "--resume", "--hop-prob", "0.3"],
             capsys, "--hop-prob is a setting of --method amh, not of cd")
     refused(["train", "digits", "-o", model, "--epochs", "2", "--chains", "4"], capsys,
-            "--chains is an option of --method pt, not of cd")
+            "--chains is a setting of --method pt, not of cd")
 
 
 def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):
