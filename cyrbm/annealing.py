@@ -59,12 +59,17 @@ def base_rate_biases(data, *, pseudocount=1.0, n_visible=None):
     n_visible : int, optional
         Expected width (a ModelMismatchError otherwise).
     """
-    if not (isinstance(pseudocount, (int, float)) and math.isfinite(pseudocount) and pseudocount > 0):
-        raise AnnealingError(f"the base-rate pseudocount must be a positive number, not {pseudocount!r}.")
     v = check_binary(data, name="base-rate data", allow_1d=True)
     if n_visible is not None and v.shape[1] != n_visible:
         raise ModelMismatchError(f"base-rate data has {v.shape[1]} columns but the model has "
                                  f"{n_visible} visible units.")
+    return _base_rate_of_rows(v, pseudocount)
+
+
+def _base_rate_of_rows(v, pseudocount):
+    """base_rate_biases of 0/1 rows already checked (check_binary): no second scan."""
+    if not (isinstance(pseudocount, (int, float)) and math.isfinite(pseudocount) and pseudocount > 0):
+        raise AnnealingError(f"the base-rate pseudocount must be a positive number, not {pseudocount!r}.")
     if v.shape[0] == 0:
         raise DataError("base-rate data has no rows.")
     on = v.sum(axis=0, dtype=np.float64)
@@ -180,9 +185,10 @@ class Annealer:
         model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)
+        # the data are checked once: the base rate and ln p*(v) take the checked rows
         v_data = None if data is None else model._visible_data(data, "data")
         bA = self._base_biases(base_rate, base_data if base_data is not None else v_data, D,
-                               pseudocount)
+                               pseudocount, checked=base_data is None)
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
         streams = self._streams(_key)       # _key: another purpose's independent streams
@@ -195,7 +201,7 @@ class Annealer:
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
-            mean_lp = float(np.mean(model.log_unnormalized(v_data, threads=self.threads)))
+            mean_lp = float(np.mean(model._log_unnormalized_rows(v_data, self.threads)))
             n_data = v_data.shape[0]
         return AISResult(kind="partition", log_weights=engine.log_weights,
                          log_Z_base=log_Z_base, betas=self.betas.size, runs=self.runs,
@@ -394,7 +400,8 @@ class Annealer:
         return np.random.default_rng(np.random.SeedSequence(
             make_streams(self.seed, "ais", 1, key)[0]))
 
-    def _base_biases(self, base_rate, data, D, pseudocount):
+    def _base_biases(self, base_rate, data, D, pseudocount, checked=False):
+        """b_A of log_partition; ``checked``: ``data`` are rows already checked."""
         if base_rate is None:
             return np.zeros(D)
         if isinstance(base_rate, str):
@@ -403,6 +410,8 @@ class Annealer:
                                      f"not {base_rate!r}.")
             if data is None:
                 raise AnnealingError("base_rate='data' needs data (or base_data) to fit the base rate to.")
+            if checked:
+                return _base_rate_of_rows(data, pseudocount)
             return base_rate_biases(data, pseudocount=pseudocount, n_visible=D)
         b = np.asarray(base_rate, dtype=np.float64)
         if b.shape != (D,):

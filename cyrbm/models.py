@@ -160,7 +160,10 @@ class RBM:
     def log_unnormalized(self, v, *, threads=None):
         """ln p*(v) = b^T v + sum_j softplus(a_j + sum_i W_ij v_i) for each 0/1 row
         (SM08 Eq. 2 with h summed out), in float64.  Equals minus the free energy."""
-        v = self._visible_data(v)
+        return self._log_unnormalized_rows(self._visible_data(v), threads)
+
+    def _log_unnormalized_rows(self, v, threads):
+        """log_unnormalized of rows already checked (``_visible_data``): no second scan."""
         return _gibbs.log_unnormalized(self.W, self.vbias, self.hbias, v, resolve_threads(threads))
 
     def free_energy(self, v, *, threads=None):

@@ -749,3 +749,27 @@ def test_784x20_paper_schedule_within_half_a_nat():
           f"(3-sigma {lo:.4f}, {hi:.4f}), error {res.log_Z - log_z:+.4f} nats, "
           f"{res.seconds:.2f} s, ESS {res.ess:.1f}")
     assert abs(res.log_Z - log_z) < 0.5
+
+
+def test_log_partition_checks_its_data_once(monkeypatch):
+    """The data are scanned by check_binary once; the base rate and ln p*(v) take the
+    checked rows (the same numbers as the public, checking paths)."""
+    from cyrbm import annealing, models
+    rng = np.random.default_rng(0)
+    model = RBM(rng.normal(0, 0.3, (12, 4)), rng.normal(0, 0.2, 12), rng.normal(0, 0.2, 4))
+    X = (rng.random((30, 12)) < 0.4).astype(np.uint8)
+    calls = []
+
+    def counting(X, **kw):
+        calls.append(kw.get("name"))
+        return check(X, **kw)
+    check = models.check_binary
+    monkeypatch.setattr(models, "check_binary", counting)
+    monkeypatch.setattr(annealing, "check_binary", counting)
+    res = Annealer(runs=4, schedule="linear:20", seed=0).log_partition(
+        model, base_rate="data", data=X)
+    assert calls == ["data"]
+    monkeypatch.undo()
+    assert res.log_Z_base == pytest.approx(annealing._anneal.base_rate_log_z(
+        annealing.base_rate_biases(X).astype(model.dtype).astype(np.float64), 4), abs=0)
+    assert res.mean_log_unnormalized == float(np.mean(model.log_unnormalized(X)))
