@@ -22,7 +22,7 @@ from cyrbm import RBM, _io
 from cyrbm.cli import main
 from _commands import cyrbm_command, run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))    # tests/
 ROOT = os.path.dirname(HERE)
 
 
