@@ -183,7 +183,7 @@ class BoundEstimator:
         it with ``annealer`` the first time a method needs it (once: every later method
         call reuses it).
     annealer : Annealer, optional
-        Default: ``Annealer(runs=100, schedule="paper", seed=seed, threads=threads)``.
+        Default: ``Annealer(seed=seed, threads=threads)`` (its default runs and schedule).
         Its base-rate model is fitted to the recognition model's mean-field marginals of
         the top RBM's visible layer on the first data given (SM08 Sec. 5).
     seed : int
@@ -217,28 +217,17 @@ class BoundEstimator:
     # ------------------------------------------------------------ ln Z, shared
     def _set_log_Z(self, log_Z):
         from cyrbm.annealing import AISResult
-        if isinstance(log_Z, AISResult):
-            if log_Z.log_Z is None:
-                raise BoundError("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
-            self.ais, self.log_Z_value = log_Z, float(log_Z.log_Z)
-            return
-        if isinstance(log_Z, bool):
-            raise BoundError(f"ln Z must be a number, not {log_Z!r}.")
-        try:
-            value = float(log_Z)
-        except (TypeError, ValueError):
-            raise BoundError(f"ln Z must be a number, not {log_Z!r}.") from None
-        if not math.isfinite(value):
-            raise BoundError(f"ln Z must be a finite number, not {log_Z!r}.")
-        self.ais, self.log_Z_value = None, value
+        from cyrbm.chib import _log_z
+        value = _log_z(log_Z, BoundError)
+        self.ais = log_Z if isinstance(log_Z, AISResult) else None
+        self.log_Z_value = value
 
     def _log_Z(self, data=None):
         """(ln Z-hat of the top RBM, the AISResult or None): given, or estimated once by AIS
         from a base-rate model fitted to ``data`` passed up through Q."""
         if self.log_Z_value is None:
             from cyrbm.annealing import Annealer
-            ann = self.annealer or Annealer(runs=100, schedule="paper", seed=self.seed,
-                                            threads=self.threads)
+            ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
             top = self.model.top
             base = None
             if data is not None and data.shape[0] > 0:

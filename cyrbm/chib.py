@@ -87,15 +87,20 @@ def _whole(value, name, least=1):
     return int(value)
 
 
-def _log_z(log_Z):
-    """ln Z of the top RBM: a number or an AISResult (its log_Z)."""
+def _log_z(log_Z, error=EstimatorError):
+    """ln Z of the top RBM: a finite number or an AISResult (its log_Z), else ``error``
+    (the one check of cyrbm.chib and cyrbm.bounds)."""
     value = getattr(log_Z, "log_Z", log_Z)
+    if value is None and value is not log_Z:
+        raise error("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
+    if isinstance(value, bool):
+        raise error(f"ln Z must be a number or an AISResult, not {log_Z!r}.")
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise EstimatorError(f"ln Z must be a number or an AISResult, not {log_Z!r}.") from None
+        raise error(f"ln Z must be a number or an AISResult, not {log_Z!r}.") from None
     if not math.isfinite(value):
-        raise EstimatorError(f"ln Z must be finite, not {value}.")
+        raise error(f"ln Z must be finite, not {value}.")
     return value
 
 
