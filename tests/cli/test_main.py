@@ -266,3 +266,30 @@ def test_ctrl_c_test_passes_when_sigint_starts_ignored():
     assert result.returncode == 0, result.stdout[-2000:]
 
 
+@pytest.mark.parametrize("make,args,needle", [
+    (lambda d: np.save(d / "x.npy", np.array([[0, 1], [2, 0]])), ["train", "{d}/x.npy", "-o", "{d}/m.npz"],
+     "row 2, column 1"),
+    (lambda d: np.save(d / "x.npy", np.array([[0, np.nan]])), ["train", "{d}/x.npy", "-o", "{d}/m.npz"], "NaN"),
+    (lambda d: None, ["train", "digits", "-o", "{d}/nodir/m.npz"], "does not exist"),
+    (lambda d: None, ["train", "digits", "-o", "{d}/m.npz", "--epochs", "two"], "--epochs must be a whole number"),
+    (lambda d: None, ["train", "digits", "-o", "{d}/m.npz", "--method", "xx"], "method must be one of"),
+    (lambda d: None, ["train", "nosuchdata", "-o", "{d}/m.npz"], "nosuchdata"),
+    (lambda d: (d / "m.npz").write_bytes(b"PK\x03\x04garbage"), ["info", "{d}/m.npz"], "not a readable .npz"),
+    (lambda d: None, ["train", "digits", "-o", "{d}/m.npz", "--resume"], "no checkpoint"),
+])
+def test_cli_errors_are_one_sentence(tmp_path, capsys, make, args, needle):
+    make(tmp_path)
+    code, out, err = run([a.format(d=tmp_path) for a in args], capsys)
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and lines[0].startswith("cyrbm "), err
+
+
+def test_console_script_is_installed():
+    exe = os.path.join(os.path.dirname(sys.executable), "cyrbm")
+    if not os.path.exists(exe):
+        pytest.skip("the cyrbm console script is not installed in this environment")
+    result = subprocess.run([exe, "info", "--json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and json.loads(result.stdout)["version"] == cyrbm.__version__
+    result = subprocess.run([exe, "info", "/nonexistent.npz"], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

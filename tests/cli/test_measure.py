@@ -2,12 +2,15 @@
 under bad input and faults (issue 10): one sentence on stderr for every user error,
 sizes that cannot fit refused, Ctrl-C during an exact sum answered promptly.
 """
+import json
 import signal
 import subprocess
 import time
 
+import numpy as np
 import pytest
 
+import cyrbm
 from cyrbm.cli import main
 from _commands import cyrbm_command, one_error_line, run, small_model
 
@@ -114,3 +117,26 @@ def test_ratio_option_errors_name_the_option(tmp_path, capsys):
     assert code == 1 and "--chains must be at most --runs (4)" in one_error_line(err)
     code, _, err = run(["ratio", m, m, "--start", "perfect"], capsys)
     assert code == 1 and "--start must be auto, exact or gibbs" in one_error_line(err)
+
+
+def test_cli_ais_with_a_schedule_file(tmp_path, capsys):
+    model = cyrbm.RBM(np.random.default_rng(0).normal(0, 0.1, (64, 6)), np.zeros(64), np.zeros(6))
+    model.save(tmp_path / "m.npz")
+    sched = tmp_path / "betas.txt"
+    sched.write_text("# a schedule of my own\n" + "\n".join(str(b) for b in np.linspace(0, 1, 37)))
+    code, out, err = run(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched), "--runs",
+                              "4", "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["betas"] == 37 and result["runs"] == 4 and result["schedule"] == str(sched)
+    code, out, err = run(["logz", str(tmp_path / "m.npz"), "--exact", "--json"], capsys)
+    lo, hi = result["log_Z_3sigma_interval"]
+    assert lo <= json.loads(out)["log_Z"] <= hi
+    sched.write_text("0\n0.5\n0.4\n1\n")
+    code, out, err = run(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "strictly increasing" in lines[0], err
+    sched.write_text("0\nhalf\n1\n")
+    code, out, err = run(["ais", str(tmp_path / "m.npz"), "--schedule", str(sched)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "not a list of numbers" in lines[0], err
