@@ -275,7 +275,8 @@ class Annealer:
         D = A.n_visible
         check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
         if start not in ("auto", "exact", "gibbs"):
-            raise AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not {start!r}.")
+            raise worded(AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not "
+                                        f"{start!r}."), parameters=("start",))
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
@@ -300,11 +301,12 @@ class Annealer:
             raise AnnealingError(f"steps between samples must be at least 1, not {steps_between}.")
         if chains is not None and (isinstance(chains, bool) or
                                    not isinstance(chains, (int, np.integer))):
-            raise AnnealingError(f"chains must be a whole number, not {chains!r}.")
+            raise worded(AnnealingError(f"chains must be a whole number, not {chains!r}."),
+                         parameters=("chains",))
         chains = self.runs if chains is None else int(chains)
         if not 1 <= chains <= self.runs:
-            raise AnnealingError(f"chains must be between 1 and the number of runs "
-                                 f"({self.runs}), not {chains}.")
+            raise worded(AnnealingError(f"chains must be between 1 and the number of runs "
+                                        f"({self.runs}), not {chains}."), parameters=("chains",))
         v_data = None if data is None else A._visible_data(data, "data")
         dtype = np.float64 if np.float64 in (A.dtype, B.dtype) else np.float32
         if init is not None:

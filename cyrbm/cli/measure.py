@@ -97,12 +97,9 @@ def run_ratio(args):
     burn_in = _whole(args, "--burn-in", 0, "sweeps") if "--burn-in" in given else None
     steps_between = (_whole(args, "--steps-between", 1, "sweeps")
                      if "--steps-between" in given else None)
+    # --start and the range of --chains: log_ratio's checks (one rule, said as options)
     chains = None if args.get("--chains") is None else _whole(args, "--chains", 1, "chains")
-    if chains is not None and chains > runs:
-        raise AnnealingError(f"--chains must be at most --runs ({runs}), not {chains}.")
     start = _opt(args, "--start")
-    if start not in ("auto", "exact", "gibbs"):
-        raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
     threads = _threads(args)
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)

@@ -113,10 +113,13 @@ class _no_warnings:
 def test_ratio_option_errors_name_the_option(tmp_path, capsys):
     small_model(tmp_path / "m.npz")
     m = tmp_path / "m.npz"
-    code, _, err = run(["ratio", m, m, "--runs", "4", "--chains", "7"], capsys)
-    assert code == 1 and "--chains must be at most --runs (4)" in one_error_line(err)
+    code, _, err = run(["ratio", m, m, "--runs", "4", "--chains", "7", "--start", "gibbs"],
+                       capsys)
+    assert code == 1 and "--chains must be between 1 and the number of runs (4), not 7" \
+        in one_error_line(err)
     code, _, err = run(["ratio", m, m, "--start", "perfect"], capsys)
-    assert code == 1 and "--start must be auto, exact or gibbs" in one_error_line(err)
+    assert code == 1 and "--start must be 'auto', 'exact' or 'gibbs', not 'perfect'" \
+        in one_error_line(err)
 
 
 def test_cli_ais_with_a_schedule_file(tmp_path, capsys):
