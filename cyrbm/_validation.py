@@ -5,9 +5,9 @@ loaders (:func:`cyrbm.datasets.load_data`), the model methods, the trainer, the 
 and the command line.  Errors are :class:`~cyrbm.errors.DataError` with one sentence
 naming the first bad row and column (numbered from 1).
 
-Hints in messages name the way to fix a problem in the words of the interface in use:
-Python calls by default, command-line options once :func:`set_interface` ("cli") was
-called (the ``cyrbm`` command does).
+Messages are in the Python API's words; an error whose message names a parameter or
+gives a hint (:data:`HINTS`) lists them (:func:`worded`), and the command line, where it
+prints the message, says them as its options.
 """
 import math
 import numbers
@@ -16,60 +16,34 @@ import numpy as np
 
 from cyrbm.errors import DataError
 
-__all__ = ["check_binary", "check_options", "check_whole", "as_matrix", "binarize", "hint", "set_interface"]
+__all__ = ["check_binary", "check_options", "check_whole", "as_matrix", "binarize", "hint", "worded"]
 
-# The hints in error messages, in the words of each interface: the Python API, the
-# command line, and the measuring commands (ais, ratio, logz), which take 0/1 data only.
-_HINTS = {
-    "binarize_file": {
-        "python": "use binarize='threshold' or 'stochastic'",
-        "cli": "use --binarize threshold or --binarize stochastic",
-        "cli-measure": "these commands take 0/1 data only; binarize it first"},
-    "binarize_array": {
-        "python": "binarize it first, e.g. with load_data(..., binarize='threshold')",
-        "cli": "binarize it first with --binarize threshold or --binarize stochastic",
-        "cli-measure": "these commands take 0/1 data only; binarize it first"},
-    "exact_too_big": {
-        "python": "use Annealer().log_partition (AIS) instead",
-        "cli": "use 'cyrbm ais' (an AIS estimate) instead"},
-    "start_gibbs": {"python": "use start='gibbs'", "cli": "use --start gibbs"},
-    "dbn_finished": {
-        "python": "give more layers to add one on top, or train afresh with resume=False",
-        "cli": "list more sizes in --layers to add a layer on top, or train afresh "
-               "without --resume"},
-    "dbn_no_checkpoint": {"python": "train without resume first",
-                          "cli": "train without --resume first"},
-    "threshold_alone": {
-        "python": "a threshold applies to binarize='threshold' only",
-        "cli": "--threshold applies to --binarize threshold only"},
+#: The hints in error messages (the way to fix the problem), in the Python API's words.
+#: An error that gives one names its key in ``exc.hints`` (:func:`worded`), so that another
+#: interface says it in its own words (the command line: cyrbm.cli.options.CLI_HINTS).
+HINTS = {
+    "binarize_file": "use binarize='threshold' or 'stochastic'",
+    "binarize_array": "binarize it first, e.g. with load_data(..., binarize='threshold')",
+    "exact_too_big": "use Annealer().log_partition (AIS) instead",
+    "start_gibbs": "use start='gibbs'",
+    "dbn_finished": "give more layers to add one on top, or train afresh with resume=False",
+    "dbn_no_checkpoint": "train without resume first",
+    "threshold_alone": "a threshold applies to binarize='threshold' only",
 }
-_interface = ["python"]
-
-
-def set_interface(name):
-    """Word hints for ``name``: "python" (the default), "cli" or "cli-measure"."""
-    if name not in ("python", "cli", "cli-measure"):
-        raise ValueError(f"interface must be 'python', 'cli' or 'cli-measure', not {name!r}.")
-    previous = _interface[0]
-    _interface[0] = name
-    return previous
 
 
 def hint(key):
-    """The hint ``key`` in the words of the interface in use."""
-    words = _HINTS[key]
-    name = _interface[0]
-    if name not in words:
-        name = "cli" if name.startswith("cli") else "python"
-    return words[name]
+    """The hint ``key`` (:data:`HINTS`); the error that gives it is :func:`worded` with it."""
+    return HINTS[key]
 
 
-def option_name(parameter):
-    """A Python parameter (``burn_in``) in the words of the interface in use: itself, or
-    its command-line option (``--burn-in``)."""
-    if _interface[0].startswith("cli"):
-        return "--" + parameter.replace("_", "-")
-    return parameter
+def worded(exc, *, parameters=(), hints=()):
+    """``exc`` with the Python parameter names (``burn_in``) and the hint keys its message
+    uses added to ``exc.parameters`` and ``exc.hints`` (see cyrbm.errors.CyrbmError), so
+    that another interface can name its own options and hints instead; returns ``exc``."""
+    exc.parameters = tuple(getattr(exc, "parameters", ())) + tuple(parameters)
+    exc.hints = tuple(getattr(exc, "hints", ())) + tuple(hints)
+    return exc
 
 
 def check_binary(X, *, name="data", allow_1d=False):
@@ -104,7 +78,7 @@ def check_binary(X, *, name="data", allow_1d=False):
     """
     X = _as_numeric_array(X, name)
     X = as_matrix(X, name, allow_1d=allow_1d, flatten=False)
-    return _require_binary(X, name, hint("binarize_array"))
+    return _require_binary(X, name, "binarize_array")
 
 
 def check_probabilities(X, *, name="data"):
@@ -128,7 +102,8 @@ def check_options(binarize, threshold, scale):
     if binarize not in (None, "threshold", "stochastic"):
         raise DataError(f"binarize must be None, 'threshold' or 'stochastic', not {binarize!r}.")
     if threshold is not None and binarize != "threshold":
-        raise DataError(f"{hint('threshold_alone')}, so {threshold!r} would be ignored.")
+        raise worded(DataError(f"{hint('threshold_alone')}, so {threshold!r} would be "
+                               f"ignored."), hints=("threshold_alone",))
     if threshold is None:
         threshold = 0.5
     if not _is_finite_real(threshold):
@@ -209,8 +184,9 @@ def _require_finite(X, what):
                         f"NaN and infinite values are not allowed.")
 
 
-def _require_binary(X, what, hint, after=""):
-    """Return ``X`` as C-contiguous uint8 if it holds only 0 and 1, else raise.
+def _require_binary(X, what, key, after=""):
+    """Return ``X`` as C-contiguous uint8 if it holds only 0 and 1, else raise with the
+    hint ``key``.
 
     ``after`` (e.g. " after dividing by 255") qualifies "is not binary" in the message.
     """
@@ -226,15 +202,15 @@ def _require_binary(X, what, hint, after=""):
     if not ok:
         _require_finite(X, what)
         row, column = _first((X != 0) & (X != 1))
-        raise DataError(f"{what} is not binary{after}: row {row}, column {column} holds "
-                        f"{_value(X, row, column)} ({hint}).")
+        raise worded(DataError(f"{what} is not binary{after}: row {row}, column {column} "
+                               f"holds {_value(X, row, column)} ({hint(key)})."), hints=(key,))
     return np.ascontiguousarray(X, dtype=np.uint8)
 
 
 def binarize(X, what, binarize, threshold, seed, scale):
     """Scale and binarize (or just check) a 2-D numeric array, as in load_data."""
     if binarize is None and scale is None:
-        return _require_binary(X, what, hint("binarize_file"))
+        return _require_binary(X, what, "binarize_file")
 
     values = X.astype(np.float64)
     _require_finite(values, what)
@@ -245,7 +221,7 @@ def binarize(X, what, binarize, threshold, seed, scale):
         values /= scale
 
     if binarize is None:
-        return _require_binary(values, what, hint("binarize_file"), f" after dividing by {scale:g}")
+        return _require_binary(values, what, "binarize_file", f" after dividing by {scale:g}")
     if binarize == "threshold":
         return (values >= threshold).view(np.uint8)
 

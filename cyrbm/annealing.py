@@ -24,12 +24,12 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
-from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, option_name
+from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
@@ -59,12 +59,17 @@ def base_rate_biases(data, *, pseudocount=1.0, n_visible=None):
     n_visible : int, optional
         Expected width (a ModelMismatchError otherwise).
     """
-    if not (isinstance(pseudocount, (int, float)) and math.isfinite(pseudocount) and pseudocount > 0):
-        raise AnnealingError(f"the base-rate pseudocount must be a positive number, not {pseudocount!r}.")
     v = check_binary(data, name="base-rate data", allow_1d=True)
     if n_visible is not None and v.shape[1] != n_visible:
         raise ModelMismatchError(f"base-rate data has {v.shape[1]} columns but the model has "
                                  f"{n_visible} visible units.")
+    return _base_rate_of_rows(v, pseudocount)
+
+
+def _base_rate_of_rows(v, pseudocount):
+    """base_rate_biases of 0/1 rows already checked (check_binary): no second scan."""
+    if not (isinstance(pseudocount, (int, float)) and math.isfinite(pseudocount) and pseudocount > 0):
+        raise AnnealingError(f"the base-rate pseudocount must be a positive number, not {pseudocount!r}.")
     if v.shape[0] == 0:
         raise DataError("base-rate data has no rows.")
     on = v.sum(axis=0, dtype=np.float64)
@@ -82,10 +87,8 @@ def _check_runs(runs):
 
 
 # --------------------------------------------------------------------------- annealer
-#: Default Gibbs sweeps before the first starting state of a ratio run (see log_ratio).
-RATIO_BURN_IN = 20000
-#: Default Gibbs sweeps between the starting states one chain gives (see log_ratio).
-RATIO_STEPS_BETWEEN = 100
+# the defaults of ratio runs (see log_ratio), stated in cyrbm.defaults
+from cyrbm.defaults import RATIO_BURN_IN, RATIO_STEPS_BETWEEN  # noqa: E402
 
 
 class Annealer:
@@ -121,7 +124,7 @@ class Annealer:
 
     exact_log_partition = staticmethod(exact_log_partition)
 
-    def __init__(self, runs=100, schedule="paper", *, seed=0, threads=None, progress=None,
+    def __init__(self, runs=defaults.AIS_RUNS, schedule=defaults.SCHEDULE, *, seed=defaults.SEED, threads=None, progress=None,
                  refresh=200, chunk=500):
         self.runs = _check_runs(runs)
         self.schedule_spec = schedule if isinstance(schedule, str) else "array"
@@ -182,9 +185,10 @@ class Annealer:
         model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)
+        # the data are checked once: the base rate and ln p*(v) take the checked rows
         v_data = None if data is None else model._visible_data(data, "data")
         bA = self._base_biases(base_rate, base_data if base_data is not None else v_data, D,
-                               pseudocount)
+                               pseudocount, checked=base_data is None)
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
         streams = self._streams(_key)       # _key: another purpose's independent streams
@@ -197,7 +201,7 @@ class Annealer:
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
-            mean_lp = float(np.mean(model.log_unnormalized(v_data, threads=self.threads)))
+            mean_lp = float(np.mean(model._log_unnormalized_rows(v_data, self.threads)))
             n_data = v_data.shape[0]
         return AISResult(kind="partition", log_weights=engine.log_weights,
                          log_Z_base=log_Z_base, betas=self.betas.size, runs=self.runs,
@@ -208,7 +212,7 @@ class Annealer:
                          extra={"base_rate": "data" if isinstance(base_rate, str) else
                                 ("zero" if base_rate is None else "given")})
 
-    def log_ratio(self, model_a, model_b, data=None, *, start="auto", burn_in=None,
+    def log_ratio(self, model_a, model_b, data=None, *, start=defaults.RATIO_START, burn_in=None,
                   chains=None, steps_between=None, init=None, log_Z_a=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
@@ -271,22 +275,24 @@ class Annealer:
         D = A.n_visible
         check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
         if start not in ("auto", "exact", "gibbs"):
-            raise AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not {start!r}.")
+            raise worded(AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not "
+                                        f"{start!r}."), parameters=("start",))
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
-                              hint("start_gibbs"))
+                              "start_gibbs")
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
-        given = [option_name(k) for k, v in (("chains", chains), ("burn_in", burn_in),
-                                             ("steps_between", steps_between)) if v is not None]
+        given = [k for k, v in (("chains", chains), ("burn_in", burn_in),
+                                ("steps_between", steps_between)) if v is not None]
         if exact and given:
             why = ("" if start == "exact" else f" (start auto: model A's smaller layer has "
                    f"{m_a} units)")
-            raise AnnealingError(f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} "
-                                 f"the Gibbs chains that start the runs, but these runs start "
-                                 f"from exact draws of model A{why}, so "
-                                 f"{'it' if len(given) == 1 else 'they'} would be ignored; "
-                                 f"{hint('start_gibbs')} to start from Gibbs chains.")
+            raise worded(AnnealingError(
+                f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} the Gibbs chains "
+                f"that start the runs, but these runs start from exact draws of model "
+                f"A{why}, so {'it' if len(given) == 1 else 'they'} would be ignored; "
+                f"{hint('start_gibbs')} to start from Gibbs chains."),
+                parameters=given, hints=("start_gibbs",))
         burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
         steps_between = RATIO_STEPS_BETWEEN if steps_between is None else int(steps_between)
         if burn_in < 0:
@@ -295,11 +301,12 @@ class Annealer:
             raise AnnealingError(f"steps between samples must be at least 1, not {steps_between}.")
         if chains is not None and (isinstance(chains, bool) or
                                    not isinstance(chains, (int, np.integer))):
-            raise AnnealingError(f"chains must be a whole number, not {chains!r}.")
+            raise worded(AnnealingError(f"chains must be a whole number, not {chains!r}."),
+                         parameters=("chains",))
         chains = self.runs if chains is None else int(chains)
         if not 1 <= chains <= self.runs:
-            raise AnnealingError(f"chains must be between 1 and the number of runs "
-                                 f"({self.runs}), not {chains}.")
+            raise worded(AnnealingError(f"chains must be between 1 and the number of runs "
+                                        f"({self.runs}), not {chains}."), parameters=("chains",))
         v_data = None if data is None else A._visible_data(data, "data")
         dtype = np.float64 if np.float64 in (A.dtype, B.dtype) else np.float32
         if init is not None:
@@ -346,7 +353,8 @@ class Annealer:
                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
                                     n_hidden_b=B.n_hidden))
 
-    def evaluate(self, model, data, *, base_rate="data", base_data=None, chains=10,
+    def evaluate(self, model, data, *, base_rate="data", base_data=None,
+                 chains=defaults.RAISE_CHAINS,
                  simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
                  start="auto", burn_in=None):
         """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under
@@ -394,7 +402,8 @@ class Annealer:
         return np.random.default_rng(np.random.SeedSequence(
             make_streams(self.seed, "ais", 1, key)[0]))
 
-    def _base_biases(self, base_rate, data, D, pseudocount):
+    def _base_biases(self, base_rate, data, D, pseudocount, checked=False):
+        """b_A of log_partition; ``checked``: ``data`` are rows already checked."""
         if base_rate is None:
             return np.zeros(D)
         if isinstance(base_rate, str):
@@ -403,6 +412,8 @@ class Annealer:
                                      f"not {base_rate!r}.")
             if data is None:
                 raise AnnealingError("base_rate='data' needs data (or base_data) to fit the base rate to.")
+            if checked:
+                return _base_rate_of_rows(data, pseudocount)
             return base_rate_biases(data, pseudocount=pseudocount, n_visible=D)
         b = np.asarray(base_rate, dtype=np.float64)
         if b.shape != (D,):

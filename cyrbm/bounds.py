@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from cyrbm import defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import bound_streams, make_streams
 from cyrbm._threads import pieces
@@ -182,7 +183,7 @@ class BoundEstimator:
         it with ``annealer`` the first time a method needs it (once: every later method
         call reuses it).
     annealer : Annealer, optional
-        Default: ``Annealer(runs=100, schedule="paper", seed=seed, threads=threads)``.
+        Default: ``Annealer(seed=seed, threads=threads)`` (its default runs and schedule).
         Its base-rate model is fitted to the recognition model's mean-field marginals of
         the top RBM's visible layer on the first data given (SM08 Sec. 5).
     seed : int
@@ -216,28 +217,17 @@ class BoundEstimator:
     # ------------------------------------------------------------ ln Z, shared
     def _set_log_Z(self, log_Z):
         from cyrbm.annealing import AISResult
-        if isinstance(log_Z, AISResult):
-            if log_Z.log_Z is None:
-                raise BoundError("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
-            self.ais, self.log_Z_value = log_Z, float(log_Z.log_Z)
-            return
-        if isinstance(log_Z, bool):
-            raise BoundError(f"ln Z must be a number, not {log_Z!r}.")
-        try:
-            value = float(log_Z)
-        except (TypeError, ValueError):
-            raise BoundError(f"ln Z must be a number, not {log_Z!r}.") from None
-        if not math.isfinite(value):
-            raise BoundError(f"ln Z must be a finite number, not {log_Z!r}.")
-        self.ais, self.log_Z_value = None, value
+        from cyrbm.chib import _log_z
+        value = _log_z(log_Z, BoundError)
+        self.ais = log_Z if isinstance(log_Z, AISResult) else None
+        self.log_Z_value = value
 
     def _log_Z(self, data=None):
         """(ln Z-hat of the top RBM, the AISResult or None): given, or estimated once by AIS
         from a base-rate model fitted to ``data`` passed up through Q."""
         if self.log_Z_value is None:
             from cyrbm.annealing import Annealer
-            ann = self.annealer or Annealer(runs=100, schedule="paper", seed=self.seed,
-                                            threads=self.threads)
+            ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
             top = self.model.top
             base = None
             if data is not None and data.shape[0] > 0:
@@ -294,7 +284,7 @@ class BoundEstimator:
                            extra=extra, per_sample=per_sample)
 
     # ------------------------------------------------------------- estimators
-    def variational(self, data, samples=1, *, entropy="analytic", seed=None):
+    def variational(self, data, samples=defaults.VARIATIONAL_SAMPLES, *, entropy="analytic", seed=None):
         """The variational lower bound B(v) of SM08 Eq. 19-24 for each data vector.
 
         B(v) = E_Q[ln p*(v, h)] + H(Q(h | v)) - ln Z, with the expectation by M samples
@@ -337,7 +327,7 @@ class BoundEstimator:
         return self._result("variational", values, t0, M, log_Z=log_Z, ais=ais, mc_stderr=mc,
                             seed=seed, extra={"entropy": entropy}, per_sample=per - log_Z)
 
-    def harmonic(self, data, samples=100, *, seed=None):
+    def harmonic(self, data, samples=defaults.HARMONIC_SAMPLES, *, seed=None):
         """The harmonic-mean estimate of ln p(v) (MS09 Eq. 2): a cautionary baseline.
 
         1 / p(v) = E_{p(h | v)}[1 / p(v | h_1)] is estimated from M states of a Markov chain
@@ -378,7 +368,7 @@ class BoundEstimator:
         return self._result("harmonic", values, t0, M, seed=seed,
                             extra={"acceptance_rate": rate})
 
-    def chib(self, data, steps=40, repeats=1, *, seed=None):
+    def chib(self, data, steps=defaults.CHIB_STEPS, repeats=defaults.CHIB_REPEATS, *, seed=None):
         """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
         Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
 
@@ -415,7 +405,7 @@ class BoundEstimator:
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"steps": steps, "repeats": repeats}, per_sample=est.samples)
 
-    def ais_per_vector(self, data, runs=16, *, schedule=None, base="q", seed=None):
+    def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q", seed=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
         Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
         ln Z-hat.

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from cyrbm import defaults
 from cyrbm._random import chib_streams, per_vector_ais_streams
 from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_binary
@@ -44,7 +45,9 @@ __all__ = ["chib_log_prob", "chib_trace", "ais_per_vector", "LogProbEstimate",
 #: between calls, and the grouping changes no number
 _ITEMS_PER_CALL = 16
 #: default steps of per-vector AIS (uniform betas)
-AIS_SCHEDULE = "linear:1000"
+AIS_SCHEDULE = f"linear:{defaults.AIS_PER_VECTOR_BETAS}"
+#: the S of chib_trace (MS09 Figure 2)
+TRACE_STEPS = (1, 2, 5, 10, 20, 40)
 
 
 class EstimatorError(CyrbmError, ValueError):
@@ -84,15 +87,20 @@ def _whole(value, name, least=1):
     return int(value)
 
 
-def _log_z(log_Z):
-    """ln Z of the top RBM: a number or an AISResult (its log_Z)."""
+def _log_z(log_Z, error=EstimatorError):
+    """ln Z of the top RBM: a finite number or an AISResult (its log_Z), else ``error``
+    (the one check of cyrbm.chib and cyrbm.bounds)."""
     value = getattr(log_Z, "log_Z", log_Z)
+    if value is None and value is not log_Z:
+        raise error("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
+    if isinstance(value, bool):
+        raise error(f"ln Z must be a number or an AISResult, not {log_Z!r}.")
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise EstimatorError(f"ln Z must be a number or an AISResult, not {log_Z!r}.") from None
+        raise error(f"ln Z must be a number or an AISResult, not {log_Z!r}.") from None
     if not math.isfinite(value):
-        raise EstimatorError(f"ln Z must be finite, not {value}.")
+        raise error(f"ln Z must be finite, not {value}.")
     return value
 
 
@@ -207,7 +215,8 @@ class LogProbEstimate:
 
 
 # ------------------------------------------------------------------------- estimators
-def chib_log_prob(dbn, data, log_Z, *, steps=40, repeats=1, seed=0, threads=None,
+def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
+                  repeats=defaults.CHIB_REPEATS, seed=defaults.SEED, threads=None,
                   refresh=10, _tilde_backward=True):
     """ln P(v) of each row of ``data`` by the Chib-style estimator of Murray &
     Salakhutdinov (2009, Sec. 3, Figure 1).
@@ -271,7 +280,8 @@ def chib_log_prob(dbn, data, log_Z, *, steps=40, repeats=1, seed=0, threads=None
                            seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
 
 
-def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=16, base="q", seed=0,
+def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS_PER_VECTOR_RUNS,
+                   base="q", seed=defaults.SEED,
                    threads=None, refresh=10):
     """ln P(v) of each row of ``data`` by annealed importance sampling over h1, one
     annealing per test vector (MS09 Sec. 5.1, their gold standard).
@@ -389,7 +399,8 @@ class ChibTrace:
             plt.close(fig)
 
 
-def chib_trace(dbn, data, log_Z, *, steps=(1, 2, 5, 10, 20, 40), repeats=1, seed=0,
+def chib_trace(dbn, data, log_Z, *, steps=TRACE_STEPS, repeats=defaults.CHIB_REPEATS,
+               seed=defaults.SEED,
                threads=None, references=None):
     """:func:`chib_log_prob` at each S of ``steps`` (MS09 Figure 2), each an independent
     run; ``references`` (name: value, e.g. the variational bound and per-vector AIS) are

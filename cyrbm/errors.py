@@ -7,7 +7,15 @@ The command line prints that sentence and exits non-zero; it never shows a trace
 
 
 class CyrbmError(Exception):
-    """Base class of every error cyrbm reports to a user."""
+    """Base class of every error cyrbm reports to a user.
+
+    The message is in the Python API's words.  ``parameters``: the Python parameter names
+    (``burn_in``) it uses; ``hints``: the keys of the hints it gives
+    (cyrbm._validation.HINTS), so that the command line can say them as its options
+    (cyrbm._validation.worded sets them, on any exception).
+    """
+    parameters = ()
+    hints = ()
 
 
 class DataError(CyrbmError, ValueError):

@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams
@@ -78,7 +78,7 @@ RAISE_BATCH = 2000
 
 
 # ------------------------------------------------------------------------------ RAISE
-def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=10, seed=0,
+def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=defaults.RAISE_CHAINS, seed=0,
                       threads=1, refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
                       key=_KEY_RAISE):
     """Log RAISE weights ln w of every chain of every test vector (see the module
@@ -408,7 +408,7 @@ class EvaluationResult:
 
 
 # ------------------------------------------------------------------------- evaluation
-def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=10,
+def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=defaults.RAISE_CHAINS,
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
              start="auto", burn_in=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
@@ -654,7 +654,7 @@ def save_schedule(path, betas):
     atomic_write(path, lambda f: f.write(text.encode()))
 
 
-def gap_curve(annealer, model, data, base_biases, result, *, chains=10, strides=(16, 4),
+def gap_curve(annealer, model, data, base_biases, result, *, chains=defaults.RAISE_CHAINS, strides=(16, 4),
               max_vectors=100, **base):
     """The AIS/RAISE gap against the number of betas, for the ``--plot`` figure.
 

@@ -10,7 +10,7 @@ import numpy as np
 from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
 from cyrbm._threads import pieces
-from cyrbm._validation import hint
+from cyrbm._validation import hint, worded
 from cyrbm.errors import AnnealingError
 from cyrbm.models import RBM, as_rbm
 
@@ -49,7 +49,7 @@ def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     """
     model = as_rbm(model)
     n_threads = resolve_threads(threads)
-    check_enumerable(model, n_threads, max_units, "an exact ln Z", hint("exact_too_big"))
+    check_enumerable(model, n_threads, max_units, "an exact ln Z", "exact_too_big")
     # The enumeration is taken in pieces of about 0.1 s, so Ctrl-C (KeyboardInterrupt)
     # is answered between them; the pieces give the one-call result bit for bit.
     m = min(model.n_visible, model.n_hidden)
@@ -65,14 +65,15 @@ _EXACT_CHUNK_BITS = 12
 
 
 def check_enumerable(model, n_threads, max_units, what, instead):
-    """Refuse (AnnealingError, with a time estimate) to enumerate a too-large layer."""
+    """Refuse (AnnealingError, with a time estimate) to enumerate a too-large layer;
+    ``instead``: the key of the hint that ends the message (cyrbm._validation.HINTS)."""
     m = min(model.n_visible, model.n_hidden)
     if m > max_units:
         seconds = estimate_exact_seconds(model, threads=n_threads)
-        raise AnnealingError(
+        raise worded(AnnealingError(
             f"{what} would sum 2^{m} terms ({m} units in the smaller layer), about "
             f"{_human_time(seconds)} on {n_threads} thread{'s' if n_threads > 1 else ''}; "
-            f"the limit is {max_units} units, so {instead}.")
+            f"the limit is {max_units} units, so {hint(instead)}."), hints=(instead,))
 
 
 def estimate_exact_seconds(model, *, threads=None):

@@ -22,7 +22,7 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm._random import seed_sequence
-from cyrbm._validation import check_binary, hint, option_name
+from cyrbm._validation import check_binary, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import DBN
 from cyrbm.training import Trainer, _fingerprint
@@ -109,10 +109,10 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                     f"{full[l + 1]} hidden units and layer {l - 1} has {full[l - 1]} visible "
                     f"units (they must be equal).")
     if len(sizes) == 1 and (init_transpose or layer_input != "samples"):
-        what = (option_name("init_transpose") if init_transpose
-                else f"{option_name('layer_input')} {layer_input}")
-        raise ModelMismatchError(f"{what} sets the layers above the first, and a DBN of one "
-                                 f"layer has none.")
+        name = "init_transpose" if init_transpose else "layer_input"
+        what = name if init_transpose else f"{name} {layer_input}"
+        raise worded(ModelMismatchError(f"{what} sets the layers above the first, and a DBN "
+                                        f"of one layer has none."), parameters=(name,))
     if trainers is not None and len(trainers) != len(sizes):
         raise ModelMismatchError(f"{len(trainers)} trainers for {len(sizes)} layers.")
     done = []
@@ -191,14 +191,15 @@ def resume_layers(checkpoint, sizes, *, layer_input="samples", init_transpose=Fa
                 f"the layers done in '{pf}' were trained {'with' if was else 'without'} "
                 f"init_transpose; resume {'with' if was else 'without'} it.")
         if len(done) == len(sizes):
-            raise ModelMismatchError(
+            raise worded(ModelMismatchError(
                 f"the DBN in '{pf}' is finished: its {len(done)} layers "
                 f"({'-'.join(map(str, dbn.sizes))}) are trained, so there is nothing to "
-                f"resume; {hint('dbn_finished')}.")
+                f"resume; {hint('dbn_finished')}."), hints=("dbn_finished",))
     elif not os.path.exists(layer_checkpoint(checkpoint, 0)):
-        raise ModelFileError(f"cannot resume: no checkpoint of this DBN ('{pf}' or "
-                             f"'{layer_checkpoint(checkpoint, 0)}'); "
-                             f"{hint('dbn_no_checkpoint')}.")
+        raise worded(ModelFileError(f"cannot resume: no checkpoint of this DBN ('{pf}' or "
+                                    f"'{layer_checkpoint(checkpoint, 0)}'); "
+                                    f"{hint('dbn_no_checkpoint')}."),
+                     hints=("dbn_no_checkpoint",))
     ck = layer_checkpoint(checkpoint, len(done))
     if os.path.exists(ck):
         training = (_io.read_meta(ck) or {}).get("training")

@@ -13,7 +13,7 @@ loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io
+from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
@@ -160,7 +160,10 @@ class RBM:
     def log_unnormalized(self, v, *, threads=None):
         """ln p*(v) = b^T v + sum_j softplus(a_j + sum_i W_ij v_i) for each 0/1 row
         (SM08 Eq. 2 with h summed out), in float64.  Equals minus the free energy."""
-        v = self._visible_data(v)
+        return self._log_unnormalized_rows(self._visible_data(v), threads)
+
+    def _log_unnormalized_rows(self, v, threads):
+        """log_unnormalized of rows already checked (``_visible_data``): no second scan."""
         return _gibbs.log_unnormalized(self.W, self.vbias, self.hbias, v, resolve_threads(threads))
 
     def free_energy(self, v, *, threads=None):
@@ -173,7 +176,7 @@ class RBM:
         return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
                                              resolve_threads(threads))
 
-    def sample(self, n, steps=1000, *, seed=None, init=None, threads=None, sampler="gibbs",
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
                temperatures=None):
         """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6) or by
         parallel tempering (Cho, Raiko & Ilin 2010, Table I).

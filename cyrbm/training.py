@@ -29,13 +29,13 @@ import zlib
 
 import numpy as np
 
-from cyrbm import _gibbs, _io
+from cyrbm import _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
-                               check_probabilities, check_whole, option_name)
+                               check_probabilities, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.models import RBM, expit
@@ -50,13 +50,8 @@ _SAMPLER_OF = {"temperatures": "pt", "chains": "pt", "adapt_every": "pt", "hop_p
 RESUME_SETTINGS = ("method", "batch_size", "seed", "dtype")
 _TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
                  "trainer_streams", "trainer_chains")
-#: the parallel-tempering state in a checkpoint (cyrbm.tempering.TemperedChains.arrays)
-_PT_KEYS = ("chains", "streams", "swap_streams", "order", "window", "temperatures",
-            "epoch_counts")
 #: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
 _PROPOSAL_EVERY = 10
-#: the mode-hopping state: the mode set, the hop streams, this epoch's (proposed, accepted)
-_AMH_KEYS = ("modes", "hop_streams", "hop_counts")
 #: the clock of the checkpoint cadence (a name of its own, so tests can replace it)
 _now = time.monotonic
 
@@ -160,10 +155,13 @@ class Trainer:
     acceptance ratio over the epoch) and ``modes`` (the size of L).
     """
 
-    def __init__(self, n_hidden=100, *, method="cd", k=1, epochs=10, batch_size=100,
-                 learning_rate=0.05, lr_decay=None, momentum=0.5, weight_decay=2e-4,
-                 seed=0, threads=None, dtype=np.float32, checkpoint=None,
-                 checkpoint_every=None, checkpoint_seconds=5.0, monitor_size=200,
+    def __init__(self, n_hidden=defaults.N_HIDDEN, *, method=defaults.METHOD, k=defaults.K,
+                 epochs=defaults.EPOCHS, batch_size=defaults.BATCH_SIZE,
+                 learning_rate=defaults.LEARNING_RATE, lr_decay=None,
+                 momentum=defaults.MOMENTUM, weight_decay=defaults.WEIGHT_DECAY,
+                 seed=defaults.SEED, threads=None, dtype=np.float32, checkpoint=None,
+                 checkpoint_every=None, checkpoint_seconds=defaults.CHECKPOINT_SECONDS,
+                 monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None):
@@ -238,13 +236,13 @@ class Trainer:
         for name, value in given.items():
             only = _SAMPLER_OF[name]
             if value is not None and method != only:
-                raise ValueError(f"{option_name(name)} is a setting of {option_name('method')} "
-                                 f"{only}, not of {method}.")
-        adapt_every = 50 if adapt_every is None else adapt_every
-        hop_prob = 0.1 if hop_prob is None else hop_prob
-        modes = 10 if modes is None else modes
-        hop_weight = "uniform" if hop_weight is None else hop_weight
-        mode_every = 100 if mode_every is None else mode_every
+                raise worded(ValueError(f"{name} is a setting of method {only}, not of "
+                                        f"{method}."), parameters=(name, "method"))
+        adapt_every = defaults.ADAPT_EVERY if adapt_every is None else adapt_every
+        hop_prob = defaults.HOP_PROB if hop_prob is None else hop_prob
+        modes = defaults.MODES if modes is None else modes
+        hop_weight = defaults.HOP_WEIGHT if hop_weight is None else hop_weight
+        mode_every = defaults.MODE_EVERY if mode_every is None else mode_every
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
         if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:
@@ -286,20 +284,8 @@ class Trainer:
             "weight_decay": self.weight_decay, "seed": self.seed,
             "n_hidden": self.n_hidden, "dtype": self.dtype.name,
             "monitor_size": self.monitor_size,
-            **self._sampler_settings(),
+            **SAMPLERS[self.method].settings(self),
         }
-
-    def _sampler_settings(self):
-        if self.method == "pt":
-            spec = self.temperature_spec
-            if spec is not None and not isinstance(spec, (str, int)):
-                spec = [float(t) for t in np.ravel(spec)]
-            return {"temperatures": spec, "chains": self.chains or self.batch_size,
-                    "adapt_every": self.adapt_every}
-        if self.method == "amh":
-            return {"hop_prob": self.hop_prob, "modes": self.n_modes, "radius": self.radius,
-                    "hop_weight": self.hop_weight, "mode_every": self.mode_every}
-        return {}
 
     def save_modes(self, path):
         """Write the current AMH mode set to ``path`` (.npz, atomically): ``modes``
@@ -388,29 +374,9 @@ class Trainer:
                 "model": model, "epoch": 0, "batch": 0, "n_updates": 0,
                 "vel_W": np.zeros_like(model.W), "vel_vbias": np.zeros_like(model.vbias),
                 "vel_hbias": np.zeros_like(model.hbias),
-                "streams": make_streams(self.seed, "chains", B),
-                "chains": None, "history": [],
+                "streams": make_streams(self.seed, "chains", B), "history": [],
+                **SAMPLERS[self.method].fresh(self, data, B),
             }
-            if self.method in ("pcd", "amh"):
-                # persistent chains start at random training rows
-                rng = np.random.default_rng(seed_sequence(self.seed, "chains", 1))
-                state["chains"] = _states(data[rng.integers(0, n, B)], rng)
-            if self.method == "pt":
-                # every chain of every ladder starts at a random training row
-                M = self.chains or B
-                rng = np.random.default_rng(seed_sequence(self.seed, "chains", 4))
-                init = _states(data[rng.integers(0, n, M * self.temperatures.size)], rng)
-                state["pt"] = {"chains": init,
-                               "streams": make_run_streams(self.seed, "chains", init.shape[0], 2),
-                               "swap_streams": make_streams(self.seed, "chains", M, 3),
-                               "order": np.arange(init.shape[0], dtype=np.int32).reshape(M, -1),
-                               "window": np.zeros((2, max(self.temperatures.size - 1, 1)), np.int64),
-                               "temperatures": self.temperatures.copy(),
-                               "epoch_counts": np.zeros(self.temperatures.size, np.int64)}
-            if self.method == "amh":
-                state["amh"] = {"modes": np.zeros((0, D), np.uint8),
-                                "hop_streams": make_streams(self.seed, "chains", B, 5),
-                                "hop_counts": np.zeros(2, np.int64)}
         self.model = model
         self.history = state["history"]
         self._run(data, state, fingerprint)
@@ -434,23 +400,7 @@ class Trainer:
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
         workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
-        persistent = self.method in ("pcd", "amh", "pt")
-        chains = state["chains"] if self.method in ("pcd", "amh") else \
-            np.empty((B, model.n_visible), np.uint8)
-        ladders = modeset = None
-        if self.method == "pt":
-            from cyrbm.tempering import TemperedChains
-            pt = state["pt"]
-            ladders = TemperedChains(pt["temperatures"], model.n_visible, model.n_hidden,
-                                     pt["order"].shape[0], dtype=model.W.dtype, n_threads=T,
-                                     adaptive=self.adaptive, state=pt)
-        if self.method == "amh":
-            from cyrbm import modehop
-            amh = state["amh"]
-            radius = self.radius if self.radius is not None else max(1, model.n_visible // 10)
-            modeset = modehop.ModeSet(self.n_modes, radius, self.hop_weight,
-                                      model.n_visible, amh["modes"])
-            self.modes_ = modeset.modes
+        sampler = SAMPLERS[self.method](self, state, model, B, T)
         monitor = None
         monitor_rows = (auto_monitor_rows(model.n_visible, model.n_hidden)
                         if self.monitor_size == "auto" else self.monitor_size)
@@ -481,38 +431,11 @@ class Trainer:
                 while state["batch"] < n_batches:
                     b = state["batch"]
                     batch = np.ascontiguousarray(data[order[b * B:(b + 1) * B]])
-                    lr = self.learning_rate_at(state["n_updates"])
-                    step_k = k
-                    chain_inputs = None
-                    if ladders is not None:
-                        # one PT round (CRI10 Table I), its T = 1 states as the negative
-                        # phase, with their hidden inputs as the engine kept them
-                        ladders.step(model.W, model.vbias, model.hbias, n_threads=T)
-                        M = ladders.M
-                        pick = (state["n_updates"] * B + np.arange(B)) % M
-                        chains = ladders.top(pick)
-                        chain_inputs = ladders.top_inputs(pick)
-                        step_k = 0
-                        acc = ladders.accepted.sum(axis=0)      # this round's swaps per pair
-                        ladders.accepted[:] = 0
-                        counts = state["pt"]["epoch_counts"]     # K per-pair counts, attempts
-                        counts[:-1] += acc[: counts.size - 1]
-                        counts[-1] += M
-                        ladders.window[0] += acc
-                        ladders.window[1] += M
-                        ladders.adapt(self.adapt_every * M)
-                    if modeset is not None:
-                        WT = None            # W^T, made once for both when both are due
-                        if state["n_updates"] % self.mode_every == 0:
-                            WT = _gibbs.transposed(model.W, T)
-                            self.modes_ = modeset.rebuild(model, chains, WT=WT)
-                        if state["n_updates"] % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
-                            modeset.update_proposal(model, WT=WT)
-                        proposed, accepted = modehop.hop(model, chains, modeset, self.hop_prob,
-                                                         state["amh"]["hop_streams"],
-                                                         n_threads=T)
-                        state["amh"]["hop_counts"] += (proposed, accepted)
-                    settings = dict(k=step_k, persistent=persistent, learning_rate=lr,
+                    # SM08 Eq. 7: the data's statistics less the model's, estimated
+                    # from the sampler's chains after step_k more sweeps
+                    chains, chain_inputs, step_k = sampler.negative_phase(model, state, k, T)
+                    settings = dict(k=step_k, persistent=sampler.persistent,
+                                    learning_rate=self.learning_rate_at(state["n_updates"]),
                                     momentum=self.momentum, weight_decay=self.weight_decay,
                                     scale=1.0 / B, n_threads=T)
                     params = (model.W, model.vbias, model.hbias)
@@ -536,7 +459,7 @@ class Trainer:
                         bar.update(1)
                     if interrupted.flag:
                         state["epoch_seconds"] = seconds_before + time.perf_counter() - t0
-                        self._keep_sampler_state(state, ladders, modeset)
+                        sampler.keep(state)
                         self._save_checkpoint(state, fingerprint)
                         self.saved_on_interrupt = self.checkpoint is not None
                         raise interrupted.stop
@@ -548,17 +471,7 @@ class Trainer:
                     "learning_rate": self.learning_rate_at(state["n_updates"]),
                     "seconds": seconds_before + time.perf_counter() - t0,
                 }
-                if ladders is not None:
-                    counts = state["pt"]["epoch_counts"]
-                    record["swap_rates"] = [float(a / max(counts[-1], 1)) for a in counts[:-1]]
-                    record["temperatures"] = [float(t) for t in ladders.temps]
-                    counts[:] = 0
-                if modeset is not None:
-                    proposed, accepted = (int(x) for x in state["amh"]["hop_counts"])
-                    record["hops_proposed"] = proposed
-                    record["hop_acceptance"] = accepted / proposed if proposed else None
-                    record["modes"] = len(modeset)
-                    state["amh"]["hop_counts"][:] = 0
+                sampler.describe(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
                     record["pseudo_log_likelihood"] = float(np.mean(
@@ -570,14 +483,14 @@ class Trainer:
                 state["batch"] = 0
                 state["epoch_seconds"] = 0.0
                 if self.checkpoint is not None and self._checkpoint_due(state["epoch"], *last_saved):
-                    self._keep_sampler_state(state, ladders, modeset)
+                    sampler.keep(state)
                     self._save_checkpoint(state, fingerprint)
                     last_saved = (_now(), state["epoch"])
         finally:
             if bar is not None:
                 bar.close()
             interrupted.uninstall()
-        self._keep_sampler_state(state, ladders, modeset)
+        sampler.keep(state)
         model.meta["training"] = self._training_record(state, data.shape)
 
     def _checkpoint_due(self, epoch, saved_at, saved_epoch):
@@ -587,14 +500,6 @@ class Trainer:
                 or _now() - saved_at >= self.checkpoint_seconds
                 or (self.checkpoint_every is not None
                     and epoch - saved_epoch >= self.checkpoint_every))
-
-    @staticmethod
-    def _keep_sampler_state(state, ladders, modeset):
-        """Copy the PT / AMH sampler state into ``state`` (for a checkpoint)."""
-        if ladders is not None:
-            state["pt"].update(ladders.arrays())
-        if modeset is not None:
-            state["amh"]["modes"] = modeset.modes
 
     # ---------------------------------------------------------- checkpoints
     def _training_record(self, state, shape):
@@ -620,9 +525,9 @@ class Trainer:
                        "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
         if state["chains"] is not None:
             arrays["trainer_chains"] = state["chains"]
-        for name, keys in (("pt", _PT_KEYS), ("amh", _AMH_KEYS)):
-            if name in state:
-                arrays.update({f"trainer_{name}_{key}": state[name][key] for key in keys})
+        sampler = SAMPLERS[self.method]
+        arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
+                       for key in sampler.keys})
         _io.atomic_savez(self.checkpoint, arrays)
         self._last_checkpoint_epoch = state["epoch"]
 
@@ -667,21 +572,15 @@ class Trainer:
             "vel_hbias": np.ascontiguousarray(arrays["trainer_vel_hbias"], dtype=self.dtype),
             "streams": np.ascontiguousarray(arrays["trainer_streams"], dtype=np.uint64),
             "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=np.uint8)
-                       if self.method in ("pcd", "amh") else None),
+                       if SAMPLERS[self.method].keeps_chains else None),
             "history": list(training.get("history", [])),
         }
-        for name, keys in (("pt", _PT_KEYS), ("amh", _AMH_KEYS)):
-            if self.method == name:
-                missing = [k for k in keys if f"trainer_{name}_{k}" not in arrays]
-                if missing:
-                    raise ModelFileError(f"checkpoint '{path}' lacks the {name.upper()} sampler "
-                                         f"state ({', '.join(missing)}).")
-                state[name] = {k: np.array(arrays[f"trainer_{name}_{k}"]) for k in keys}
+        SAMPLERS[self.method].restore(state, arrays, path)
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")
         if state["vel_W"].shape != model.W.shape or state["streams"].shape != (self.batch_size, 4) or (
-                self.method in ("pcd", "amh") and (state["chains"] is None
+                SAMPLERS[self.method].keeps_chains and (state["chains"] is None
                                           or state["chains"].shape != (self.batch_size, n_visible))):
             raise ModelFileError(f"checkpoint '{path}' has trainer arrays of the wrong shape.")
         model.meta.pop("checkpoint", None)
@@ -771,6 +670,200 @@ def probability_statistics(params, x, v_chain, streams, grads, settings, workspa
     dW += x.T @ P
     dvbias += x.sum(axis=0, dtype=W.dtype)
     dhbias += P.sum(axis=0, dtype=W.dtype) - B * expit(hbias)
+
+
+# ---------------------------------------------------------------- samplers
+class _Sampler:
+    """The negative phase of SM08 Eq. 7 for one method: the chains whose statistics
+    E_model[v h^T] is estimated from, after this update's sweeps.
+
+    ``fresh(trainer, data, seed, B)`` is a new run's sampler state (entries of the
+    trainer's state, which checkpoints hold: ``chains`` and, under ``name``, the arrays
+    ``keys``); ``restore(state, arrays, path)`` reads them back from a checkpoint;
+    ``start`` builds the machinery on a state; ``negative_phase`` runs one update's
+    chains; ``keep`` copies the machinery back into the state for a checkpoint;
+    ``describe`` adds the epoch's sampler figures to its history record.
+    """
+    #: the chains persist between updates (PCD/SML; CD restarts them at the data)
+    persistent = True
+    #: the checkpoint's arrays of this sampler: trainer_{name}_{key}
+    name, keys = None, ()
+    #: B persistent chains, kept in the checkpoint as trainer_chains
+    keeps_chains = False
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        self.trainer = trainer
+        self.chains = state["chains"]
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        return {"chains": None}
+
+    @classmethod
+    def settings(cls, trainer):
+        """The method's own settings of ``trainer`` (for ``Trainer.settings``)."""
+        return {}
+
+    @classmethod
+    def restore(cls, state, arrays, path):
+        """Read this sampler's arrays of a checkpoint into ``state``."""
+        if not cls.keys:
+            return
+        missing = [k for k in cls.keys if f"trainer_{cls.name}_{k}" not in arrays]
+        if missing:
+            raise ModelFileError(f"checkpoint '{path}' lacks the {cls.name.upper()} sampler "
+                                 f"state ({', '.join(missing)}).")
+        state[cls.name] = {k: np.array(arrays[f"trainer_{cls.name}_{k}"]) for k in cls.keys}
+
+    def negative_phase(self, model, state, k, n_threads):
+        """(chains, their hidden inputs W^T v or None, Gibbs sweeps still to run)."""
+        return self.chains, None, k
+
+    def keep(self, state):
+        """Copy the sampler's state into ``state`` (for a checkpoint)."""
+
+    def describe(self, state, record):
+        """Add the epoch's sampler figures to ``record`` and start the next epoch's."""
+
+
+class _CD(_Sampler):
+    """CD-k (Hinton 2002): chains started at the mini-batch, k sweeps."""
+    persistent = False
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        super().__init__(trainer, state, model, B, n_threads)
+        self.chains = np.empty((B, model.n_visible), np.uint8)
+
+
+class _PCD(_Sampler):
+    """PCD-k / SML (Tieleman 2008): B persistent chains, k sweeps an update."""
+    keeps_chains = True
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        # persistent chains start at random training rows
+        rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 1))
+        return {"chains": _states(data[rng.integers(0, data.shape[0], B)], rng)}
+
+
+class _PT(_Sampler):
+    """Parallel tempering (CRI10 Table I): M persistent ladders (cyrbm.tempering), one
+    round an update; the T = 1 states of ladders (t B + i) mod M are the chains."""
+    name, keys = "pt", ("chains", "streams", "swap_streams", "order", "window",
+                        "temperatures", "epoch_counts")
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        from cyrbm.tempering import TemperedChains
+        super().__init__(trainer, state, model, B, n_threads)
+        pt = self.state = state["pt"]
+        self.B = B
+        self.ladders = TemperedChains(pt["temperatures"], model.n_visible, model.n_hidden,
+                                      pt["order"].shape[0], dtype=model.W.dtype,
+                                      n_threads=n_threads, adaptive=trainer.adaptive, state=pt)
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        # every chain of every ladder starts at a random training row
+        M, temps = trainer.chains or B, trainer.temperatures
+        rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 4))
+        init = _states(data[rng.integers(0, data.shape[0], M * temps.size)], rng)
+        return {"chains": None, "pt": {
+            "chains": init,
+            "streams": make_run_streams(trainer.seed, "chains", init.shape[0], 2),
+            "swap_streams": make_streams(trainer.seed, "chains", M, 3),
+            "order": np.arange(init.shape[0], dtype=np.int32).reshape(M, -1),
+            "window": np.zeros((2, max(temps.size - 1, 1)), np.int64),
+            "temperatures": temps.copy(),
+            "epoch_counts": np.zeros(temps.size, np.int64)}}
+
+    @classmethod
+    def settings(cls, trainer):
+        spec = trainer.temperature_spec
+        if spec is not None and not isinstance(spec, (str, int)):
+            spec = [float(t) for t in np.ravel(spec)]
+        return {"temperatures": spec, "chains": trainer.chains or trainer.batch_size,
+                "adapt_every": trainer.adapt_every}
+
+    def negative_phase(self, model, state, k, n_threads):
+        # one PT round, its T = 1 states with their hidden inputs as the engine kept them
+        ladders, M = self.ladders, self.ladders.M
+        ladders.step(model.W, model.vbias, model.hbias, n_threads=n_threads)
+        pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
+        chains, inputs = ladders.top(pick), ladders.top_inputs(pick)
+        acc = ladders.accepted.sum(axis=0)              # this round's swaps per pair
+        ladders.accepted[:] = 0
+        counts = self.state["epoch_counts"]             # K per-pair counts, attempts
+        counts[:-1] += acc[: counts.size - 1]
+        counts[-1] += M
+        ladders.window[0] += acc
+        ladders.window[1] += M
+        ladders.adapt(self.trainer.adapt_every * M)
+        return chains, inputs, 0
+
+    def keep(self, state):
+        state["pt"].update(self.ladders.arrays())
+
+    def describe(self, state, record):
+        counts = state["pt"]["epoch_counts"]
+        record["swap_rates"] = [float(a / max(counts[-1], 1)) for a in counts[:-1]]
+        record["temperatures"] = [float(t) for t in self.ladders.temps]
+        counts[:] = 0
+
+
+class _AMH(_PCD):
+    """Mode-hopping SML (Hu & Yu AMH-p, cyrbm.modehop): PCD-k chains that first take a
+    mode-hopping proposal with probability p; the mode set is rebuilt from them every
+    ``mode_every`` updates, the proposal kernels every ``_PROPOSAL_EVERY``."""
+    name, keys = "amh", ("modes", "hop_streams", "hop_counts")
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        from cyrbm.modehop import ModeSet
+        super().__init__(trainer, state, model, B, n_threads)
+        self.state = state["amh"]
+        radius = trainer.radius if trainer.radius is not None else max(1, model.n_visible // 10)
+        self.modeset = ModeSet(trainer.n_modes, radius, trainer.hop_weight, model.n_visible,
+                               self.state["modes"])
+        trainer.modes_ = self.modeset.modes
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        return {**super().fresh(trainer, data, B), "amh": {
+            "modes": np.zeros((0, data.shape[1]), np.uint8),
+            "hop_streams": make_streams(trainer.seed, "chains", B, 5),
+            "hop_counts": np.zeros(2, np.int64)}}
+
+    @classmethod
+    def settings(cls, trainer):
+        return {"hop_prob": trainer.hop_prob, "modes": trainer.n_modes,
+                "radius": trainer.radius, "hop_weight": trainer.hop_weight,
+                "mode_every": trainer.mode_every}
+
+    def negative_phase(self, model, state, k, n_threads):
+        from cyrbm.modehop import hop
+        modeset, t = self.modeset, state["n_updates"]
+        WT = None            # W^T, made once for both when both are due
+        if t % self.trainer.mode_every == 0:
+            WT = _gibbs.transposed(model.W, n_threads)
+            self.trainer.modes_ = modeset.rebuild(model, self.chains, WT=WT)
+        if t % _PROPOSAL_EVERY == 0 or modeset.proposal is None:
+            modeset.update_proposal(model, WT=WT)
+        self.state["hop_counts"] += hop(model, self.chains, modeset, self.trainer.hop_prob,
+                                        self.state["hop_streams"], n_threads=n_threads)
+        return self.chains, None, k
+
+    def keep(self, state):
+        state["amh"]["modes"] = self.modeset.modes
+
+    def describe(self, state, record):
+        proposed, accepted = (int(x) for x in state["amh"]["hop_counts"])
+        record["hops_proposed"] = proposed
+        record["hop_acceptance"] = accepted / proposed if proposed else None
+        record["modes"] = len(self.modeset)
+        state["amh"]["hop_counts"][:] = 0
+
+
+#: the sampler of each method
+SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH}
 
 
 def _fingerprint(data):

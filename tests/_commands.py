@@ -1,8 +1,12 @@
-"""The installed ``cyrbm`` command, for tests that run it in a process of its own."""
+"""The ``cyrbm`` command for tests: installed, in a process of its own, or in-process
+(``run``), and the helpers of the command-line tests."""
 import os
 import sys
 
+import numpy as np
+
 import cyrbm
+from cyrbm import RBM
 
 
 def cyrbm_command():
@@ -26,3 +30,19 @@ def run(args, capsys):
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def one_error_line(err, needle=None):
+    """stderr is one sentence starting 'cyrbm', with ``needle`` in it, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("cyrbm") and "Traceback" not in err, err
+    if needle is not None:
+        assert needle in lines[0], err
+    return lines[0]
+
+
+def small_model(path, n_visible=64, n_hidden=6, seed=0):
+    rng = np.random.default_rng(seed)
+    RBM(rng.normal(0, 0.1, (n_visible, n_hidden)), np.zeros(n_visible), np.zeros(n_hidden)).save(path)
+    return path

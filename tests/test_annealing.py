@@ -751,26 +751,25 @@ def test_784x20_paper_schedule_within_half_a_nat():
     assert abs(res.log_Z - log_z) < 0.5
 
 
-def test_ratio_burn_in_default_is_one_number():
-    """The API, the CLI help and the handlers' fallback share the long ratio burn-in
-    (1,000 sweeps measurably biased ln(Z_B/Z_A) on trained models)."""
-    import inspect
-    import re
+def test_log_partition_checks_its_data_once(monkeypatch):
+    """The data are scanned by check_binary once; the base rate and ln p*(v) take the
+    checked rows (the same numbers as the public, checking paths)."""
+    from cyrbm import annealing, models
+    rng = np.random.default_rng(0)
+    model = RBM(rng.normal(0, 0.3, (12, 4)), rng.normal(0, 0.2, 12), rng.normal(0, 0.2, 4))
+    X = (rng.random((30, 12)) < 0.4).astype(np.uint8)
+    calls = []
 
-    from cyrbm import cli
-    from cyrbm.cli import measure as _cli_measure
-    from cyrbm.annealing import RATIO_BURN_IN
-    assert RATIO_BURN_IN >= 20000
-    # the API's None (refused with exact starts, which use no chains) means RATIO_BURN_IN
-    assert inspect.signature(Annealer.log_ratio).parameters["burn_in"].default is None
-    assert "RATIO_BURN_IN" in Annealer.log_ratio.__doc__
-    assert _cli_measure.DEFAULTS["--burn-in"] == str(RATIO_BURN_IN)
-    help_default = re.search(r"\n\s+--burn-in N\s.*?\(default: (\d+);", cli.__doc__, re.S).group(1)
-    assert int(help_default) == RATIO_BURN_IN
-    from cyrbm.annealing import RATIO_STEPS_BETWEEN
-    assert inspect.signature(Annealer.log_ratio).parameters["steps_between"].default is None
-    assert "RATIO_STEPS_BETWEEN" in Annealer.log_ratio.__doc__
-    assert _cli_measure.DEFAULTS["--steps-between"] == str(RATIO_STEPS_BETWEEN)
-    help_default = re.search(r"\n\s+--steps-between N\s.*?\[default: (\d+)\]", cli.__doc__,
-                             re.S).group(1)
-    assert int(help_default) == RATIO_STEPS_BETWEEN
+    def counting(X, **kw):
+        calls.append(kw.get("name"))
+        return check(X, **kw)
+    check = models.check_binary
+    monkeypatch.setattr(models, "check_binary", counting)
+    monkeypatch.setattr(annealing, "check_binary", counting)
+    res = Annealer(runs=4, schedule="linear:20", seed=0).log_partition(
+        model, base_rate="data", data=X)
+    assert calls == ["data"]
+    monkeypatch.undo()
+    assert res.log_Z_base == pytest.approx(annealing._anneal.base_rate_log_z(
+        annealing.base_rate_biases(X).astype(model.dtype).astype(np.float64), 4), abs=0)
+    assert res.mean_log_unnormalized == float(np.mean(model.log_unnormalized(X)))

@@ -1,7 +1,7 @@
 """Resume means continue (issue 20): a resumed run continues the run its checkpoint
 began, or is refused in one sentence naming the cause.
 
-Through the command line (``cyrbm.cli.main`` in-process, as in test_cli.py) where the
+Through the command line (``cyrbm.cli.main`` in-process, as in cli/test_main.py) where the
 issue names a command, and through the Python API (Trainer, train_dbn).
 """
 import json

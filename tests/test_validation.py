@@ -254,7 +254,7 @@ def test_train_resume_refuses_another_methods_option(tmp_path, capsys):
     refused(["train", "digits", "-o", model, "--epochs", "2", "--resume", "--hop-prob", "0.3"],
             capsys, "--hop-prob is a setting of --method amh, not of cd")
     refused(["train", "digits", "-o", model, "--epochs", "2", "--chains", "4"], capsys,
-            "--chains is an option of --method pt, not of cd")
+            "--chains is a setting of --method pt, not of cd")
 
 
 def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):
@@ -274,3 +274,27 @@ def test_evaluate_refuses_a_base_data_it_would_not_use(tmp_path, capsys, two_mod
     refused(common, capsys, "--base-data fits the base-rate model", "here that ln Z is exact",
             "would be ignored")
     refused(common + ["--base-logz", "3"], capsys, "given by --base-logz")
+
+
+def test_the_command_line_says_the_apis_parameters_and_hints_as_its_options(tmp_path, capsys):
+    """The API words its messages in Python only (no global switched by the command line);
+    the error lists the parameters and hints it names (exc.parameters, exc.hints), and the
+    command line says them as its options where it prints the message."""
+    from cyrbm._validation import check_binary, hint, worded
+    from cyrbm.cli.options import in_cli_words
+    exc = worded(ValueError("chains is a setting of method pt, not of cd; chains stay"),
+                 parameters=("chains", "method"))
+    assert in_cli_words(exc, "train") == \
+        "--chains is a setting of --method pt, not of cd; chains stay"
+    exc = worded(DataError(f"x is not binary ({hint('binarize_array')})."),
+                 hints=("binarize_array",))
+    assert in_cli_words(exc, "train") == \
+        "x is not binary (binarize it first with --binarize threshold or --binarize stochastic)."
+    assert in_cli_words(exc, "ais") == \
+        "x is not binary (these commands take 0/1 data only; binarize it first)."
+    grey = tmp_path / "grey.npy"
+    np.save(grey, np.full((3, 4), 0.5))
+    refused(["train", grey, "-o", tmp_path / "m.npz"], capsys, "--binarize threshold")
+    with pytest.raises(DataError, match="binarize='threshold'") as caught:
+        check_binary(np.full((3, 4), 0.5))
+    assert caught.value.hints == ("binarize_array",)

@@ -214,10 +214,12 @@ def cmd_bound(args, out, explicit=()):
             raise DBNUsageError(f"{option} applies to --method {names}, not to {method}"
                                 f"{_BOUND_WHY.get(option, '')}.")
     if method in ("chib", "ais"):
+        from cyrbm import defaults
         steps = _whole(args, "--steps", 1) if "--steps" in explicit else (
-            40 if method == "chib" else 1000)
+            defaults.CHIB_STEPS if method == "chib" else defaults.AIS_PER_VECTOR_BETAS)
         repeats = (_whole(args, "--repeats", 2 if method == "ais" else 1)
-                   if args["--repeats"] is not None else (1 if method == "chib" else 16))
+                   if args["--repeats"] is not None else
+                   (defaults.CHIB_REPEATS if method == "chib" else defaults.AIS_PER_VECTOR_RUNS))
     elif "--steps" in explicit or args["--repeats"] is not None:
         raise DBNUsageError("--steps and --repeats apply to --method chib and ais.")
     if args["--trace"] and method != "chib":
@@ -226,7 +228,8 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError("--plot of 'cyrbm bound' draws the --trace of --method chib.")
     raw = args["--samples"]
     if raw is None:
-        M = 1 if method == "variational" else 100
+        from cyrbm import defaults
+        M = defaults.VARIATIONAL_SAMPLES if method == "variational" else defaults.HARMONIC_SAMPLES
     else:
         try:
             M = int(str(raw), 10)
@@ -269,8 +272,8 @@ def cmd_bound(args, out, explicit=()):
     elif method == "chib":
         res = est.chib(data, steps, repeats)
         if args["--trace"]:
-            from cyrbm.chib import chib_trace
-            grid = [s for s in (1, 2, 5, 10, 20, 40) if s < steps] + [steps]
+            from cyrbm.chib import TRACE_STEPS, chib_trace
+            grid = [s for s in TRACE_STEPS if s < steps] + [steps]
             trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
                                seed=seed, threads=threads)
             if args["--plot"] is not None:

@@ -3,7 +3,7 @@ exit statuses (1 an error, 2 a usage error, 130 Ctrl-C, 143 SIGTERM)."""
 import os
 import sys
 
-from cyrbm.cli.options import _one_sentence
+from cyrbm.cli.options import in_cli_words
 from cyrbm.cli.parse import _explicit_options, _parse
 from cyrbm.errors import CyrbmError, Terminated, stop_status, stop_word
 
@@ -79,9 +79,6 @@ def _run(argv):
         print(problem, file=sys.stderr)
         return 2
     command = next(name for name in COMMANDS if args.get(name))
-    from cyrbm import _validation
-    _validation.set_interface("cli" if command in ("train", "info", "sample", "filters", "dbn")
-                              else "cli-measure")
     try:
         if "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
@@ -90,7 +87,7 @@ def _run(argv):
         sys.stderr.close()
         return 0
     except (CyrbmError, ValueError, OSError) as exc:
-        print(f"cyrbm {command}: error: {_one_sentence(exc)}", file=sys.stderr)
+        print(f"cyrbm {command}: error: {in_cli_words(exc, command)}", file=sys.stderr)
         return 1
     except MemoryError:
         print(f"cyrbm {command}: error: this machine has not enough memory for the sizes "
@@ -99,8 +96,6 @@ def _run(argv):
     except KeyboardInterrupt as exc:
         print(f"cyrbm {command}: {stop_word(exc)}.", file=sys.stderr)
         return stop_status(exc)
-    finally:
-        _validation.set_interface("python")
 
 
 def _run_writing_stdout(argv):

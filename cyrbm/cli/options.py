@@ -132,6 +132,52 @@ def _interval(pair):
     return f"[{_end(lo, '-')}, {_end(hi, '+')}]"
 
 
+#: The hints of cyrbm._validation.HINTS in the command line's words: those of the
+#: commands that read data with --binarize ("cli") and of the measuring commands (ais,
+#: ratio, logz, bound, evaluate: "cli-measure"), which take 0/1 data only.
+CLI_HINTS = {
+    "binarize_file": {
+        "cli": "use --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "binarize_array": {
+        "cli": "binarize it first with --binarize threshold or --binarize stochastic",
+        "cli-measure": "these commands take 0/1 data only; binarize it first"},
+    "exact_too_big": {"cli": "use 'cyrbm ais' (an AIS estimate) instead"},
+    "start_gibbs": {"cli": "use --start gibbs"},
+    "dbn_finished": {"cli": "list more sizes in --layers to add a layer on top, or train "
+                            "afresh without --resume"},
+    "dbn_no_checkpoint": {"cli": "train without --resume first"},
+    "threshold_alone": {"cli": "--threshold applies to --binarize threshold only"},
+}
+#: the commands whose data options include --binarize
+_BINARIZING = ("train", "info", "sample", "filters", "dbn")
+
+
+def option_of(parameter):
+    """The command-line option of a Python parameter: ``burn_in`` -> ``--burn-in``."""
+    return "--" + parameter.replace("_", "-")
+
+
+def in_cli_words(exc, command):
+    """The first sentence of ``exc``'s message with the Python parameters and hints it
+    names (``exc.parameters``, ``exc.hints``: cyrbm._validation.worded) said as the
+    options and hints of ``command``."""
+    import re
+    from cyrbm._validation import HINTS
+    text = _one_sentence(exc)
+    interface = "cli" if command in _BINARIZING else "cli-measure"
+    for key in getattr(exc, "hints", ()):
+        words = CLI_HINTS[key]
+        text = text.replace(HINTS[key], words.get(interface, words["cli"]))
+    start = 0
+    for name in getattr(exc, "parameters", ()):      # in the order the message uses them
+        found = re.compile(rf"(?<![-\w]){re.escape(name)}(?!\w)").search(text, start)
+        if found is not None:
+            text = text[:found.start()] + option_of(name) + text[found.end():]
+            start = found.start() + len(option_of(name))
+    return text
+
+
 def _one_sentence(exc):
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

@@ -15,8 +15,10 @@ left to the full parse, which reports it.
 import re
 
 import cyrbm
+from cyrbm import defaults
 
-USAGE = """cyrbm - fast, measurable Restricted Boltzmann Machines.
+#: the usage text, with the API's defaults (cyrbm.defaults) formatted in as {d.NAME}
+_USAGE = """cyrbm - fast, measurable Restricted Boltzmann Machines.
 
 Usage:
   cyrbm train DATA -o MODEL [--hidden N] [--method METHOD] [--k K] [--epochs E]
@@ -78,33 +80,33 @@ Commands:
 Options:
   -o FILE, --output FILE     File to write: the model (.npz) of train, the image
                              (.png) of sample and filters.
-  --hidden N                 Hidden units [default: 100].
+  --hidden N                 Hidden units [default: {d.N_HIDDEN}].
   --method METHOD            cd, pcd (persistent CD / SML), pt (parallel tempering,
                              Cho et al. 2010) or amh (mode-hopping SML, Hu & Yu)
-                             [default: cd].
+                             [default: {d.METHOD}].
   --temperatures T           pt: the ladder, N temperatures evenly spaced from 0 to 1,
                              a list such as 0,0.5,1 (rising, ending at 1), or
                              adaptive:N (spacing re-tuned for equal swap rates)
                              (default: 0, 0.05, ..., 1).
   --hop-prob P               amh: probability of a mode-hopping proposal per chain
-                             and update, in [0, 1] (default: 0.1).
-  --modes K                  amh: capacity of the mode set, at least 1 (default: 10).
+                             and update, in [0, 1] (default: {d.HOP_PROB}).
+  --modes K                  amh: capacity of the mode set, at least 1 (default: {d.MODES}).
   --radius R                 amh: least Hamming distance between modes (default: a
                              tenth of the visible units).
   --hop-weight W             amh: weights of the hops between modes: uniform, prob or
-                             distance (default: uniform).
+                             distance (default: {d.HOP_WEIGHT}).
   --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
                              the epochs, as in SM08's CD25 (e.g. 1:25; FIRST <= LAST;
                              a resumed run keeps LAST after the first run's epochs)
-                             [default: 1].
-  --epochs E                 Total epochs [default: 10].
-  --batch B                  Mini-batch size [default: 100].
-  --lr LR                    Learning rate eta_0 [default: 0.05].
+                             [default: {d.K}].
+  --epochs E                 Total epochs [default: {d.EPOCHS}].
+  --batch B                  Mini-batch size [default: {d.BATCH_SIZE}].
+  --lr LR                    Learning rate eta_0 [default: {d.LEARNING_RATE}].
   --lr-decay N0              Search-then-converge: eta_0 / (1 + updates / N0)
                              (default: constant).
-  --momentum MOM             Momentum [default: 0.5].
-  --weight-decay L2          L2 weight decay on W [default: 0.0002].
-  --seed S                   The one seed behind every random choice [default: 0].
+  --momentum MOM             Momentum [default: {d.MOMENTUM}].
+  --weight-decay L2          L2 weight decay on W [default: {d.WEIGHT_DECAY}].
+  --seed S                   The one seed behind every random choice [default: {d.SEED}].
   --threads T                OpenMP threads; 0 or absent: chosen by the size of
                              the work, at most one per core (results do not
                              depend on it).
@@ -112,7 +114,7 @@ Options:
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-seconds S     Least seconds between checkpoints (0: after every
                              epoch); one is always written at the end and on
-                             Ctrl-C [default: 5].
+                             Ctrl-C [default: {d.CHECKPOINT_SECONDS:g}].
   --checkpoint-every N       Most epochs between checkpoints, however short the
                              time (default: by time only).
   --resume                   Continue from the checkpoint, up to --epochs in all;
@@ -129,22 +131,22 @@ Options:
   --no-progress              No progress bar and no line per epoch.
   --data DATA                Data whose average log-probability to estimate.
   --base-data DATA           Data to fit the base-rate model to (default: --data).
-  --runs R                   AIS runs [default: 100].
+  --runs R                   AIS runs [default: {d.AIS_RUNS}].
   --schedule SCHED           paper, linear:K, or a text file of betas; evaluate also
                              takes adaptive:K (K betas tuned by a pilot run)
-                             [default: paper].
+                             [default: {d.SCHEDULE}].
   --start HOW                Starting states of ratio runs: exact (draws from MODEL_A
                              by enumerating its smaller layer, up to 30 units), gibbs
                              (chains on MODEL_A), or auto: exact up to 20 units
-                             (default: auto; evaluate: with --base-model only).
+                             (default: {d.RATIO_START}; evaluate: with --base-model only).
   --burn-in N                Gibbs sweeps before the first sample from MODEL_A: chains
                              started at data need many on trained models
-                             (default: 20000; evaluate: with --base-model only).
+                             (default: {d.RATIO_BURN_IN}; evaluate: with --base-model only).
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
-                             evaluate: reverse (RAISE) chains per test row (default: 10).
+                             evaluate: reverse (RAISE) chains per test row (default: {d.RAISE_CHAINS}).
   --steps-between N          Gibbs sweeps between the states a chain gives
-                             [default: 100].
+                             [default: {d.RATIO_STEPS_BETWEEN}].
   --exact                    Enumerate (the only method of logz).
   --layers SIZES             Hidden-layer sizes of a DBN, bottom first (500,2000).
   --init-transpose           Start each DBN layer above the first as the transpose
@@ -152,19 +154,19 @@ Options:
   --layer-input INPUT        What each DBN layer above the first is trained on:
                              samples of Q(h | below) or their probabilities (probs)
                              [default: samples].
-  --samples M                Samples of Q per vector (bound; default: 1 for
-                             variational, 100 for harmonic).
+  --samples M                Samples of Q per vector (bound; default: {d.VARIATIONAL_SAMPLES} for
+                             variational, {d.HARMONIC_SAMPLES} for harmonic).
   --entropy E                analytic (SM08 Eq. 23) or sampled (-ln Q) [default:
                              analytic].
   --logz VALUE               ln Z of the top RBM, instead of estimating it by AIS.
   --n N                      Samples to draw, or hidden units to draw (the first N)
                              [default: 100].
   --steps S                  sample: Gibbs sweeps of each sample's chain, from
-                             uniform random bits [default: 1000].  bound: Markov
-                             chain steps S of chib (default 40), betas of ais's
-                             linear schedule (default 1000).
+                             uniform random bits [default: {d.SAMPLE_STEPS}].  bound: Markov
+                             chain steps S of chib (default {d.CHIB_STEPS}), betas of ais's
+                             linear schedule (default {d.AIS_PER_VECTOR_BETAS}).
   --repeats R                bound: independent chib estimates per vector, averaged
-                             in p (default 1); ais runs per vector (default 16).
+                             in p (default {d.CHIB_REPEATS}); ais runs per vector (default {d.AIS_PER_VECTOR_RUNS}).
   --trace                    bound --method chib: the estimate at S = 1, 2, 5, 10,
                              20, 40 (up to --steps) as a table (MS09 Figure 2), and
                              as a figure with --plot FILE.
@@ -190,6 +192,7 @@ Options:
 
 Errors are printed as one sentence on stderr, with a non-zero exit status.
 """
+USAGE = _USAGE.format(d=defaults)
 
 
 _DEFAULT = re.compile(r"\s*\[default: [^\]]*\]", re.IGNORECASE)

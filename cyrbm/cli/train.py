@@ -18,9 +18,6 @@ _TRAIN_SETTINGS = {
     "--temperatures": "temperatures", "--chains": "chains", "--hop-prob": "hop_prob",
     "--modes": "modes", "--radius": "radius", "--hop-weight": "hop_weight",
 }
-#: the options of one training method only
-_METHOD_OPTIONS = {"--temperatures": "pt", "--chains": "pt", "--hop-prob": "amh",
-                   "--modes": "amh", "--radius": "amh", "--hop-weight": "amh"}
 
 
 def _train_settings(args):
@@ -29,9 +26,6 @@ def _train_settings(args):
     method = args["--method"]
     if method not in METHODS:
         raise UsageError(f"--method must be one of {', '.join(METHODS)}, not {method!r}.")
-    for option, only in _METHOD_OPTIONS.items():
-        if args.get(option) is not None and method != only and not args.get("--resume"):
-            raise UsageError(f"{option} is an option of --method {only}, not of {method}.")
     temperatures = args.get("--temperatures")
     if temperatures is not None:
         from cyrbm.tempering import parse_temperatures
@@ -69,7 +63,7 @@ def _train_settings(args):
         # the options of PT and AMH, only when given (Trainer's defaults otherwise)
         **{key: value for key, value in (
             ("temperatures", temperatures),
-            ("chains", _whole(args, "--chains", 1, optional=True) if method == "pt" else None),
+            ("chains", _whole(args, "--chains", 1, optional=True)),
             ("hop_prob", _real(args, "--hop-prob", low=0, high=1, optional=True)),
             ("modes", _whole(args, "--modes", 1, optional=True)),
             ("radius", _whole(args, "--radius", 0, optional=True)),
