@@ -114,6 +114,12 @@ def sweep(data, test, grid, *, fixed=None, seed=0, runs=100, schedule="paper",
     data = load_data(data) if isinstance(data, (str, os.PathLike)) else np.asarray(data)
     test = load_data(test) if isinstance(test, (str, os.PathLike)) else np.asarray(test)
     Annealer(runs=runs, schedule=schedule, seed=seed)       # bad settings: refused now
+    if out_dir is not None:                                 # and a bad output folder
+        try:
+            os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
+        except OSError as exc:
+            raise SweepError(f"cannot make the output folder '{out_dir}': "
+                             f"{exc.strerror or exc}.") from None
     settings = (int(seed), int(runs), schedule)
     if client is None:
         parts = []
@@ -140,8 +146,6 @@ def sweep(data, test, grid, *, fixed=None, seed=0, runs=100, schedule="paper",
     result = {"rows": rows, "best": best, "seed": int(seed), "runs": int(runs),
               "schedule": schedule if isinstance(schedule, str) else "array"}
     if out_dir is not None:
-        models = os.path.join(out_dir, "models")
-        os.makedirs(models, exist_ok=True)
         for model, row in done:
             row["model"] = os.path.join("models", f"{row['name']}.npz")
             model.save(os.path.join(out_dir, row["model"]))

@@ -20,6 +20,7 @@ distributed = pytest.importorskip("distributed")
 import cyrbm  # noqa: E402
 from cyrbm.distributed import DistributedError, check_client, slices  # noqa: E402
 
+from _commands import child_env, cyrbm_command, run  # noqa: E402
 from _reference import tiny_dbn  # noqa: E402
 
 CHUNKS = [1, 3, 64]
@@ -215,9 +216,10 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_cli_ais_with_scheduler(tmp_path, rbm):
-    """``cyrbm ais --scheduler`` against ``dask scheduler`` and ``dask worker`` started
-    as commands (what the README tells a cluster's machines to run)."""
+def test_cli_ais_and_sweep_with_scheduler(tmp_path, rbm, capsys):
+    """``cyrbm ais --scheduler`` and ``cyrbm sweep --scheduler`` against ``dask
+    scheduler`` and ``dask worker`` started as commands (what the README tells a
+    cluster's machines to run): the numbers of the same commands without it."""
     dask = Path(sys.executable).with_name("dask")
     if not dask.exists():
         pytest.skip("the dask command is not installed beside this Python")
@@ -225,7 +227,7 @@ def test_cli_ais_with_scheduler(tmp_path, rbm):
     rbm.save(model)
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = dict(os.environ)
+    env = child_env()
     procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port",
                                str(port), "--dashboard-address", ":0"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
@@ -238,8 +240,7 @@ def test_cli_ais_with_scheduler(tmp_path, rbm):
         c = distributed.Client(address, timeout=30)
         c.wait_for_workers(2, timeout=60)
         c.close()
-        cyrbm_cmd = Path(sys.executable).with_name("cyrbm")
-        args = [str(cyrbm_cmd), "ais", str(model), "--runs", "6", "--schedule", "linear:50",
+        args = cyrbm_command() + ["ais", str(model), "--runs", "6", "--schedule", "linear:50",
                 "--seed", "3", "--json"]
         far = subprocess.run(args + ["--scheduler", address], env=env, capture_output=True,
                              text=True, timeout=120)
@@ -252,6 +253,21 @@ def test_cli_ais_with_scheduler(tmp_path, rbm):
                              env=env, capture_output=True, text=True, timeout=120)
         assert bad.returncode == 1 and "no Dask scheduler answered" in bad.stderr
         assert "Traceback" not in bad.stderr
+        cfg = tmp_path / "sweep.json"
+        cfg.write_text(json.dumps({"data": "digits:train", "test": "digits:test", "seed": 1,
+                                   "grid": {"n_hidden": [5, 7]}, "fixed": {"epochs": 2},
+                                   "ais": {"runs": 4, "schedule": "linear:50"}}))
+        code, out, err = run(["sweep", cfg, "-o", tmp_path / "here", "--json"], capsys)
+        assert code == 0, err
+        far = subprocess.run(cyrbm_command() + ["sweep", str(cfg), "-o", str(tmp_path / "far"),
+                                                "--scheduler", address, "--json"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert far.returncode == 0, far.stderr
+        here, there = json.loads(out), json.loads(far.stdout)
+        assert [r["avg_log_prob"] for r in here["rows"]] == \
+            [r["avg_log_prob"] for r in there["rows"]]
+        assert here["best"] == there["best"]
+        assert (tmp_path / "far" / "results.csv").exists()
     finally:
         for p in reversed(procs):
             p.terminate()
