@@ -210,6 +210,36 @@ def test_sweep_same_bits_and_files(client, tmp_path):
         sweep_from_config(cfg)
 
 
+@pytest.mark.parametrize("argv", [
+    ["ratio", "{a}", "{b}", "--runs", "4", "--schedule", "linear:30"],
+    ["evaluate", "{b}", "--data", "{v}", "--runs", "4", "--chains", "2",
+     "--schedule", "linear:30"],
+    ["bound", "{dbn}", "--data", "{w}", "--method", "chib", "--steps", "3", "--logz", "2.5"],
+    ["bound", "{dbn}", "--data", "{w}", "--runs", "4", "--schedule", "linear:30"]])
+def test_cli_commands_with_scheduler(client, tmp_path, rbm, data, dbn_case, capsys, argv):
+    """ratio, evaluate and bound with --scheduler print the numbers they print without."""
+    files = {"a": tmp_path / "a.npz", "b": tmp_path / "b.npz", "v": tmp_path / "v.npy",
+             "dbn": tmp_path / "dbn.npz", "w": tmp_path / "w.npy"}
+    rbm.save(files["a"])
+    cyrbm.RBM.random(12, 5, seed=4, scale=0.5).save(files["b"])
+    np.save(files["v"], data)
+    dbn_case[0].save(files["dbn"])
+    np.save(files["w"], dbn_case[1])
+    args = [a.format(**files) for a in argv] + ["--json"]
+    code, near, err = run(args, capsys)
+    assert code == 0, err
+    code, far, err = run(args + ["--scheduler", client.scheduler.address], capsys)
+    assert code == 0, err
+    assert _untimed(json.loads(near)) == _untimed(json.loads(far))
+
+
+def _untimed(x):
+    """``x`` without its timings (every key naming seconds), at any depth."""
+    if isinstance(x, dict):
+        return {k: _untimed(v) for k, v in x.items() if "seconds" not in k}
+    return [_untimed(v) for v in x] if isinstance(x, list) else x
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
