@@ -28,12 +28,18 @@ CHUNKS = [1, 3, 64]
 
 @pytest.fixture(scope="module")
 def client():
+    # worker processes start with this process's sys.path: a folder holding a module
+    # named distributed (bench/, which other tests put there) would hide dask's package
+    kept = list(sys.path)
+    sys.path[:] = [p for p in sys.path
+                   if not os.path.exists(os.path.join(p or ".", "distributed.py"))]
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                        dashboard_address=None, silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()
     cluster.close()
+    sys.path[:] = kept
 
 
 @pytest.fixture(scope="module")
