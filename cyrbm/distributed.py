@@ -14,7 +14,8 @@ re-run after a lost worker gives the same bits.
 * A task uses its worker's share of its machine's cores: the usable cores of the host
   divided by the threads of all the workers on that host (at least 1).  A worker runs
   one task per thread, so the cores are not oversubscribed.
-* The one progress bar (cyrbm/_progress.py) follows the tasks as they finish.
+* The one progress bar (cyrbm/_progress.py) follows the tasks as they finish; Ctrl-C
+  is answered within about a second (the tasks are released).
 
 ``import cyrbm`` does not import dask; a ``client`` given without it installed is
 refused in one sentence naming the extra.
@@ -148,12 +149,20 @@ def map_slices(client, task, n, chunk, *, shared=(), args=(), progress=None, des
     index = {f.key: k for k, f in enumerate(futures)}
     results = [None] * len(parts)
     bar = progress_bar(progress, n, 0, desc, unit=unit)
+    pending = set(futures)
     try:
-        for future in distributed.as_completed(futures):
-            k = index[future.key]
-            results[k] = future.result()
-            if bar is not None:
-                bar.update(parts[k][1] - parts[k][0])
+        while pending:
+            # waits of at most a second, between which Ctrl-C and SIGTERM are answered
+            try:
+                done, pending = distributed.wait(pending, timeout=1.0,
+                                                 return_when="FIRST_COMPLETED")
+            except (TimeoutError, distributed.TimeoutError):
+                continue
+            for future in done:
+                k = index[future.key]
+                results[k] = future.result()
+                if bar is not None:
+                    bar.update(parts[k][1] - parts[k][0])
     finally:
         if bar is not None:
             bar.close()

@@ -184,6 +184,22 @@ def test_killed_worker_same_bits(client):
     assert victim not in set(client.scheduler_info()["workers"]) and victim in before
 
 
+def test_ctrl_c_is_answered(client):
+    """SIGINT while the client waits for its tasks: KeyboardInterrupt within about a
+    second (the waits are cut to one second), not when the tasks end."""
+    import signal
+    import threading
+    model = cyrbm.RBM.random(200, 100, seed=6, scale=0.1)
+    ann = cyrbm.Annealer(runs=8, schedule="linear:300000", seed=9, progress=False)
+    timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        ann.log_partition(model, client=client, chunk=2)
+    assert time.perf_counter() - t0 < 4.0
+    timer.join()
+
+
 def test_sweep_same_bits_and_files(client, tmp_path):
     """One task per configuration: the same rows as a local sweep, the table written as
     JSON and CSV, the models saved (and loadable), the best named."""
