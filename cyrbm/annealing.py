@@ -29,6 +29,7 @@ from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
+from cyrbm.distributed import check_client, default_chunk, map_slices
 from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
@@ -151,7 +152,7 @@ class Annealer:
                         refresh=self.refresh, chunk=self.chunk)
 
     def log_partition(self, model, base_rate=None, data=None, *, base_data=None,
-                      pseudocount=1.0, _key=0):
+                      pseudocount=1.0, client=None, chunk=None, _key=0):
         """Estimate ln Z of ``model`` by AIS from a base-rate model (SM08 Eq. 13-18).
 
         The base-rate model has W = 0, visible biases b_A and (like the model) M hidden
@@ -177,11 +178,15 @@ class Annealer:
             Data for the base rate when it differs from ``data``.
         pseudocount : float
             Smoothing of the fitted base rate.
+        client : distributed.Client, optional
+            Run the runs on a Dask cluster (:mod:`cyrbm.distributed`), ``chunk`` runs a
+            task (default: two tasks a worker thread): the same bits as without.
 
         Returns
         -------
         AISResult
         """
+        check_client(client)
         model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)
@@ -191,29 +196,34 @@ class Annealer:
                                pseudocount, checked=base_data is None)
         bA_stored = bA.astype(model.dtype).astype(np.float64)      # the biases the runs use
         log_Z_base = _anneal.base_rate_log_z(bA_stored, M)          # Eq. 18
-        streams = self._streams(_key)       # _key: another purpose's independent streams
-        engine = _anneal.GibbsEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
-                                   streams, dtype=model.dtype, n_threads=self.threads,
-                                   refresh_every=self.refresh)
         t0 = time.perf_counter()
-        engine.sample_visible(0.0)          # exact samples from the base-rate model
-        self._anneal(engine, "AIS ln Z")
+        # _key: another purpose's independent streams
+        if client is None:
+            log_w, samples = ais_runs(self, bA_stored, model, np.arange(self.runs), key=_key,
+                                      progress=self.progress, desc="AIS ln Z")
+        else:
+            parts = map_slices(client, _partition_task, self.runs,
+                               chunk or default_chunk(client, self.runs),
+                               shared=(self, model, bA_stored), args=(_key,),
+                               progress=self.progress, desc="AIS ln Z")
+            log_w, samples = (np.concatenate(x) for x in zip(*parts))
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
             mean_lp = float(np.mean(model._log_unnormalized_rows(v_data, self.threads)))
             n_data = v_data.shape[0]
-        return AISResult(kind="partition", log_weights=engine.log_weights,
+        return AISResult(kind="partition", log_weights=log_w,
                          log_Z_base=log_Z_base, betas=self.betas.size, runs=self.runs,
                          seconds=seconds, threads=self.threads, dtype=model.dtype,
                          seed=self.seed, schedule=self.schedule_spec,
-                         samples=engine.visible(), mean_log_unnormalized=mean_lp,
+                         samples=samples, mean_log_unnormalized=mean_lp,
                          n_data=n_data,
                          extra={"base_rate": "data" if isinstance(base_rate, str) else
                                 ("zero" if base_rate is None else "given")})
 
     def log_ratio(self, model_a, model_b, data=None, *, start=defaults.RATIO_START, burn_in=None,
-                  chains=None, steps_between=None, init=None, log_Z_a=None):
+                  chains=None, steps_between=None, init=None, log_Z_a=None, client=None,
+                  chunk=None):
         """Estimate ln(Z_B / Z_A) for two RBMs on the same visible units (SM08 Sec. 3.2).
 
         The intermediate distributions (Eq. 13-14) have energy::
@@ -262,11 +272,14 @@ class Annealer:
         log_Z_a : float, optional
             ln Z_A if known; the result then also holds ln Z_B-hat.  Computed exactly
             when A's smaller layer has at most EXACT_START_UNITS units.
+        client, chunk : as :meth:`log_partition`; with Gibbs starts a task takes
+            ``chunk`` chains and the runs that start from them.
 
         Returns
         -------
         AISResult
         """
+        check_client(client)
         A = as_rbm(model_a, "model_a")
         B = as_rbm(model_b, "model_b")
         if A.n_visible != B.n_visible:
@@ -322,17 +335,28 @@ class Annealer:
                 log_Z_a = log_Z_exact
             chain_info = {"start": "exact", "burn_in": None, "chains": None,
                           "steps_between": None}
+            plan, n = {"starts": starts}, self.runs
         else:
-            starts = self._chain_starts(A, dtype, chains, burn_in, steps_between, init)
+            if init is not None:
+                v0 = init[np.arange(chains) % init.shape[0]]
+            else:
+                v0 = (self._generator(2).random((chains, D)) < 0.5).astype(np.uint8)
             if log_Z_a is None and m_a <= EXACT_START_UNITS:
                 log_Z_a = exact_log_partition(A, threads=self.threads)
             chain_info = {"start": "gibbs", "burn_in": burn_in, "chains": chains,
                           "steps_between": steps_between}
-        engine = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
-                                   self._streams(0), dtype=dtype, n_threads=self.threads,
-                                   refresh_every=self.refresh)
-        engine.set_visible(starts)
-        self._anneal(engine, "AIS ln(ZB/ZA)")
+            plan, n = dict(chain_info, v0=v0), chains
+        if client is None:
+            parts = [_ratio_task(self, A, B, dtype, plan, 0, n, threads=self.threads,
+                                 progress=self.progress)]
+        else:
+            parts = map_slices(client, _ratio_task, n, chunk or default_chunk(client, n),
+                               shared=(self, A, B, dtype, plan), progress=self.progress,
+                               desc="AIS ln(ZB/ZA)", unit="chain" if not exact else "run")
+        runs = np.concatenate([p[0] for p in parts])
+        log_w, samples = np.empty(self.runs), np.empty((self.runs, D), dtype=np.uint8)
+        log_w[runs] = np.concatenate([p[1] for p in parts])
+        samples[runs] = np.concatenate([p[2] for p in parts])
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
@@ -344,11 +368,11 @@ class Annealer:
         # At beta = 0 the hidden units of B are free (each contributes a factor 2), and at
         # beta = 1 those of A are: Z_0 = 2^nB Z_A, Z_K = 2^nA Z_B.  Remove the constant so
         # the weights estimate Z_B / Z_A itself.
-        log_weights = engine.log_weights + (B.n_hidden - A.n_hidden) * _LN2
+        log_weights = log_w + (B.n_hidden - A.n_hidden) * _LN2
         return AISResult(kind="ratio", log_weights=log_weights,
                          log_Z_base=log_Z_a, betas=self.betas.size, runs=self.runs,
                          seconds=seconds, threads=self.threads, dtype=dtype, seed=self.seed,
-                         schedule=self.schedule_spec, samples=engine.visible(),
+                         schedule=self.schedule_spec, samples=samples,
                          mean_log_unnormalized=mean_lp, n_data=n_data,
                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
                                     n_hidden_b=B.n_hidden))
@@ -356,7 +380,7 @@ class Annealer:
     def evaluate(self, model, data, *, base_rate="data", base_data=None,
                  chains=defaults.RAISE_CHAINS,
                  simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
-                 start="auto", burn_in=None):
+                 start="auto", burn_in=None, client=None, chunk=None):
         """The AIS/RAISE sandwich: the mean test log-probability of ``data`` under
         ``model`` from forward AIS (optimistic) and from reverse annealing, RAISE
         (conservative; Burda, Grosse & Salakhutdinov 2015), side by side.
@@ -380,6 +404,9 @@ class Annealer:
         annealer's runs and schedule; it enters both estimates equally, so the gap does
         not depend on it (``result.base`` says which it was).
 
+        With ``client`` (and ``chunk`` runs a task, as :meth:`log_partition`) forward AIS
+        and RAISE run on a Dask cluster, with the same bits.
+
         Returns
         -------
         cyrbm.evaluation.EvaluationResult
@@ -390,7 +417,7 @@ class Annealer:
         return evaluate(self, model, data, base_rate=base_rate, base_data=base_data,
                         chains=chains, simulate=simulate, pseudocount=pseudocount,
                         base_model=base_model, base_log_Z=base_log_Z, start=start,
-                        burn_in=burn_in)
+                        burn_in=burn_in, client=client, chunk=chunk)
 
     # ------------------------------------------------------------------ internals
     def _streams(self, key, n=None):
@@ -436,52 +463,98 @@ class Annealer:
         p_on = A.visible_probs(states)
         return (rng.random(p_on.shape) < p_on).astype(np.uint8), log_z
 
-    def _chain_starts(self, A, dtype, chains, burn_in, steps_between, init):
-        """Starting states of the runs: Gibbs chains on model A (see log_ratio).
 
-        Each chain is one sequence of sweeps, taken in pieces of ``chunk`` sweeps (for the
-        progress bar) without changing a number: chain c gives its m-th state after
-        ``burn_in + m * steps_between`` sweeps, and run r takes state r // chains of chain
-        r % chains."""
-        D = A.n_visible
-        chain = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
-                                  np.zeros(0), self._streams(1, chains), dtype=dtype,
-                                  n_threads=self.threads, refresh_every=self.refresh)
-        if init is not None:
-            v0 = init[np.arange(chains) % init.shape[0]]
-        else:
-            v0 = (self._generator(2).random((chains, D)) < 0.5).astype(np.uint8)
-        chain.set_visible(v0)
-        per_chain = -(-self.runs // chains)
-        marks = [burn_in + m * steps_between for m in range(per_chain)]
-        taken = []
-        bar = progress_bar(self.progress, marks[-1], 0, "Gibbs on model A", unit="sweep")
-        try:
-            done = 0
-            for mark in marks:
-                for s0, s1 in pieces(done, mark, most=self.chunk):
-                    chain.sweep(s1 - s0, force_refresh=s0 == 0, start=s0)
-                    if bar is not None:
-                        bar.update(s1 - s0)
-                done = mark
-                taken.append(chain.visible())
-        finally:
+# ------------------------------------------------------------- runs, in any slices
+def ais_runs(annealer, base, model, runs, *, key=0, starts=None, dtype=None, threads=None,
+             progress=False, desc="AIS"):
+    """Forward AIS runs ``runs`` (their indices) of ``annealer``'s schedule from ``base``
+    (a base rate's visible biases, SM08 Eq. 13-18, or an RBM A, Sec. 3.2) to ``model``.
+
+    Run r draws from stream r of (seed, "ais", key) and starts from exact draws of the
+    base rate, or from ``starts`` (one row a run): its numbers do not depend on the other
+    runs given, so any slices of the runs give the whole's bits.  Returns (the log
+    weights, the end states).
+    """
+    runs = np.asarray(runs, dtype=np.intp)
+    params = (base.vbias, base.W, base.hbias) if hasattr(base, "W") else (base, None, None)
+    streams = ais_streams(annealer.seed, int(runs.max()) + 1 if runs.size else 0, key)[runs]
+    engine = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias, streams,
+                                 dtype=model.dtype if dtype is None else dtype,
+                                 n_threads=annealer.threads if threads is None else threads,
+                                 refresh_every=annealer.refresh)
+    if starts is None:
+        engine.sample_visible(0.0)          # exact samples from the base-rate model
+    else:
+        engine.set_visible(starts)
+    betas = annealer.betas
+    K = betas.size - 1
+    bar = progress_bar(progress, K, 0, desc, unit="beta")
+    try:
+        for k, k1 in pieces(1, K + 1, most=annealer.chunk):
+            engine.steps(betas, k, k1, K, True, k == 1)
             if bar is not None:
-                bar.close()
-        starts = np.stack(taken)                   # (per_chain, chains, D)
-        r = np.arange(self.runs)
-        return starts[r // chains, r % chains]
+                bar.update(k1 - k)
+    finally:
+        if bar is not None:
+            bar.close()
+    return engine.log_weights, engine.visible()
 
-    def _anneal(self, engine, desc):
-        betas = self.betas
-        K = betas.size - 1
-        bar = progress_bar(self.progress, K, 0, desc, unit="beta")
-        try:
-            for k, k1 in pieces(1, K + 1, most=self.chunk):
-                engine.steps(betas, k, k1, K, True, k == 1)
+
+def chain_starts(annealer, A, dtype, chain_ids, v0, per_chain, burn_in, steps_between, *,
+                 threads=None, progress=False):
+    """Starting states of ratio runs: block-Gibbs chains ``chain_ids`` on model A, from
+    ``v0`` (one row a chain; see :meth:`Annealer.log_ratio`).
+
+    Chain c draws from stream c of (seed, "ais", 1) and gives its m-th state after
+    ``burn_in + m * steps_between`` sweeps, taken in pieces of ``chunk`` sweeps (for the
+    progress bar) without changing a number.  Returns (per_chain, len(chain_ids), D).
+    """
+    D = A.n_visible
+    chain_ids = np.asarray(chain_ids, dtype=np.intp)
+    streams = ais_streams(annealer.seed, int(chain_ids.max()) + 1, 1)[chain_ids]
+    chain = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
+                                np.zeros(0), streams, dtype=dtype,
+                                n_threads=annealer.threads if threads is None else threads,
+                                refresh_every=annealer.refresh)
+    chain.set_visible(v0)
+    marks = [burn_in + m * steps_between for m in range(per_chain)]
+    taken = []
+    bar = progress_bar(progress, marks[-1], 0, "Gibbs on model A", unit="sweep")
+    try:
+        done = 0
+        for mark in marks:
+            for s0, s1 in pieces(done, mark, most=annealer.chunk):
+                chain.sweep(s1 - s0, force_refresh=s0 == 0, start=s0)
                 if bar is not None:
-                    bar.update(k1 - k)
-        finally:
-            if bar is not None:
-                bar.close()
+                    bar.update(s1 - s0)
+            done = mark
+            taken.append(chain.visible())
+    finally:
+        if bar is not None:
+            bar.close()
+    return np.stack(taken)
 
+
+def _partition_task(annealer, model, base, r0, r1, key, *, threads):
+    """Runs r0 .. r1 of :meth:`Annealer.log_partition` (a task of cyrbm.distributed)."""
+    return ais_runs(annealer, base, model, np.arange(r0, r1), key=key, threads=threads)
+
+
+def _ratio_task(annealer, A, B, dtype, plan, c0, c1, *, threads, progress=False):
+    """The runs of :meth:`Annealer.log_ratio` that start from exact draws c0 .. c1
+    (``plan["starts"]``), or from Gibbs chains c0 .. c1 (run r takes state r // chains of
+    chain r % chains).  Returns (the runs' indices, their log weights, end states)."""
+    if "starts" in plan:
+        runs = np.arange(c0, c1)
+        starts = plan["starts"][c0:c1]
+    else:
+        C = plan["chains"]
+        r = np.arange(annealer.runs)
+        runs = r[(r % C >= c0) & (r % C < c1)]
+        taken = chain_starts(annealer, A, dtype, np.arange(c0, c1), plan["v0"][c0:c1],
+                             -(-annealer.runs // C), plan["burn_in"], plan["steps_between"],
+                             threads=threads, progress=progress)
+        starts = taken[runs // C, runs % C - c0]
+    log_w, ends = ais_runs(annealer, A, B, runs, starts=starts, dtype=dtype, threads=threads,
+                           progress=progress, desc="AIS ln(ZB/ZA)")
+    return runs, log_w, ends

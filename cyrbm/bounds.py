@@ -222,9 +222,10 @@ class BoundEstimator:
         self.ais = log_Z if isinstance(log_Z, AISResult) else None
         self.log_Z_value = value
 
-    def _log_Z(self, data=None):
+    def _log_Z(self, data=None, client=None):
         """(ln Z-hat of the top RBM, the AISResult or None): given, or estimated once by AIS
-        from a base-rate model fitted to ``data`` passed up through Q."""
+        from a base-rate model fitted to ``data`` passed up through Q (on ``client``'s
+        cluster when given)."""
         if self.log_Z_value is None:
             from cyrbm.annealing import Annealer
             ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
@@ -238,7 +239,7 @@ class BoundEstimator:
                                    dtype=np.float64)
                 on = q.sum(axis=0)
                 base = np.log(on + 1.0) - np.log(q.shape[0] - on + 1.0)   # pseudo-count 1
-            self._set_log_Z(ann.log_partition(top, base_rate=base))
+            self._set_log_Z(ann.log_partition(top, base_rate=base, client=client))
         return self.log_Z_value, self.ais
 
     # ---------------------------------------------------------------- helpers
@@ -253,9 +254,9 @@ class BoundEstimator:
             raise BoundError(f"the number of samples M must be at least 1, not {samples}.")
         return int(samples)
 
-    def _terms(self, layers, v, samples, seed):
-        """The kernel's (lpv, lrest, lq, ent), each (N, M): see cyrbm._dbn."""
-        from cyrbm import _dbn
+    def _terms(self, layers, v, samples, seed, client=None, chunk=None):
+        """The kernel's (lpv, lrest, lq, ent), each (N, M): see cyrbm._dbn; on a Dask
+        cluster in tasks of ``chunk`` vectors with ``client`` (the same bits)."""
         N = v.shape[0]
         width = max(max(r.n_visible, r.n_hidden) for r in layers)
         padded = 2 * sum(r.W.size * r.W.itemsize + 64 * r.n_visible for r in layers)
@@ -263,18 +264,13 @@ class BoundEstimator:
                      + self.threads * BLOCK_ROWS * width * 8 * (len(layers) + 2),
                      f"the bound's terms for {N} vectors x {samples} samples",
                      "use fewer samples or fewer vectors at a time")
-        streams = bound_streams(self.seed if seed is None else seed, N)
-        # in pieces of vectors (each with its own stream, so the same numbers), about
-        # 0.1 s each: Ctrl-C is answered between them
-        terms = [np.empty((N, samples)) for _ in range(4)]
-        first = max(1, BLOCK_ROWS // samples) * self.threads
-        for i0, i1 in pieces(0, N, first):
-            part = _dbn.bound_terms([r.W for r in layers], [r.vbias for r in layers],
-                                    [r.hbias for r in layers], v[i0:i1], samples,
-                                    streams[i0:i1], self.threads, BLOCK_ROWS)
-            for whole, piece in zip(terms, part):
-                whole[i0:i1] = piece
-        return tuple(terms)
+        settings = (samples, self.seed if seed is None else seed)
+        if client is None:
+            return _terms_slice(layers, v, 0, N, settings, threads=self.threads)
+        from cyrbm.distributed import default_chunk, map_slices
+        parts = map_slices(client, _terms_slice, N, chunk or default_chunk(client, N),
+                           shared=(layers, v), args=(settings,), desc="bound", unit="vector")
+        return tuple(np.concatenate(x) for x in zip(*parts))
 
     def _result(self, method, values, t0, samples, *, log_Z=None, ais=None, mc_stderr=None,
                 seed=None, extra=None, per_sample=None):
@@ -284,7 +280,8 @@ class BoundEstimator:
                            extra=extra, per_sample=per_sample)
 
     # ------------------------------------------------------------- estimators
-    def variational(self, data, samples=defaults.VARIATIONAL_SAMPLES, *, entropy="analytic", seed=None):
+    def variational(self, data, samples=defaults.VARIATIONAL_SAMPLES, *, entropy="analytic",
+                    seed=None, client=None, chunk=None):
         """The variational lower bound B(v) of SM08 Eq. 19-24 for each data vector.
 
         B(v) = E_Q[ln p*(v, h)] + H(Q(h | v)) - ln Z, with the expectation by M samples
@@ -304,6 +301,9 @@ class BoundEstimator:
             bottom one transposed: every term is then ln p(v) exactly).
         seed : int, optional
             Seed of the draws (default: the estimator's).
+        client, chunk : a ``distributed.Client`` to run on a Dask cluster, ``chunk``
+            vectors a task (:mod:`cyrbm.distributed`; the same bits); ln Z-hat too, when
+            it is estimated here.
 
         Returns
         -------
@@ -315,19 +315,20 @@ class BoundEstimator:
         if entropy not in ENTROPY_MODES:
             raise BoundError(f"entropy must be 'analytic' or 'sampled', not {entropy!r}.")
         v = self._data(data)
-        log_Z, ais = self._log_Z(v)
+        log_Z, ais = self._log_Z(v, client)
         if self.model.n_layers == 1:
             per = self.model.top.log_unnormalized(v, threads=self.threads)[:, None]
             mc = None
         else:
-            lpv, lrest, lq, ent = self._terms(self.model.layers, v, M, seed)
+            lpv, lrest, lq, ent = self._terms(self.model.layers, v, M, seed, client, chunk)
             per = lpv + lrest + (ent if entropy == "analytic" else -lq)
             mc = _within_stderr(per)
         values = per.mean(axis=1) - log_Z
         return self._result("variational", values, t0, M, log_Z=log_Z, ais=ais, mc_stderr=mc,
                             seed=seed, extra={"entropy": entropy}, per_sample=per - log_Z)
 
-    def harmonic(self, data, samples=defaults.HARMONIC_SAMPLES, *, seed=None):
+    def harmonic(self, data, samples=defaults.HARMONIC_SAMPLES, *, seed=None, client=None,
+                 chunk=None):
         """The harmonic-mean estimate of ln p(v) (MS09 Eq. 2): a cautionary baseline.
 
         1 / p(v) = E_{p(h | v)}[1 / p(v | h_1)] is estimated from M states of a Markov chain
@@ -338,7 +339,7 @@ class BoundEstimator:
         carry large weights that a finite chain rarely visits, so the estimate of
         1 / p(v) is low with high probability: the method *over-estimates* ln p(v), on
         average (Jensen's inequality), and its empirical spread does not show it.
-        Use it only to see why not to.
+        Use it only to see why not to.  ``client``, ``chunk``: as :meth:`variational`.
         """
         t0 = time.perf_counter()
         M = self._samples(samples)
@@ -346,7 +347,7 @@ class BoundEstimator:
         layers = self.model.layers
         if len(layers) == 1:
             layers = [layers[0], layers[0].transposed()]    # posterior of h exactly Q
-        lpv, lrest, lq, ent = self._terms(layers, v, M, seed)
+        lpv, lrest, lq, ent = self._terms(layers, v, M, seed, client, chunk)
         lw = lpv + lrest - lq
         rng = np.random.default_rng(np.random.SeedSequence(
             make_streams(self.seed if seed is None else seed, "bound", 1, 1)[0]))
@@ -368,7 +369,8 @@ class BoundEstimator:
         return self._result("harmonic", values, t0, M, seed=seed,
                             extra={"acceptance_rate": rate})
 
-    def chib(self, data, steps=defaults.CHIB_STEPS, repeats=defaults.CHIB_REPEATS, *, seed=None):
+    def chib(self, data, steps=defaults.CHIB_STEPS, repeats=defaults.CHIB_REPEATS, *, seed=None,
+             client=None, chunk=None):
         """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
         Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
 
@@ -384,6 +386,7 @@ class BoundEstimator:
             Independent estimates per vector, averaged in p (MS09 averaged 10).
         seed : int, optional
             Seed of the chains (default: the estimator's; purpose "chib").
+        client, chunk : as :meth:`variational` (``chunk`` items: vector x repeat).
 
         Returns
         -------
@@ -397,15 +400,16 @@ class BoundEstimator:
         steps = _chib_api._whole(steps, "the number of Markov chain steps S")
         repeats = _chib_api._whole(repeats, "the number of repeats R")
         v = self._data(data)
-        log_Z, ais = self._log_Z(v)
+        log_Z, ais = self._log_Z(v, client)
         est = _chib_api.chib_log_prob(self.model.layers, v, log_Z, steps=steps,
                                       repeats=repeats, seed=self.seed if seed is None else seed,
-                                      threads=self.threads)
+                                      threads=self.threads, client=client, chunk=chunk)
         return self._result("chib", est.log_probs, t0, repeats, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"steps": steps, "repeats": repeats}, per_sample=est.samples)
 
-    def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q", seed=None):
+    def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q",
+                       seed=None, client=None, chunk=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
         Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
         ln Z-hat.
@@ -418,6 +422,7 @@ class BoundEstimator:
         schedule : the betas ("linear:K", "paper", an array; default cyrbm.chib's).
         base : "q" (start from Q(h1 | v)) or "uniform".
         seed : int, optional
+        client, chunk : as :meth:`variational` (``chunk`` items: vector x run).
 
         Returns
         -------
@@ -428,11 +433,12 @@ class BoundEstimator:
         _chib_api.dbn_layers(self.model.layers, "per-vector AIS")
         runs = _chib_api._whole(runs, "the number of AIS runs per vector")
         v = self._data(data)
-        log_Z, ais = self._log_Z(v)
+        log_Z, ais = self._log_Z(v, client)
         kwargs = {} if schedule is None else {"schedule": schedule}
         est = _chib_api.ais_per_vector(self.model.layers, v, log_Z, runs=runs, base=base,
                                        seed=self.seed if seed is None else seed,
-                                       threads=self.threads, **kwargs)
+                                       threads=self.threads, client=client, chunk=chunk,
+                                       **kwargs)
         return self._result("ais", est.log_probs, t0, runs, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"runs": runs, "betas": est.betas, "base": base},
@@ -453,6 +459,24 @@ class BoundEstimator:
         log_Z, ais = self._log_Z(v)
         values = self.model.top.log_unnormalized(v, threads=self.threads) - log_Z
         return self._result("rbm", values, t0, 1, log_Z=log_Z, ais=ais)
+
+
+def _terms_slice(layers, v, j0, j1, settings, *, threads):
+    """The bound's terms of vectors j0 .. j1, each from its own stream (seed, "bound"),
+    in pieces of about 0.1 s (Ctrl-C answered between them): the same numbers in any
+    slices."""
+    from cyrbm import _dbn
+    samples, seed = settings
+    streams = bound_streams(seed, j1)
+    terms = [np.empty((j1 - j0, samples)) for _ in range(4)]
+    first = max(1, BLOCK_ROWS // samples) * threads
+    for i0, i1 in pieces(j0, j1, first):
+        part = _dbn.bound_terms([r.W for r in layers], [r.vbias for r in layers],
+                                [r.hbias for r in layers], v[i0:i1], samples,
+                                streams[i0:i1], threads, BLOCK_ROWS)
+        for whole, piece in zip(terms, part):
+            whole[i0 - j0:i1 - j0] = piece
+    return tuple(terms)
 
 
 def _within_stderr(per):

@@ -131,11 +131,39 @@ def _threads(threads, low, top, items, sweeps):
     return auto_threads(threads, work)
 
 
-def _in_calls(n_items, n_threads, run):
-    """run(i0, i1) over consecutive groups of items, of about 0.1 s each (Ctrl-C answered
-    between groups; each item has its own stream, so the grouping changes no number)."""
-    for i0, i1 in pieces(0, n_items, n_threads, most=_ITEMS_PER_CALL * n_threads):
-        run(i0, i1)
+def _item_slice(low, top, v, j0, j1, settings, *, threads):
+    """Items j0 .. j1 (test vector j // R, repeat or run j % R) of the Chib-style
+    estimator (``settings[0] == "chib"``: ln P*(v, h*) and ln T-hat, MS09 Eq. 11-15)
+    or of per-vector AIS ("ais": ln w), each from its own stream, in calls of about
+    0.1 s (Ctrl-C answered between them); the grouping changes no number."""
+    method, R, seed, x, refresh, flag = settings
+    model = _kernel_model(low, top)[0]
+    vec = (np.arange(j0, j1) // R).astype(np.int32)
+    if method == "chib":
+        streams = chib_streams(seed, j1, x)
+        out = (np.empty(j1 - j0), np.empty(j1 - j0))
+    else:
+        streams = per_vector_ais_streams(seed, j1)
+        out = (np.empty(j1 - j0),)
+    for i0, i1 in pieces(j0, j1, threads, most=_ITEMS_PER_CALL * threads):
+        st = np.ascontiguousarray(streams[i0:i1])
+        if method == "chib":
+            part = model.estimate(v, vec[i0 - j0:i1 - j0], x, st, threads, refresh, flag)
+        else:
+            part = (model.ais(v, vec[i0 - j0:i1 - j0], x, st, threads, refresh, flag),)
+        for whole, piece in zip(out, part):
+            whole[i0 - j0:i1 - j0] = piece
+    return out
+
+
+def _items(client, chunk, low, top, v, items, settings, threads):
+    """_item_slice over all the items: here, or on a Dask cluster in tasks of ``chunk``
+    items (cyrbm.distributed; the same bits).  Returns the slices' results in order."""
+    if client is None:
+        return [_item_slice(low, top, v, 0, items, settings, threads=threads)]
+    from cyrbm.distributed import default_chunk, map_slices
+    return map_slices(client, _item_slice, items, chunk or default_chunk(client, items),
+                      shared=(low, top, v), args=(settings,), desc=settings[0], unit="item")
 
 
 # ------------------------------------------------------------------------- result
@@ -217,7 +245,7 @@ class LogProbEstimate:
 # ------------------------------------------------------------------------- estimators
 def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
                   repeats=defaults.CHIB_REPEATS, seed=defaults.SEED, threads=None,
-                  refresh=10, _tilde_backward=True):
+                  refresh=10, client=None, chunk=None, _tilde_backward=True):
     """ln P(v) of each row of ``data`` by the Chib-style estimator of Murray &
     Salakhutdinov (2009, Sec. 3, Figure 1).
 
@@ -247,6 +275,8 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
         repeat); the result does not depend on ``threads``.
     refresh : int
         Sweeps between exact recomputations of the kept inputs.
+    client, chunk : a ``distributed.Client`` to run on a Dask cluster, ``chunk`` items
+        (vector x repeat) a task (:mod:`cyrbm.distributed`): the same bits.
 
     Returns
     -------
@@ -258,21 +288,14 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     refresh = _whole(refresh, "refresh")
     lz = _log_z(log_Z)
     v = _data(data, low)
-    model, dtype = _kernel_model(low, top)
+    dtype = _kernel_model(low, top)[1]
     n = v.shape[0]
     items = n * repeats
-    vec = np.repeat(np.arange(n, dtype=np.int32), repeats)
-    streams = chib_streams(seed, items, steps)
     nt = _threads(threads, low, top, items, 2 * steps)
-    lp, ph = np.empty(items), np.empty(items)
     t0 = time.perf_counter()
-
-    def run(i0, i1):
-        st = np.ascontiguousarray(streams[i0:i1])
-        lp[i0:i1], ph[i0:i1] = model.estimate(v, vec[i0:i1], steps, st, nt, refresh,
-                                              _tilde_backward)
-
-    _in_calls(items, nt, run)
+    settings = ("chib", repeats, seed, steps, refresh, _tilde_backward)
+    lp, ph = (np.concatenate(x) for x in zip(*_items(client, chunk, low, top, v, items,
+                                                       settings, nt)))
     from cyrbm import _chib
     log_probs = _chib.combine(lp, ph, repeats, lz)
     return LogProbEstimate(method="chib", samples=(lp - ph - lz).reshape(n, repeats),
@@ -281,8 +304,8 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
 
 
 def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS_PER_VECTOR_RUNS,
-                   base="q", seed=defaults.SEED,
-                   threads=None, refresh=10):
+                   base="q", seed=defaults.SEED, threads=None, refresh=10, client=None,
+                   chunk=None):
     """ln P(v) of each row of ``data`` by annealed importance sampling over h1, one
     annealing per test vector (MS09 Sec. 5.1, their gold standard).
 
@@ -304,6 +327,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
         The tractable start: SM08's factorial Q(h1 | v) (close to the posterior when
         it is unimodal), or the uniform distribution (no preference for Q's mode, which
         helps when the posterior has a mode Q does not point to).
+    client, chunk : as :func:`chib_log_prob` (``chunk`` items: vector x run).
 
     Returns
     -------
@@ -318,20 +342,13 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     lz = _log_z(log_Z)
     betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
     v = _data(data, low)
-    model, dtype = _kernel_model(low, top)
+    dtype = _kernel_model(low, top)[1]
     n = v.shape[0]
     items = n * runs
-    vec = np.repeat(np.arange(n, dtype=np.int32), runs)
-    streams = per_vector_ais_streams(seed, items)
     nt = _threads(threads, low, top, items, betas.size)
-    lw = np.empty(items)
     t0 = time.perf_counter()
-
-    def run(i0, i1):
-        st = np.ascontiguousarray(streams[i0:i1])
-        lw[i0:i1] = model.ais(v, vec[i0:i1], betas, st, nt, refresh, base == "q")
-
-    _in_calls(items, nt, run)
+    settings = ("ais", runs, seed, betas, refresh, base == "q")
+    lw = np.concatenate(_items(client, chunk, low, top, v, items, settings, nt))
     return LogProbEstimate(method="ais", samples=(lw - lz).reshape(n, runs), log_Z=lz,
                            seed=seed, betas=int(betas.size),
                            seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
@@ -400,14 +417,13 @@ class ChibTrace:
 
 
 def chib_trace(dbn, data, log_Z, *, steps=TRACE_STEPS, repeats=defaults.CHIB_REPEATS,
-               seed=defaults.SEED,
-               threads=None, references=None):
+               seed=defaults.SEED, threads=None, references=None, client=None):
     """:func:`chib_log_prob` at each S of ``steps`` (MS09 Figure 2), each an independent
-    run; ``references`` (name: value, e.g. the variational bound and per-vector AIS) are
-    carried to the table and figure."""
+    run (on ``client``'s Dask cluster when given); ``references`` (name: value, e.g. the
+    variational bound and per-vector AIS) are carried to the table and figure."""
     steps = [_whole(s, "the number of Markov chain steps S") for s in np.atleast_1d(steps)]
     if not steps:
         raise EstimatorError("the trace needs at least one number of steps S.")
     results = [chib_log_prob(dbn, data, log_Z, steps=s, repeats=repeats, seed=seed,
-                             threads=threads) for s in steps]
+                             threads=threads, client=client) for s in steps]
     return ChibTrace(steps, results, references)

@@ -80,7 +80,7 @@ RAISE_BATCH = 2000
 # ------------------------------------------------------------------------------ RAISE
 def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=defaults.RAISE_CHAINS, seed=0,
                       threads=1, refresh=200, chunk=500, batch=RAISE_BATCH, progress=None,
-                      key=_KEY_RAISE):
+                      key=_KEY_RAISE, client=None, runs_per_task=None):
     """Log RAISE weights ln w of every chain of every test vector (see the module
     docstring): a (n_vectors, chains) float64 array.
 
@@ -101,8 +101,11 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=defau
         ln Z_A of an RBM base (required then); a base rate's is Eq. 18.
     chains : int >= 1
     seed : int
-        Run r draws from stream r of (seed, "ais", key): independent of ``threads`` and
-        of ``batch``.
+        Run r draws from stream r of (seed, "ais", key): independent of ``threads``, of
+        ``batch`` and of the slices a cluster runs.
+    client : distributed.Client, optional
+        Run the chains on a Dask cluster (:mod:`cyrbm.distributed`), ``runs_per_task``
+        chains a task: the same bits.
 
     Notes
     -----
@@ -146,30 +149,47 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=defau
         params = (base, None, None)
         log_z0 = (_anneal.base_rate_log_z(base, model.n_hidden) if log_Z_base is None
                   else float(log_Z_base))
-    out = np.empty(R)
     if R == 0:
-        return out.reshape(N, chains)
-    streams = ais_streams(seed, R, key)
-    bar = progress_bar(progress, R * K, 0, "RAISE", unit="step")
-    try:
-        for r0 in range(0, R, batch):
-            r1 = min(R, r0 + batch)
-            eng = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias,
-                                      streams[r0:r1], dtype=dtype, n_threads=threads,
-                                      refresh_every=refresh)
-            eng.set_visible(V[np.arange(r0, r1) // chains])
-            eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
-            for k, k1 in pieces(1, K + 1, most=chunk):
-                # weight at x_{k-1}, then T_{k-1} (the inputs follow the flips of T_K)
-                eng.steps(rev, k, k1, K, True, False)
-                if bar is not None:
-                    bar.update((k1 - k) * (r1 - r0))
-            out[r0:r1] = eng.log_weights
-    finally:
-        if bar is not None:
-            bar.close()
+        return np.empty((N, chains))
+    settings = (int(chains), int(seed), key, dtype, int(refresh), int(chunk), int(batch))
+    if client is None:
+        bar = progress_bar(progress, R * K, 0, "RAISE", unit="step")
+        try:
+            out = _raise_runs(params, model, V, rev, 0, R, settings, threads=threads, bar=bar)
+        finally:
+            if bar is not None:
+                bar.close()
+    else:
+        from cyrbm.distributed import default_chunk, map_slices
+        out = np.concatenate(map_slices(
+            client, _raise_runs, R, runs_per_task or default_chunk(client, R),
+            shared=(params, model, V, rev), args=(settings,), progress=progress,
+            desc="RAISE", unit="chain"))
     lp = np.asarray(model.log_unnormalized(V, threads=threads), dtype=np.float64)
     return out.reshape(N, chains) + (lp - log_z0)[:, None]
+
+
+def _raise_runs(params, model, V, rev, r0, r1, settings, *, threads, bar=None):
+    """RAISE chains r0 .. r1 (chain c of vector n is run n * chains + c, from stream r of
+    (seed, "ais", key)), in batches of engine runs: their ln w before ln p*(v) - ln Z_0."""
+    chains, seed, key, dtype, refresh, chunk, batch = settings
+    K = rev.size - 1
+    streams = ais_streams(seed, r1, key)
+    out = np.empty(r1 - r0)
+    for b0 in range(r0, r1, batch):
+        b1 = min(r1, b0 + batch)
+        eng = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias,
+                                  streams[b0:b1], dtype=dtype, n_threads=threads,
+                                  refresh_every=refresh)
+        eng.set_visible(V[np.arange(b0, b1) // chains])
+        eng.steps(rev, 0, 1, K, False, True)            # x_{K-1} ~ T_K(. | v)
+        for k, k1 in pieces(1, K + 1, most=chunk):
+            # weight at x_{k-1}, then T_{k-1} (the inputs follow the flips of T_K)
+            eng.steps(rev, k, k1, K, True, False)
+            if bar is not None:
+                bar.update((k1 - k) * (b1 - b0))
+        out[b0 - r0:b1 - r0] = eng.log_weights
+    return out
 
 
 def _per_vector(log_w):
@@ -410,7 +430,7 @@ class EvaluationResult:
 # ------------------------------------------------------------------------- evaluation
 def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=defaults.RAISE_CHAINS,
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
-             start="auto", burn_in=None):
+             start="auto", burn_in=None, client=None, chunk=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
     model = as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -433,7 +453,7 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
         if base_log_Z is not None:
             raise AnnealingError("base_log_Z is ln Z of a base model: give base_model too.")
         bA = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount)
-        ais = annealer.log_partition(model, base_rate=bA, data=V)
+        ais = annealer.log_partition(model, base_rate=bA, data=V, client=client, chunk=chunk)
         ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
                                   "zero" if base_rate is None else "given")
         base = bA.astype(model.dtype).astype(np.float64)          # the biases the runs use
@@ -441,20 +461,22 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
         lp_model = model
     else:
         base, ais, describe = _ratio_forward(annealer, model, V, base_model, base_log_Z,
-                                             start, burn_in, base_rate, fit_to, pseudocount)
+                                             start, burn_in, base_rate, fit_to, pseudocount,
+                                             {"client": client, "chunk": chunk})
         ais.extra["base_rate"] = None
         lp_model = model if model.dtype == ais.dtype else model.astype(ais.dtype)
     t0 = time.perf_counter()
     lw = raise_log_weights(model, V, base, annealer.betas, log_Z_base=ais.log_Z_base,
                            chains=chains, seed=annealer.seed, threads=annealer.threads,
                            refresh=annealer.refresh, chunk=annealer.chunk,
-                           progress=annealer.progress)
+                           progress=annealer.progress, client=client, runs_per_task=chunk)
     seconds = time.perf_counter() - t0
     lp = lp_model.log_unnormalized(V, threads=annealer.threads)
     sim = sim_raw = None
     if simulate:
         sim, sim_raw = _simulate(annealer, model, base, ais, int(simulate), chains,
-                                 {"start": start, "burn_in": burn_in})
+                                 {"start": start, "burn_in": burn_in},
+                                 {"client": client, "chunk": chunk})
     return EvaluationResult(ais=ais, raise_log_weights=lw, log_unnormalized=lp,
                             schedule=annealer.schedule_spec, chains=chains,
                             raise_seconds=seconds, simulation=sim, base=describe,
@@ -462,12 +484,13 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
 
 
 def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fit_to,
-                   pseudocount):
+                   pseudocount, cluster):
     """Forward AIS of the sandwich on the path of ratio AIS from RBM A to ``model`` (SM08
     Sec. 3.2, :meth:`Annealer.log_ratio`, with its starting states), and ln Z_A: the given
     one, else exact (A's smaller layer has at most EXACT_START_UNITS units, or
     ``start="exact"``), else base-rate AIS of A with this annealer's runs and schedule.
-    Returns (A, the AISResult with log_Z_base = ln Z_A, the base description)."""
+    ``cluster`` holds log_partition's client and chunk.  Returns (A, the AISResult with
+    log_Z_base = ln Z_A, the base description)."""
     A = as_rbm(A, "base_model")
     if A.n_visible != model.n_visible:
         raise ModelMismatchError(f"the base model has {A.n_visible} visible units and the "
@@ -487,9 +510,10 @@ def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fi
     else:
         source = "ais"
         bA = annealer._base_biases(base_rate, fit_to, A.n_visible, pseudocount)
-        lnz_ais = annealer.log_partition(A, base_rate=bA, _key=_KEY_BASE_LOGZ)
+        lnz_ais = annealer.log_partition(A, base_rate=bA, _key=_KEY_BASE_LOGZ, **cluster)
         log_Z_a = lnz_ais.log_Z
-    ais = annealer.log_ratio(A, model, V, start=start, burn_in=burn_in, log_Z_a=log_Z_a)
+    ais = annealer.log_ratio(A, model, V, start=start, burn_in=burn_in, log_Z_a=log_Z_a,
+                             **cluster)
     describe = {"kind": "model", "n_hidden": A.n_hidden, "log_Z": _num(ais.log_Z_base),
                 "log_Z_source": source, "start": ais.extra["start"],
                 "burn_in": ais.extra["burn_in"], "chains": ais.extra["chains"],
@@ -502,10 +526,10 @@ def _ratio_forward(annealer, model, V, A, log_Z_a, start, burn_in, base_rate, fi
     return A, ais, describe
 
 
-def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
+def _simulate(annealer, model, base, ais, n, chains, ratio_settings, cluster):
     """The bidirectional check on ``n`` states drawn from the model itself; ``base`` is
     the base rate's biases, or RBM A (then ``ratio_settings`` holds log_ratio's start
-    and burn_in, for more forward runs).  Returns (the summary dict, (RAISE's log
+    and burn_in, for more forward runs); ``cluster``: the client and chunk.  Returns (the summary dict, (RAISE's log
     weights, ln p*(v) of the states))."""
     if n < 1:
         raise AnnealingError(f"simulate needs at least 1 state, not {n}.")
@@ -525,14 +549,15 @@ def _simulate(annealer, model, base, ais, n, chains, ratio_settings):
             more = annealer.replace(runs=n)
             if isinstance(base, RBM):
                 states = more.log_ratio(base, model, log_Z_a=ais.log_Z_base,
-                                        **ratio_settings).samples
+                                        **ratio_settings, **cluster).samples
             else:
-                states = more.log_partition(model, base_rate=base).samples
+                states = more.log_partition(model, base_rate=base, **cluster).samples
         source, exact_log_z = "ais", None
     lw = raise_log_weights(model, states, base, annealer.betas, log_Z_base=ais.log_Z_base,
                            chains=chains, seed=annealer.seed, threads=annealer.threads,
                            refresh=annealer.refresh, chunk=annealer.chunk,
-                           progress=annealer.progress, key=_KEY_SIM_RAISE)
+                           progress=annealer.progress, key=_KEY_SIM_RAISE,
+                           client=cluster["client"], runs_per_task=cluster["chunk"])
     est, _ = _per_vector(lw)
     lp_model = model if model.dtype == np.dtype(ais.dtype) else model.astype(ais.dtype)
     lp = np.asarray(lp_model.log_unnormalized(states, threads=annealer.threads))

@@ -17,7 +17,7 @@ import sys
 import time
 
 from cyrbm.cli.options import (_data_file, _real, _whole, binarize_threshold,
-                               default_checkpoint, parse_threads)
+                               default_checkpoint, parse_threads, scheduler_client)
 from cyrbm.cli.train import _merge_resume, _train_settings, epoch_line
 from cyrbm.errors import CyrbmError, stop_status, stop_word
 
@@ -265,21 +265,22 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError(f"--method {method} is for a DBN of two layers; "
                             f"'{args['DBN']}' has {dbn.n_layers}.")
     trace = None
-    if method == "variational":
-        res = est.variational(data, M, entropy=entropy)
-    elif method == "harmonic":
-        res = est.harmonic(data, M)
-    elif method == "chib":
-        res = est.chib(data, steps, repeats)
-        if args["--trace"]:
-            from cyrbm.chib import TRACE_STEPS, chib_trace
-            grid = [s for s in TRACE_STEPS if s < steps] + [steps]
-            trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
-                               seed=seed, threads=threads)
-            if args["--plot"] is not None:
-                trace.plot(args["--plot"])
-    else:
-        res = est.ais_per_vector(data, repeats, schedule=f"linear:{steps}")
+    with scheduler_client(args) as client:
+        if method == "variational":
+            res = est.variational(data, M, entropy=entropy, client=client)
+        elif method == "harmonic":
+            res = est.harmonic(data, M, client=client)
+        elif method == "chib":
+            res = est.chib(data, steps, repeats, client=client)
+            if args["--trace"]:
+                from cyrbm.chib import TRACE_STEPS, chib_trace
+                grid = [s for s in TRACE_STEPS if s < steps] + [steps]
+                trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
+                                   seed=seed, threads=threads, client=client)
+                if args["--plot"] is not None:
+                    trace.plot(args["--plot"])
+        else:
+            res = est.ais_per_vector(data, repeats, schedule=f"linear:{steps}", client=client)
     result = {"command": "bound", "model": args["DBN"], "data": args["--data"],
               "sizes": dbn.sizes}
     result.update(res.to_dict(values=False))

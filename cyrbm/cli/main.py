@@ -12,7 +12,7 @@ from cyrbm.errors import CyrbmError, Terminated, stop_status, stop_word
 
 
 COMMANDS = ("train", "info", "ais", "ratio", "logz", "dbn", "bound", "sample", "filters",
-            "evaluate")
+            "evaluate", "sweep")
 
 
 def _handler(command):
@@ -30,6 +30,9 @@ def _handler(command):
     if command in ("sample", "filters"):
         from cyrbm.cli.pictures import cmd_filters, cmd_sample
         return cmd_sample if command == "sample" else cmd_filters
+    if command == "sweep":
+        from cyrbm.cli.sweep import cmd_sweep
+        return cmd_sweep
     from cyrbm.cli.measure import _measure
     return _measure(command)
 

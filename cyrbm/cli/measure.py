@@ -3,7 +3,7 @@
 Each takes the docopt arguments dict and returns a JSON-ready dict (keys documented in
 docs/json_keys_ais.md); :func:`_measure` prints it.  Usage lines (in cli/parse.py):
 
-    cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
+    cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
     cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED] [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S] [--threads T] [--json]
     cyrbm logz MODEL --exact [--threads T] [--json]
     cyrbm evaluate MODEL --data DATA [...] [--base-model A] [--base-logz VALUE] [--start HOW] [--burn-in N]
@@ -16,7 +16,7 @@ Every user error is raised as a CyrbmError whose message is one sentence.
 import json
 import time
 
-from cyrbm.cli.options import _data_file, _interval, _real, parse_threads
+from cyrbm.cli.options import _data_file, _interval, _real, parse_threads, scheduler_client
 from cyrbm import defaults
 from cyrbm.annealing import AnnealingError, Annealer, exact_log_partition
 from cyrbm.datasets import load_data
@@ -67,8 +67,9 @@ def run_ais(args):
     data = _data(args, "--data")
     base_data = _data(args, "--base-data")
     fit_to = base_data if base_data is not None else data
-    result = annealer.log_partition(model, base_rate=None if fit_to is None else "data",
-                                    data=data, base_data=fit_to)
+    with scheduler_client(args) as client:
+        result = annealer.log_partition(model, base_rate=None if fit_to is None else "data",
+                                        data=data, base_data=fit_to, client=client)
     out = {"command": "ais", "model": str(args["MODEL"]), "n_visible": model.n_visible,
            "n_hidden": model.n_hidden, "data": args.get("--data"),
            "base_data": args.get("--base-data") or args.get("--data")}
@@ -104,9 +105,10 @@ def run_ratio(args):
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)
     data = _data(args, "--data")
-    result = annealer.log_ratio(model_a, model_b, data=data, start=start,
-                                burn_in=burn_in,
-                                chains=chains, steps_between=steps_between)
+    with scheduler_client(args) as client:
+        result = annealer.log_ratio(model_a, model_b, data=data, start=start,
+                                    burn_in=burn_in, chains=chains,
+                                    steps_between=steps_between, client=client)
     out = {"command": "ratio", "model_a": str(args["MODEL_A"]), "model_b": str(args["MODEL_B"]),
            "n_visible": model_a.n_visible, "data": args.get("--data"),
            "base_data": None, "base_rate": None}      # the runs start from MODEL_A
@@ -186,8 +188,9 @@ def run_evaluate(args):
     annealer.schedule_spec = spec
     if args.get("--save-schedule"):
         evaluation.save_schedule(args["--save-schedule"], annealer.betas)
-    result = annealer.evaluate(model, V, base_rate=bA, chains=chains, simulate=simulate,
-                               base_model=base_model, **base_kw)
+    with scheduler_client(args) as client:
+        result = annealer.evaluate(model, V, base_rate=bA, chains=chains, simulate=simulate,
+                                   base_model=base_model, client=client, **base_kw)
     if base_model is None:
         result.ais.extra["base_rate"] = "data"
         result.base["base_rate"] = "data"

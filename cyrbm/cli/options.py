@@ -1,5 +1,6 @@
 """Options shared by the commands: whole numbers, reals, threads, data and model paths,
 and the printing of numbers and intervals.  Every bad value is a UsageError of one sentence."""
+import contextlib
 import math
 import os
 import sys
@@ -75,6 +76,22 @@ def _cores():
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def scheduler_client(args):
+    """--scheduler ADDRESS: a ``distributed.Client`` of that scheduler for the command's
+    duration (closed after), or None without the option."""
+    address = args.get("--scheduler")
+    if not address:
+        yield None
+        return
+    from cyrbm.distributed import connect
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def parse_threads(raw):

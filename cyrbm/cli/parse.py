@@ -31,10 +31,10 @@ Usage:
               [--hop-weight W]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
-              [--seed S] [--threads T] [--json]
+              [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
   cyrbm ratio MODEL_A MODEL_B [--data DATA] [--runs R] [--schedule SCHED]
               [--start HOW] [--burn-in N] [--chains C] [--steps-between N] [--seed S]
-              [--threads T] [--json]
+              [--threads T] [--json] [--scheduler ADDRESS]
   cyrbm logz MODEL [--exact] [--threads T] [--json]
   cyrbm dbn DATA -o DBN --layers SIZES [--method METHOD] [--k K] [--epochs E]
               [--batch B] [--lr LR] [--lr-decay N0] [--momentum MOM]
@@ -45,13 +45,15 @@ Usage:
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
+              [--scheduler ADDRESS]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
               [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
   cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
               [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
               [--seed S] [--threads T] [--json] [--base-model A] [--base-logz VALUE]
-              [--start HOW] [--burn-in N]
+              [--start HOW] [--burn-in N] [--scheduler ADDRESS]
+  cyrbm sweep CONFIG -o DIR [--scheduler ADDRESS] [--no-progress] [--json]
   cyrbm -h | --help
   cyrbm --version
 
@@ -76,10 +78,13 @@ Commands:
   filters Draw each hidden unit's weights as an image, in a grid written to IMAGE.
   evaluate  The mean test log-probability of DATA from forward AIS (optimistic) and
           from reverse annealing, RAISE (conservative), side by side.
+  sweep   Train every configuration of the grid in CONFIG (a JSON file) and measure
+          each (AIS ln Z, test log-probability and its interval); write results.json,
+          results.csv and the models to DIR, and name the best.
 
 Options:
   -o FILE, --output FILE     File to write: the model (.npz) of train, the image
-                             (.png) of sample and filters.
+                             (.png) of sample and filters; sweep: a directory.
   --hidden N                 Hidden units [default: {d.N_HIDDEN}].
   --method METHOD            cd, pcd (persistent CD / SML), pt (parallel tempering,
                              Cho et al. 2010) or amh (mode-hopping SML, Hu & Yu)
@@ -186,6 +191,9 @@ Options:
   --plot FILE                Write a PNG (needs matplotlib): evaluate: ln Z-hat
                              against runs, the log weights, the AIS/RAISE gap against
                              K; bound --trace: the estimates against S.
+  --scheduler ADDRESS        Run on the Dask cluster of the scheduler at ADDRESS
+                             (tcp://host:8786; the extra 'distributed'): the same
+                             numbers as on this machine.
   --json                     Print the result as one JSON object.
   -h, --help                 Show this help.
   --version                  Show the version.
@@ -269,18 +277,19 @@ _VALUE_OPTIONS = {
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
-    "--repeats", "--base-model", "--base-logz", "--layer-input",
+    "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
                 "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
                 "sample": ["MODEL"], "filters": ["MODEL"],
-                "evaluate": ["MODEL"]}
+                "evaluate": ["MODEL"], "sweep": ["CONFIG"]}
 _OPTIONAL_POSITIONALS = {"info": ["MODEL"]}
 _WHAT = {"DATA": "DATA (the training data)", "MODEL": "MODEL (a model file)",
          "MODEL_A": "MODEL_A and MODEL_B (two model files)",
-         "MODEL_B": "MODEL_B (the second model file)", "DBN": "DBN (a DBN file)"}
+         "MODEL_B": "MODEL_B (the second model file)", "DBN": "DBN (a DBN file)",
+         "CONFIG": "CONFIG (a sweep's JSON file)"}
 
 
 def _usage_lines():
@@ -300,7 +309,7 @@ def _usage_lines():
 def _short_usage(command):
     line = _usage_lines().get(command)
     if line is None:
-        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate|dbn|bound) ...; 'cyrbm --help' lists the options."
+        return "usage: cyrbm (train|info|ais|ratio|logz|sample|filters|evaluate|dbn|bound|sweep) ...; 'cyrbm --help' lists the options."
     required = " ".join(re.sub(r"\[[^\]]*\]", " ", line).split())
     return f"usage: {required} [options]; 'cyrbm --help' lists them."
 
@@ -308,14 +317,14 @@ def _short_usage(command):
 def _usage_problem(argv):
     """(command or None, one sentence) saying why ``argv`` does not fit the usage."""
     if not argv:
-        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)."
+        return None, "no command given (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound, sweep)."
     command = argv[0]
     if command not in _POSITIONALS:
         if command.startswith("-"):
             return None, f"unknown option {command!r} before the command."
         import difflib          # only for a usage error (6 ms at start-up otherwise)
         close = difflib.get_close_matches(command, list(_POSITIONALS), n=1)
-        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound)"
+        also = f" (did you mean '{close[0]}'?)" if close else " (commands: train, info, ais, ratio, logz, sample, filters, evaluate, dbn, bound, sweep)"
         return None, f"unknown command {command!r}{also}."
     usage = _usage_lines()[command]
     allowed = set(re.findall(r"--[\w-]+", usage)) | {"--help", "--version"}
@@ -389,6 +398,8 @@ def _usage_problem(argv):
         return command, "'cyrbm bound' needs --data DATA, the vectors to bound."
     if command in ("sample", "filters") and "--output" not in given:
         return command, f"'cyrbm {command}' needs -o IMAGE, the image file (.png) to write."
+    if command == "sweep" and "--output" not in given:
+        return command, "'cyrbm sweep' needs -o DIR, the directory to write the results to."
     if command == "evaluate" and "--data" not in given:
         return command, "'cyrbm evaluate' needs --data DATA, the test rows."
     return command, "the arguments do not fit its usage."
