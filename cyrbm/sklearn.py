@@ -12,7 +12,7 @@ defaults: PCD-1 (SML) without momentum or weight decay.  The differences:
   smaller layer has at most ``EXACT_START_UNITS`` units, else by AIS from a base-rate
   model (SM08 Eq. 13-18), kept as ``ais_result_`` with its error.  scikit-learn's is a
   one-bit stochastic pseudo-likelihood; its expectation, the exact pseudo-log-likelihood
-  sum_i ln p(v_i | v_-i), is ``pseudo_log_likelihood(X)``.
+  ``sum_i ln p(v_i | v_-i)``, is ``pseudo_log_likelihood(X)``.
 - Rows that are not 0/1 are probabilities in [0, 1] (as scikit-learn's positive phase
   uses them): trained by ``Trainer.fit(probabilities=True)``; values outside [0, 1] are
   refused with a ValueError.
@@ -265,7 +265,7 @@ class BernoulliRBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return float(np.mean(self.score_samples(X)))
 
     def pseudo_log_likelihood(self, X):
-        """sum_i ln p(v_i | v_-i) of each 0/1 row, exactly (every bit, no sampling): the
+        """``sum_i ln p(v_i | v_-i)`` of each 0/1 row, exactly (every bit, no sampling): the
         expectation of scikit-learn's ``score_samples``, which flips one random bit."""
         check_is_fitted(self)
         X = self._checked(X, reset=False, binary=True)

@@ -218,3 +218,16 @@ def test_digits_pipeline_accuracy_at_least_scikit_learns():
             scores.append(pipeline.score(X_test, y_test))
         accuracy[cls] = np.mean(scores)
     assert accuracy[BernoulliRBM] >= accuracy[SkBernoulliRBM] > 0.5, accuracy
+
+
+def test_import_without_scikit_learn_names_the_extra():
+    """cyrbm's core imports without scikit-learn; cyrbm.sklearn says which extra to install."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['sklearn'] = None\n"
+            "import cyrbm, cyrbm.models, cyrbm.training\n"
+            "try:\n    import cyrbm.sklearn\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == ('cyrbm.sklearn needs scikit-learn 1.6 or later: install it with '
+                   'pip install "cyrbm[sklearn]".')
