@@ -133,8 +133,8 @@ class BernoulliRBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         check_non_negative(X, type(self).__name__)       # scikit-learn's own message
         if binary:
             check_binary(X, name="X")
-        else:
-            check_probabilities(X, name="X")
+        elif X.size and X.max() > 1:
+            check_probabilities(X, name="X")        # names the first value above 1
         return X
 
     # -------------------------------------------------------------- training
