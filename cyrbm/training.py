@@ -225,6 +225,7 @@ class Trainer:
         self._last_checkpoint_epoch = None
         self.saved_on_interrupt = False
         self.modes_ = None
+        self._state = None                  # the last fit's state, for warm_start
 
     def _check_sampler_settings(self, method, temperatures, chains, adapt_every, hop_prob,
                                 modes, radius, hop_weight, mode_every):
@@ -314,7 +315,7 @@ class Trainer:
         return self.learning_rate / (1.0 + n_updates / self.lr_decay)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, data, *, model=None, resume=False, probabilities=False):
+    def fit(self, data, *, model=None, resume=False, probabilities=False, warm_start=False):
         """Train on ``data`` (0/1 rows) and return the model.
 
         Parameters
@@ -333,6 +334,13 @@ class Trainer:
             at a Bernoulli draw of x from the chains' own streams (PCD, PT and AMH keep
             their chains).  The reconstruction error and pseudo-log-likelihood of the
             history are taken on a fixed Bernoulli draw of the monitored rows.
+        warm_start : bool
+            Continue from the state this Trainer's last ``fit`` left (the model, the
+            momentum velocities, the persistent chains, the random streams, the epoch and
+            update counts) for ``epochs`` more epochs on ``data`` (``epochs`` becomes the
+            total): on the same data, fits of 1 + 2 epochs give one fit of 3 bit for bit.
+            ``model``, if given, replaces the parameters (they may have been changed
+            since).  In memory only: checkpoints are unchanged.
 
         Raises
         ------
@@ -358,7 +366,13 @@ class Trainer:
         if not resume:
             self._check_sizes(n, D, self.n_hidden if model is None else model.n_hidden)
         fingerprint = _fingerprint(data)
-        if resume:
+        if warm_start:
+            if resume:
+                raise ValueError("resume continues from a checkpoint and warm_start from the "
+                                 "last fit in memory: give one of them.")
+            state = self._warm_state(D, model)
+            model = state["model"]
+        elif resume:
             state = self._load_checkpoint(D, fingerprint)
             model = state["model"]
         else:
@@ -379,8 +393,30 @@ class Trainer:
             }
         self.model = model
         self.history = state["history"]
+        self._state = state
         self._run(data, state, fingerprint)
         return model
+
+    def _warm_state(self, n_visible, model):
+        """The last fit's state, positioned at epoch 0 of a new run (``fit(warm_start=True)``),
+        its parameters replaced by ``model``'s when given."""
+        state = self._state
+        if state is None:
+            raise ValueError("warm_start continues this Trainer's last fit: call fit without "
+                             "it first.")
+        kept = state["model"]
+        if kept.n_visible != n_visible:
+            raise ModelMismatchError(f"training data has {n_visible} columns but the model has "
+                                     f"{kept.n_visible} visible units.")
+        if model is not None:
+            if model.W.shape != kept.W.shape:
+                raise ModelMismatchError(f"warm_start continues a {kept.n_visible} x "
+                                         f"{kept.n_hidden} RBM, not a {model.n_visible} x "
+                                         f"{model.n_hidden} one.")
+            kept.W[...], kept.vbias[...], kept.hbias[...] = model.W, model.vbias, model.hbias
+        state.update(batch=0, epoch_seconds=0.0)
+        self.epochs += state["epoch"]          # epochs more, numbered on from the last fit
+        return state
 
     def _check_sizes(self, n, D, M):
         """Refuse, before allocating, sizes whose arrays cannot fit in memory."""

@@ -39,6 +39,10 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_static_path = []
 
 autodoc_default_options = {"members": True, "inherited-members": False}
+try:        # cyrbm.sklearn needs scikit-learn (the docs extra installs it)
+    import sklearn  # noqa: F401
+except ImportError:
+    autodoc_mock_imports = ["sklearn"]
 autodoc_typehints = "none"
 autosummary_generate = False
 numpydoc_show_class_members = False

@@ -365,3 +365,26 @@ def test_weight_decay_in_one_update_with_a_data_gradient(model86, probabilities)
     np.testing.assert_allclose(decayed.W - plain.W, -lr * wd * model86.W, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(decayed.vbias, plain.vbias)
     np.testing.assert_array_equal(decayed.hbias, plain.hbias)
+
+
+@pytest.mark.parametrize("method", ["cd", "pcd", "pt", "amh"])
+def test_warm_start_continues_as_one_run(method):
+    """fit(epochs=1) then fit(warm_start=True) for 2 more equals one fit of 3 epochs bit
+    for bit (velocities, chains, streams, epoch and update counts carry over); a refit
+    from the model alone (fresh velocities and chains) differs, so the check can fail."""
+    data = (np.random.default_rng(3).random((30, 7)) < 0.4).astype(np.uint8)
+    common = dict(method=method, batch_size=10, momentum=0.5, monitor_size=0,
+                  progress=False, seed=2, lr_decay=5.0)
+    whole = Trainer(4, epochs=3, **common).fit(data)
+    trainer = Trainer(4, epochs=1, **common)
+    model = trainer.fit(data)
+    trainer.epochs = 2
+    warm = trainer.fit(data, warm_start=True)
+    assert trainer.epochs == 3 and [r["epoch"] for r in trainer.history] == [1, 2, 3]
+    np.testing.assert_array_equal(warm.W, whole.W)
+    cold = Trainer(4, epochs=2, **common).fit(data, model=model)
+    assert not np.array_equal(cold.W, whole.W)
+    with pytest.raises(ValueError, match="call fit without it first"):
+        Trainer(4, **common).fit(data, warm_start=True)
+    with pytest.raises(ModelMismatchError, match="8 columns"):
+        trainer.fit(np.zeros((5, 8), np.uint8), warm_start=True)
