@@ -173,6 +173,7 @@ def sm08_rbm(X, k, n_hidden, models, quick, epochs, seed, threads):
     """SM08's CDk(n_hidden) (k = 1, 3 or "1:25"), trained on ``X`` or read from
     ``models``/quick|full/; with the seconds its training took (0 when read)."""
     tag = "quick" if quick else "full"
-    path = os.path.join(models, tag, f"cd{str(k).replace(':', 'to')}_{n_hidden}.npz")
+    name = f"cd{str(k).replace(':', 'to')}_{n_hidden}_e{epochs}.npz"
+    path = os.path.join(models, tag, name)
     return train_or_load(path, n_hidden, X, k=k, epochs=epochs, seed=seed, threads=threads,
                          **SM08_TRAIN)
