@@ -177,3 +177,18 @@ def sm08_rbm(X, k, n_hidden, models, quick, epochs, seed, threads):
     path = os.path.join(models, tag, name)
     return train_or_load(path, n_hidden, X, k=k, epochs=epochs, seed=seed, threads=threads,
                          **SM08_TRAIN)
+
+
+def option(args, name, quick_value):
+    """``quick_value`` under --quick, else the whole number given as option ``name``."""
+    return quick_value if args["--quick"] else int(args[name])
+
+
+def sm08_setup(args, quick_train=10000, quick_test=2000):
+    """The SM08/MS09 scripts' start: (seed, threads, X, T, data set name, test labels),
+    the images cut to ``quick_train`` and ``quick_test`` rows under --quick."""
+    quick = args["--quick"]
+    seed, threads = int(args["--seed"]), int(args["--threads"])
+    X, _, T, labels = load_images(args["--mnist"], quick_train if quick else None,
+                                  quick_test if quick else None, seed=seed, labels=True)
+    return seed, threads, X, T, image_files(args["--mnist"])[1], labels

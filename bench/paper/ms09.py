@@ -48,8 +48,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Clock, check, greedy_top, image_files, load_images,  # noqa: E402
-                    print_table, sm08_rbm)
+from common import (Clock, check, greedy_top, option, print_table,  # noqa: E402
+                    sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
@@ -66,15 +66,12 @@ def main(argv=None):
     a = docopt(__doc__, argv=argv)
     clock = Clock()
     quick = a["--quick"]
-    seed, threads = int(a["--seed"]), int(a["--threads"])
-    n_train = 10000 if quick else None
-    X, _, T, labels = load_images(a["--mnist"], n_train, None, seed=seed, labels=True)
-    _, dname = image_files(a["--mnist"])
-    epochs = 10 if quick else int(a["--epochs"])
-    epochs2 = 1 if quick else int(a["--epochs2"])
-    runs = 20 if quick else int(a["--runs"])
+    seed, threads, X, T, dname, labels = sm08_setup(a, quick_test=None)
+    epochs = option(a, "--epochs", 10)
+    epochs2 = option(a, "--epochs2", 1)
+    runs = option(a, "--runs", 20)
     ais_betas, ais_runs = (300, 4) if quick else (int(a["--ais-betas"]), int(a["--ais-runs"]))
-    repeats = 3 if quick else int(a["--repeats"])
+    repeats = option(a, "--repeats", 3)
     whole = 100 if quick else (int(a["--whole"]) or T.shape[0])
     steps, M = int(a["--steps"]), int(a["--samples"])
 

@@ -47,8 +47,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Clock, check, figure, first_runs, image_files, load_images,  # noqa: E402
-                    log_sd, print_table, save_figure, sm08_rbm)
+from common import (Clock, check, figure, first_runs, log_sd, option,  # noqa: E402
+                    print_table, save_figure, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 
@@ -72,14 +72,11 @@ def main(argv=None):
     args = docopt(__doc__, argv=argv)
     clock = Clock()
     quick = args["--quick"]
-    threads, seed = int(args["--threads"]), int(args["--seed"])
-    n_train, n_test = (10000, 2000) if quick else (None, None)
-    X, T = load_images(args["--mnist"], n_train, n_test, seed=seed)
-    _, dname = image_files(args["--mnist"])
-    epochs = 10 if quick else int(args["--epochs"])
-    runs = 200 if quick else int(args["--runs"])
-    big_runs = 20 if quick else int(args["--big-runs"])
-    em = 20 if quick else int(args["--em"])
+    seed, threads, X, T, dname, _ = sm08_setup(args)
+    epochs = option(args, "--epochs", 10)
+    runs = option(args, "--runs", 200)
+    big_runs = option(args, "--big-runs", 20)
+    em = option(args, "--em", 20)
     big, small_h = (20, 15) if quick else (25, 20)
     models = args["--models"]
     print(f"SM08 Table 1 on {dname}: {X.shape[0]} training, {T.shape[0]} test images; "

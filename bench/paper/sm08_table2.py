@@ -35,8 +35,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (SM08_TRAIN, Clock, check, greedy_top, image_files,  # noqa: E402
-                    load_images, print_table, sm08_rbm)
+from common import (SM08_TRAIN, Clock, check, greedy_top, option,  # noqa: E402
+                    print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.greedy import up_pass  # noqa: E402
@@ -54,14 +54,11 @@ def main(argv=None):
     a = docopt(__doc__, argv=argv)
     clock = Clock()
     quick = a["--quick"]
-    seed, threads = int(a["--seed"]), int(a["--threads"])
-    n_train, n_test = (10000, 2000) if quick else (None, None)
-    X, T = load_images(a["--mnist"], n_train, n_test, seed=seed)
-    _, dname = image_files(a["--mnist"])
-    epochs = 10 if quick else int(a["--epochs"])
-    epochs2 = 1 if quick else int(a["--epochs2"])
-    runs = 10 if quick else int(a["--runs"])
-    rbm_runs = 20 if quick else int(a["--rbm-runs"])
+    seed, threads, X, T, dname, _ = sm08_setup(a)
+    epochs = option(a, "--epochs", 10)
+    epochs2 = option(a, "--epochs2", 1)
+    runs = option(a, "--runs", 10)
+    rbm_runs = option(a, "--rbm-runs", 20)
     tag = "quick" if quick else "full"
     print(f"SM08 Table 2 on {dname}: {X.shape[0]} training, {T.shape[0]} test images; top "
           f"RBMs of 2000 units, {epochs2} epochs; ln Z of each top by AIS ({runs} runs, "
