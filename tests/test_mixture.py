@@ -113,3 +113,8 @@ def test_bad_input_is_one_sentence(tmp_path):
         BernoulliMixture.load(tmp_path / "rbm.npz")
     with pytest.raises(ModelFileError, match="no such mixture file"):
         BernoulliMixture.load(tmp_path / "none.npz")
+
+
+def test_public_name():
+    assert cyrbm.BernoulliMixture is BernoulliMixture
+    assert "BernoulliMixture" in cyrbm.__all__
