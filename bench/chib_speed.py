@@ -4,7 +4,7 @@ test vectors per second with S = 40 steps, and the projected time for 10,000.
 Reference in the same run: the same estimator in plain NumPy (float64, the same
 single-site updates with the kept inputs moved by one weight row per flip and the
 softplus sums recomputed per site), timed on a few vectors.  The DBN is the one
-bench/chib_digits.py trained (its cache), else random weights of the same sizes.
+the former bench/chib_digits.py trained (its cache), else random weights of the same sizes.
 The paper took about 50 minutes for 50 vectors with S = 40 (MS09 Sec. 5.1).
 
 Usage:
@@ -15,7 +15,7 @@ Options:
   --steps S     Markov chain steps [default: 40].
   --threads T   cyrbm threads (default: all cores).
   --numpy N     Vectors for the NumPy reference (0: skip) [default: 1].
-  --cache FILE  Trained DBN of chib_digits.py [default: bench/.cache/dbn_784_500_2000_t].
+  --cache FILE  Trained DBN of the former chib_digits.py [default: bench/.cache/dbn_784_500_2000_t].
   --repeat K    Timings of cyrbm (best and median reported) [default: 3].
 """
 import os
@@ -36,7 +36,7 @@ from cyrbm.chib import chib_log_prob  # noqa: E402
 def load_dbn(cache):
     f1, f2 = cache + ".1.npz", cache + ".2.npz"
     if os.path.exists(f1) and os.path.exists(f2):
-        return [cyrbm.RBM.load(f1), cyrbm.RBM.load(f2)], "trained (chib_digits.py)"
+        return [cyrbm.RBM.load(f1), cyrbm.RBM.load(f2)], "trained (former chib_digits.py)"
     rng = np.random.default_rng(0)
     low = cyrbm.RBM(0.05 * rng.standard_normal((784, 500)), -1 + 0.5 * rng.standard_normal(784),
                     -1 + 0.5 * rng.standard_normal(500), dtype=np.float32)

@@ -1,0 +1,150 @@
+"""Murray & Salakhutdinov (2009) Sec. 5.1 and Figure 2 (left): on 50 test vectors (5 of
+each class) of a 784-500-2000 DBN, the variational bound, per-vector AIS and the
+Chib-style estimator against the number of Markov-chain steps S; per-vector AIS given
+the estimator's time; then the estimator on the whole test set.
+
+Data: MNIST's IDX files given by --mnist, else Fashion-MNIST (not MNIST: its ln p values
+are not the paper's), binarized stochastically as SM08.  The DBN (MS09 used SM08's
+DBN-CD25): RBM1 is CD25(500) of sm08_table1.py (the same training, read from --models
+when that script has run), the top RBM (2000 hidden units) is trained by CD1 on samples of
+Q(h1 | v) from SM08's "W2 = W1^T" start (common.greedy_top).  ln Z of the top RBM comes
+from one AIS estimate (14,500 betas) shared by every method, as in MS09:
+
+* the variational bound (SM08 Eq. 19-24; BoundEstimator.variational, M samples of Q);
+* per-vector AIS over h1 (cyrbm.chib.ais_per_vector), the gold standard, --ais-betas
+  uniform betas (MS09: 10,000, hand-tuned), and with 100 betas (MS09's "AIS given the
+  estimator's time": -89.59, below the bound);
+* the Chib-style estimator (cyrbm.chib.chib_log_prob), S = 40, --repeats runs averaged
+  (MS09: 10), and against S (chib_trace: MS09 Figure 2);
+* the estimator (S = 40, one run) on --whole test vectors (MS09: all 10,000, -84.55).
+
+Usage:
+  ms09.py [options]
+
+Options:
+  --quick         Minutes: 10,000 training images, 10 epochs for RBM1, 1 for the top, 20
+                  AIS runs for ln Z, 300 betas x 4 runs of per-vector AIS, 3 repeats,
+                  100 vectors for the whole-set estimate.
+  --mnist=DIR     Real MNIST's IDX files (default: Fashion-MNIST).
+  --epochs=E      Epochs of RBM1 (as sm08_table1.py) [default: 20].
+  --epochs2=E     CD1 epochs of the top RBM [default: 10].
+  --steps=S       Markov chain steps of the estimator [default: 40].
+  --repeats=R     Independent runs of the estimator per vector [default: 10].
+  --ais-betas=K   Uniform betas of per-vector AIS [default: 10000].
+  --ais-runs=A    Per-vector AIS runs [default: 16].
+  --runs=N        AIS runs for ln Z of the top RBM [default: 100].
+  --samples=M     Samples from Q per vector for the bound [default: 100].
+  --whole=N       Test vectors for the whole-set estimate (0: all) [default: 0].
+  --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
+  --threads=T     Threads [default: 1].
+  --seed=S        Seed of everything [default: 0].
+  --figure=PNG    Where to draw the trace [default: bench/paper/ms09.png].
+"""
+import os
+os.environ.pop("OPENBLAS_L2_SIZE", None)     # this VM's 512 slows OpenBLAS sgemm ~10x
+import sys
+
+import numpy as np
+from docopt import docopt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (Clock, check, greedy_top, option, print_table,  # noqa: E402
+                    sm08_rbm, sm08_setup)
+
+import cyrbm  # noqa: E402
+from cyrbm.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
+from cyrbm.greedy import up_pass  # noqa: E402
+
+# MS09 Sec. 5.1 as printed (their DBN, real MNIST; nats)
+PAPER = {"bound (50 vectors)": -87.05, "per-vector AIS, 10,000 betas": -85.20,
+         "estimator S = 40, 10 runs": -85.22, "AIS, 100 betas": -89.59,
+         "AIS, 1,000 betas": -86.05, "estimator, whole test set": -84.55,
+         "bound, whole test set": -86.22}
+
+
+def main(argv=None):
+    a = docopt(__doc__, argv=argv)
+    clock = Clock()
+    quick = a["--quick"]
+    seed, threads, X, T, dname, labels = sm08_setup(a, quick_test=None)
+    epochs = option(a, "--epochs", 10)
+    epochs2 = option(a, "--epochs2", 1)
+    runs = option(a, "--runs", 20)
+    ais_betas, ais_runs = (300, 4) if quick else (int(a["--ais-betas"]), int(a["--ais-runs"]))
+    repeats = option(a, "--repeats", 3)
+    whole = 100 if quick else (int(a["--whole"]) or T.shape[0])
+    steps, M = int(a["--steps"]), int(a["--samples"])
+
+    rbm1, _ = sm08_rbm(X, "1:25", 500, a["--models"], quick, epochs, seed, threads)
+    top_path = os.path.join(a["--models"], "quick" if quick else "full",
+                            f"ms09_top2000_e{epochs2}.npz")
+    dbn, t_top = greedy_top(rbm1, X, 2000, top_path, start="transpose", seed=seed, k=1,
+                            epochs=epochs2, batch_size=100, learning_rate=0.01,
+                            momentum=0.5, weight_decay=2e-4, threads=threads)
+    logz = cyrbm.Annealer(runs=runs, schedule="paper", seed=seed, threads=threads,
+                          progress=False).log_partition(dbn.top, base_rate="data",
+                                                        base_data=up_pass(rbm1, X, seed=seed))
+    lo, hi = logz.log_Z_interval(3)
+    print(f"MS09 Sec. 5.1 on {dname}: DBN 784-500-2000 (RBM1 CD25(500), {epochs} epochs; top "
+          f"CD1 from W2 = W1^T, {epochs2} epochs, {t_top:.0f} s); ln Z of the top by AIS "
+          f"({runs} runs, 14,500 betas) {logz.log_Z:.3f} (±3σ: {lo:.3f} .. {hi:.3f}, "
+          f"{logz.seconds:.0f} s)")
+
+    pick = np.concatenate([np.flatnonzero(labels == c)[:5] for c in range(10)])
+    V = T[pick]
+    est_ = cyrbm.BoundEstimator(dbn, log_Z=logz, seed=seed, threads=threads)
+    bound = est_.variational(V, samples=M)
+    est = chib_log_prob(dbn, V, logz, steps=steps, repeats=repeats, seed=seed, threads=threads)
+    ais = ais_per_vector(dbn, V, logz, schedule=f"linear:{ais_betas}", runs=ais_runs,
+                         seed=seed, threads=threads)
+    short = ais_per_vector(dbn, V, logz, schedule="linear:100", runs=2, seed=seed + 1,
+                           threads=threads)
+    rows = [("variational bound", f"M = {M}", bound.mean, bound.seconds,
+             PAPER["bound (50 vectors)"]),
+            ("per-vector AIS", f"{ais_betas} betas x {ais_runs} runs", ais.mean, ais.seconds,
+             PAPER["per-vector AIS, 10,000 betas"]),
+            ("Chib-style estimator", f"S = {steps}, {repeats} runs", est.mean, est.seconds,
+             PAPER["estimator S = 40, 10 runs"]),
+            ("per-vector AIS, short", "100 betas x 2 runs", short.mean, short.seconds,
+             PAPER["AIS, 100 betas"])]
+    print_table("50 test vectors, 5 of each class: mean ln P(v), nats (MS09's column: their "
+                "DBN on MNIST, as printed)", ["method", "setting", "mean", "seconds", "MS09"],
+                rows)
+    d = est.log_probs - bound.values
+    check("the Chib-style estimator is >= the bound", est.mean >= bound.mean,
+          f"estimator - bound {d.mean():+.3f} nats on average, >= for {int((d >= 0).sum())} "
+          f"of {d.size} vectors (MS09: +1.83)")
+    e = float(np.hypot(est.mc_stderr, ais.mc_stderr))
+    check("the estimator is close to per-vector AIS", abs(est.mean - ais.mean) <= 3 * e + 0.1,
+          f"estimator - AIS {est.mean - ais.mean:+.3f} nats, Monte Carlo error {e:.3f} "
+          f"(MS09: -0.02)")
+    check("short AIS (100 betas) is worse than both",
+          short.mean < min(est.mean, ais.mean),
+          f"{short.mean:.3f} against estimator {est.mean:.3f}, AIS {ais.mean:.3f}, bound "
+          f"{bound.mean:.3f} (MS09: -89.59, below the bound -87.05); seconds: short AIS "
+          f"{short.seconds:.1f}, estimator {est.seconds:.1f}")
+
+    tr = chib_trace(dbn, V, logz, steps=[1, 2, 5, 10, 20, 40], repeats=repeats,
+                    seed=seed + 5, threads=threads,
+                    references={"variational bound": float(bound.mean),
+                                "per-vector AIS": float(ais.mean)})
+    print("\nthe estimator against S (MS09 Figure 2, left):")
+    print(tr.table())
+    tr.plot(a["--figure"], title=f"784-500-2000 DBN, 50 {dname.split(' ')[0]} test vectors")
+    print(f"figure: {a['--figure']}")
+
+    W = T[:whole]
+    c = Clock()
+    allv = chib_log_prob(dbn, W, logz, steps=steps, repeats=1, seed=seed + 7, threads=threads)
+    allb = est_.variational(W, samples=5)
+    print_table(f"the first {whole} test vectors (MS09: all 10,000)",
+                ["method", "mean ln P(v)", "stderr", "seconds", "MS09"],
+                [("variational bound (M = 5)", allb.mean, allb.stderr, allb.seconds,
+                  PAPER["bound, whole test set"]),
+                 (f"estimator (S = {steps})", allv.mean, allv.stderr, c.wall(),
+                  PAPER["estimator, whole test set"])])
+    print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor")
+
+
+if __name__ == "__main__":
+    main()
