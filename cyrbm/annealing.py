@@ -192,8 +192,7 @@ class Annealer:
                                    streams, dtype=model.dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         t0 = time.perf_counter()
-        engine.sample_visible(0.0)          # exact samples from the base-rate model
-        self._anneal(engine, "AIS ln Z")
+        self._anneal(engine, "AIS ln Z", 0)     # from exact samples of the base rate
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
@@ -325,7 +324,7 @@ class Annealer:
                                    self._streams(0), dtype=dtype, n_threads=self.threads,
                                    refresh_every=self.refresh)
         engine.set_visible(starts)
-        self._anneal(engine, "AIS ln(ZB/ZA)")
+        self._anneal(engine, "AIS ln(ZB/ZA)", 1)
         seconds = time.perf_counter() - t0
         mean_lp, n_data = None, 0
         if v_data is not None and v_data.shape[0] > 0:
@@ -461,15 +460,17 @@ class Annealer:
         r = np.arange(self.runs)
         return starts[r // chains, r % chains]
 
-    def _anneal(self, engine, desc):
+    def _anneal(self, engine, desc, first):
+        """AIS steps first <= k <= K (step 0: the exact draw from the base rate) on the
+        engine's one driver (``GibbsEngine.anneal``), in pieces for the progress bar."""
         betas = self.betas
         K = betas.size - 1
         bar = progress_bar(self.progress, K, 0, desc, unit="beta")
         try:
-            for k, k1 in pieces(1, K + 1, most=self.chunk):
-                engine.steps(betas, k, k1, K, True, k == 1)
+            for k, k1 in pieces(first, K + 1, most=self.chunk):
+                engine.anneal(betas, k, k1)
                 if bar is not None:
-                    bar.update(k1 - k)
+                    bar.update(k1 - max(k, 1))
         finally:
             if bar is not None:
                 bar.close()
