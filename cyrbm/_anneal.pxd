@@ -10,16 +10,6 @@ from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
 
 
-cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
-                    const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
-                    int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads, Py_ssize_t first=*) noexcept nogil
-
-cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
-                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
-                      Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads, Py_ssize_t first=*) noexcept nogil
-
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,

@@ -68,13 +68,14 @@ def use_dense_tables(mode):
     return previous
 
 
-cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
-                    const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
-                    int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads, Py_ssize_t first=0) noexcept nogil:
-    """Steps k0 <= k < k1 of the schedule ``betas`` for the runs first <= r < runs (see
-    cyrbm_ais_block in cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a
-    block-Gibbs transition at beta_k while k < k_end.
+cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t runs,
+                     const double *betas, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t k_end,
+                     int weights, Py_ssize_t refresh_every, int force_refresh,
+                     int n_threads) noexcept nogil:
+    """Steps s0 <= s < s1 of the runs first <= r < runs: AIS steps of the schedule
+    ``betas`` (``anneal``, cyrbm_ais_block in cyrbm/_kernels/anneal_t.h: log weights if
+    ``weights``, a block-Gibbs transition at beta_s while s < k_end) or tempered
+    block-Gibbs sweeps, run r at betas[r] (cyrbm_gibbs_tempered).
 
     The runs are split into one contiguous block per thread, each taken through all the
     steps with no synchronisation; each run's arithmetic and random numbers are the same
@@ -82,17 +83,24 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
     """
     cdef int nt = cap_threads(n_threads, runs - first)
     cdef Py_ssize_t t, r0, r1, n = runs - first
-    if n <= 0 or k1 <= k0:
+    cdef const cyrbm_ais_pair *P = &B.pair
+    cdef cyrbm_ais_state *S = &B.st
+    cdef bint f32 = B.float32
+    if n <= 0 or s1 <= s0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = first + t * n // nt
         r1 = first + (t + 1) * n // nt
-        if float32:
-            cyrbm_ais_block_f32(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
+        if anneal and f32:
+            cyrbm_ais_block_f32(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
                                 force_refresh)
+        elif anneal:
+            cyrbm_ais_block_f64(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
+                                force_refresh)
+        elif f32:
+            cyrbm_gibbs_tempered_f32(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
         else:
-            cyrbm_ais_block_f64(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
-                                force_refresh)
+            cyrbm_gibbs_tempered_f64(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -111,34 +119,14 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
             cyrbm_ais_visible_f64(P, S, r0, r1, beta)
 
 
-cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
-                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
-                      Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads, Py_ssize_t first=0) noexcept nogil:
-    """Tempered block-Gibbs sweeps s0 <= s < s1 for the runs first <= r < runs, run r at
-    beta[r] (see cyrbm_gibbs_tempered): one contiguous block of runs per thread, as
-    ais_steps."""
-    cdef int nt = cap_threads(n_threads, runs - first)
-    cdef Py_ssize_t t, r0, r1, n = runs - first
-    if n <= 0 or s1 <= s0:
-        return
-    for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = first + t * n // nt
-        r1 = first + (t + 1) * n // nt
-        if float32:
-            cyrbm_gibbs_tempered_f32(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
-        else:
-            cyrbm_gibbs_tempered_f64(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
-
-
 cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
                     Py_ssize_t s1, Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
                     int force_refresh, int n_threads, bint check_signals,
                     Py_ssize_t piece=0) noexcept nogil:
     """The one driver of the engine's transitions, for the Python API (GibbsEngine) and
     the C API alike: steps s0 <= s < s1 of every run, either AIS steps (``anneal``:
-    ais_steps over the schedule ``betas``, transitions while s < k_end, log weights if
-    ``weights``) or tempered block-Gibbs sweeps (gibbs_steps, run r at betas[r]).
+    over the schedule ``betas``, transitions while s < k_end, log weights if ``weights``)
+    or tempered block-Gibbs sweeps, run r at betas[r] (_run_steps).
 
     With ``check_signals`` the work is cut into pieces of about 0.1 s, pieces of steps
     (the first ``piece`` long, 0 for all; then grown or shrunk by their time; step
@@ -161,12 +149,8 @@ cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t
         lo = 0
         while lo < runs:
             hi = min(runs, lo + block)
-            if anneal:
-                ais_steps(&B.pair, &B.st, B.float32, hi, betas, s, e, k_end, weights,
-                          refresh_every, force_refresh if s == s0 else 0, n_threads, lo)
-            else:
-                gibbs_steps(&B.pair, &B.st, B.float32, hi, betas, s, e, refresh_every,
-                            force_refresh if s == s0 else 0, n_threads, lo)
+            _run_steps(B, anneal, lo, hi, betas, s, e, k_end, weights, refresh_every,
+                       force_refresh if s == s0 else 0, n_threads)
             lo = hi
             if check_signals and (lo < runs or e < s1) and time_to_check(&last) \
                     and signal_raised():
@@ -371,8 +355,8 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
     last = seconds_now()
     for s in range(steps):
-        gibbs_steps(&B.pair, &B.st, floating is float, R, beta, s, s + 1, GIBBS_REFRESH,
-                    1 if s == 0 else 0, n_threads)
+        engine_run(&B, False, beta, s, s + 1, 0, 0, GIBBS_REFRESH, 1 if s == 0 else 0,
+                   n_threads, False)
         pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
                  swap_streams, acc, n_threads)
         if check_signals and s + 1 < steps and time_to_check(&last) and signal_raised():
