@@ -23,6 +23,8 @@ from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+from libc.math cimport isfinite
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
@@ -95,6 +97,17 @@ cdef int log_unnormalized(const floating *W, const floating *vbias, const floati
 
 
 # ------------------------------------------------------------------ version 2: ln Z
+cdef bint _valid_betas(const double *betas, Py_ssize_t n_betas) noexcept nogil:
+    """0 = beta_0 < beta_1 < ... < beta_{K} = 1, all finite (as make_schedule checks)."""
+    cdef Py_ssize_t k
+    if betas == NULL or n_betas < 2 or betas[0] != 0.0 or betas[n_betas - 1] != 1.0:
+        return False
+    for k in range(1, n_betas):
+        if not (betas[k] > betas[k - 1]) or not isfinite(betas[k]):
+            return False
+    return True
+
+
 cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
                            Py_ssize_t n_visible, Py_ssize_t n_hidden,
                            const floating *base_rate, const double *betas,
@@ -102,9 +115,42 @@ cdef int ais_log_partition(const floating *W, const floating *vbias, const float
                            Py_ssize_t refresh_every, double *log_weights,
                            double *log_Z_base, uint8_t *samples,
                            int n_threads) noexcept nogil:
-    return _anneal.ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
-                                     n_betas, runs, streams, refresh_every, log_weights,
-                                     log_Z_base, samples, n_threads)
+    """AIS from the base-rate model to the RBM (W, vbias, hbias): SM08 Eq. 13-18.
+
+    The driver ``ais_anneal`` (as ``Annealer.log_partition`` runs it) in one call, from
+    the base-rate model (visible biases ``base_rate``, NULL for zeros; M free hidden
+    units): exact samples of it, then one block-Gibbs transition at each beta_k, k =
+    1..K-1, and ln p*_k(v_k) - ln p*_{k-1}(v_k) added to the log weights for k = 1..K
+    (Eq. 11-12).
+    ``streams`` (runs x 32 uint64, from ``annealing.ais_streams``) advance in place.
+    Outputs: ``log_weights`` (runs, float64); if not NULL, ``log_Z_base`` = ln Z_A
+    (Eq. 18) and ``samples`` (runs x n_visible uint8, the runs' final visible states).
+    Returns 0, -1 when memory runs out, -2 for invalid sizes or schedule.
+    """
+    cdef _anneal.ais_buffers B
+    cdef Py_ssize_t K = n_betas - 1, r
+    cdef int status
+    if (n_visible < 1 or n_hidden < 1 or runs < 1 or refresh_every < 1 or W == NULL
+            or vbias == NULL or hbias == NULL or streams == NULL or log_weights == NULL
+            or not _valid_betas(betas, n_betas)):
+        return -2
+    status = _anneal.ais_alloc(&B, floating is float, runs, n_visible, 0, n_hidden)
+    if status != 0:
+        return status
+    if base_rate != NULL:
+        _anneal.ais_set_rbm(&B, 0, <const floating *> NULL, base_rate, <const floating *> NULL)
+    _anneal.ais_set_rbm(&B, 1, W, vbias, hbias)
+    memcpy(B.st.rng, streams, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    _anneal.ais_anneal(&B, betas, K, 0, K + 1, refresh_every, n_threads, False)
+    memcpy(log_weights, B.st.logw, runs * sizeof(double))
+    memcpy(streams, B.st.rng, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    if samples != NULL:
+        for r in range(runs):
+            memcpy(samples + r * n_visible, B.st.v + r * B.pair.ldV, n_visible)
+    if log_Z_base != NULL:
+        log_Z_base[0] = _anneal.base_rate_log_partition(base_rate, n_visible, n_hidden)
+    _anneal.ais_free(&B)
+    return 0
 
 
 cdef int exact_log_partition(const floating *W, const floating *vbias,
