@@ -44,6 +44,9 @@ cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floati
 cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,
                                     Py_ssize_t n_hidden) noexcept nogil
 
+# 0 <= temps[0] < ... < temps[n - 1] = 1, all finite (ladders and AIS schedules)
+cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil
+
 # The one driver of AIS (SM08 Eq. 13-18): steps k0 <= k < k1 of the schedule beta_0..K
 # on the buffers' runs (k = 0: the exact draw from the base rate); 0, or -3 on a signal.
 cdef int ais_anneal(ais_buffers *B, const double *betas, Py_ssize_t K, Py_ssize_t k0,

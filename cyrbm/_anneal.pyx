@@ -290,7 +290,7 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
             cyrbm_pt_swaps_f64(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
 
 
-cdef bint _valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
+cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
     """0 <= temps[0] < ... < temps[n - 1] = 1, all finite."""
     cdef Py_ssize_t k
     if temps == NULL or n < 1 or not (temps[0] >= 0.0) or temps[n - 1] != 1.0:
@@ -327,7 +327,7 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
     cdef int64_t *acc = accepted
     cdef double last
     cdef int status
-    if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not _valid_ladder(temps, n_temps):
+    if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not valid_ladder(temps, n_temps):
         return -2
     if n == 0 or steps == 0:
         return 0
@@ -1325,7 +1325,7 @@ cdef class GibbsEngine:
                 or streams.shape[0] != n or streams.shape[1] != 4 \
                 or accepted.shape[0] != n or accepted.shape[1] != K1 - 1:
             raise ValueError("ladder, temperature, stream and count shapes do not match.")
-        if not _valid_ladder(&temps[0], K1):
+        if not valid_ladder(&temps[0], K1):
             raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
         o = np.asarray(order)
         if not np.array_equal(np.sort(o, axis=1),

@@ -24,7 +24,6 @@ from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
-from libc.math cimport isfinite
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
@@ -97,17 +96,6 @@ cdef int log_unnormalized(const floating *W, const floating *vbias, const floati
 
 
 # ------------------------------------------------------------------ version 2: ln Z
-cdef bint _valid_betas(const double *betas, Py_ssize_t n_betas) noexcept nogil:
-    """0 = beta_0 < beta_1 < ... < beta_{K} = 1, all finite (as make_schedule checks)."""
-    cdef Py_ssize_t k
-    if betas == NULL or n_betas < 2 or betas[0] != 0.0 or betas[n_betas - 1] != 1.0:
-        return False
-    for k in range(1, n_betas):
-        if not (betas[k] > betas[k - 1]) or not isfinite(betas[k]):
-            return False
-    return True
-
-
 cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
                            Py_ssize_t n_visible, Py_ssize_t n_hidden,
                            const floating *base_rate, const double *betas,
@@ -132,7 +120,7 @@ cdef int ais_log_partition(const floating *W, const floating *vbias, const float
     cdef int status
     if (n_visible < 1 or n_hidden < 1 or runs < 1 or refresh_every < 1 or W == NULL
             or vbias == NULL or hbias == NULL or streams == NULL or log_weights == NULL
-            or not _valid_betas(betas, n_betas)):
+            or n_betas < 2 or not _anneal.valid_ladder(betas, n_betas) or betas[0] != 0.0):
         return -2
     status = _anneal.ais_alloc(&B, floating is float, runs, n_visible, 0, n_hidden)
     if status != 0:
