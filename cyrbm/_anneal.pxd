@@ -10,16 +10,6 @@ from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
 
 
-cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
-                    const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
-                    int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads, Py_ssize_t first=*) noexcept nogil
-
-cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
-                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
-                      Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads, Py_ssize_t first=*) noexcept nogil
-
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
                       Py_ssize_t n, int steps, cyrbm_rng *streams,
@@ -49,18 +39,19 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
 cdef void ais_free(ais_buffers *B) noexcept nogil
 
 cdef void ais_set_rbm(ais_buffers *B, int which, const floating *W, const floating *vbias,
-                      const floating *hbias) noexcept nogil
+                      const floating *hbias, bint bound_x=*) noexcept nogil
 
 cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visible,
                                     Py_ssize_t n_hidden) noexcept nogil
 
-cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                           const floating *base_rate, const double *betas,
-                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                           Py_ssize_t refresh_every, double *log_weights,
-                           double *log_Z_base, uint8_t *samples,
-                           int n_threads) noexcept nogil
+# 0 <= temps[0] < ... < temps[n - 1] = 1, all finite (ladders and AIS schedules)
+cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil
+
+# The one driver of AIS (SM08 Eq. 13-18): steps k0 <= k < k1 of the schedule beta_0..K
+# on the buffers' runs (k = 0: the exact draw from the base rate); 0, or -3 on a signal.
+cdef int ais_anneal(ais_buffers *B, const double *betas, Py_ssize_t K, Py_ssize_t k0,
+                    Py_ssize_t k1, Py_ssize_t refresh_every, int n_threads,
+                    bint check_signals) noexcept nogil
 
 cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
                                  const floating *hbias, Py_ssize_t n_visible,

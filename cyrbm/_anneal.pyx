@@ -13,8 +13,8 @@ sum_i W_ij v_i)) (Eq. 2) and Z = sum_v p*(v) (Eq. 3).
   draws only from its own random streams, so results do not depend on the number of
   threads.
 * ``ais_alloc`` / ``ais_set_rbm`` / ``ais_free`` (cdef, nogil, malloc-based) are the one
-  layout of the kernels' buffers, used by ``GibbsEngine`` and by ``ais_log_partition`` and
-  ``exact_log_partition_rbm``, the entries behind the C/Cython API (cyrbm.capi).
+  layout of the kernels' buffers, used by ``GibbsEngine`` and by the C/Cython API
+  (cyrbm.capi: its ``ais_log_partition`` runs ``ais_anneal`` on them).
 
 The loops themselves are in cyrbm/_kernels/anneal.c.
 """
@@ -68,13 +68,14 @@ def use_dense_tables(mode):
     return previous
 
 
-cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, Py_ssize_t runs,
-                    const double *betas, Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k_end,
-                    int weights, Py_ssize_t refresh_every, int force_refresh,
-                    int n_threads, Py_ssize_t first=0) noexcept nogil:
-    """Steps k0 <= k < k1 of the schedule ``betas`` for the runs first <= r < runs (see
-    cyrbm_ais_block in cyrbm/_kernels/anneal_t.h): log weights if ``weights``, and a
-    block-Gibbs transition at beta_k while k < k_end.
+cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t runs,
+                     const double *betas, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t k_end,
+                     int weights, Py_ssize_t refresh_every, int force_refresh,
+                     int n_threads) noexcept nogil:
+    """Steps s0 <= s < s1 of the runs first <= r < runs: AIS steps of the schedule
+    ``betas`` (``anneal``, cyrbm_ais_block in cyrbm/_kernels/anneal_t.h: log weights if
+    ``weights``, a block-Gibbs transition at beta_s while s < k_end) or tempered
+    block-Gibbs sweeps, run r at betas[r] (cyrbm_gibbs_tempered).
 
     The runs are split into one contiguous block per thread, each taken through all the
     steps with no synchronisation; each run's arithmetic and random numbers are the same
@@ -82,17 +83,24 @@ cdef void ais_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32, P
     """
     cdef int nt = cap_threads(n_threads, runs - first)
     cdef Py_ssize_t t, r0, r1, n = runs - first
-    if n <= 0 or k1 <= k0:
+    cdef const cyrbm_ais_pair *P = &B.pair
+    cdef cyrbm_ais_state *S = &B.st
+    cdef bint f32 = B.float32
+    if n <= 0 or s1 <= s0:
         return
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = first + t * n // nt
         r1 = first + (t + 1) * n // nt
-        if float32:
-            cyrbm_ais_block_f32(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
+        if anneal and f32:
+            cyrbm_ais_block_f32(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
                                 force_refresh)
+        elif anneal:
+            cyrbm_ais_block_f64(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
+                                force_refresh)
+        elif f32:
+            cyrbm_gibbs_tempered_f32(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
         else:
-            cyrbm_ais_block_f64(P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every,
-                                force_refresh)
+            cyrbm_gibbs_tempered_f64(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -111,24 +119,66 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
             cyrbm_ais_visible_f64(P, S, r0, r1, beta)
 
 
-cdef void gibbs_steps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
-                      Py_ssize_t runs, const double *beta, Py_ssize_t s0, Py_ssize_t s1,
-                      Py_ssize_t refresh_every, int force_refresh,
-                      int n_threads, Py_ssize_t first=0) noexcept nogil:
-    """Tempered block-Gibbs sweeps s0 <= s < s1 for the runs first <= r < runs, run r at
-    beta[r] (see cyrbm_gibbs_tempered): one contiguous block of runs per thread, as
-    ais_steps."""
-    cdef int nt = cap_threads(n_threads, runs - first)
-    cdef Py_ssize_t t, r0, r1, n = runs - first
-    if n <= 0 or s1 <= s0:
-        return
-    for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = first + t * n // nt
-        r1 = first + (t + 1) * n // nt
-        if float32:
-            cyrbm_gibbs_tempered_f32(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
-        else:
-            cyrbm_gibbs_tempered_f64(P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh)
+cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
+                    Py_ssize_t s1, Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
+                    int force_refresh, int n_threads, bint check_signals,
+                    Py_ssize_t piece=0) noexcept nogil:
+    """The one driver of the engine's transitions, for the Python API (GibbsEngine) and
+    the C API alike: steps s0 <= s < s1 of every run, either AIS steps (``anneal``:
+    over the schedule ``betas``, transitions while s < k_end, log weights if ``weights``)
+    or tempered block-Gibbs sweeps, run r at betas[r] (_run_steps).
+
+    With ``check_signals`` the work is cut into pieces of about 0.1 s, pieces of steps
+    (the first ``piece`` long, 0 for all; then grown or shrunk by their time; step
+    numbers carry over, ``force_refresh`` applies to the first) times blocks of runs
+    (_run_block), and -3 is returned when a Python signal handler raised between
+    two pieces (the runs are then left part-way, see signal_raised); without it, one
+    call.  Runs are independent, so the pieces change no number.  Returns 0 or -3."""
+    cdef Py_ssize_t runs = B.runs, lo, hi, s, e
+    cdef Py_ssize_t block = _run_block(runs, n_threads) if check_signals else runs
+    cdef double last, t0
+    if s1 <= s0 or runs <= 0:
+        return 0
+    if piece < 1 or not check_signals:
+        piece = s1 - s0
+    last = seconds_now()
+    s = s0
+    while s < s1:
+        e = min(s1, s + piece)
+        t0 = seconds_now()
+        lo = 0
+        while lo < runs:
+            hi = min(runs, lo + block)
+            _run_steps(B, anneal, lo, hi, betas, s, e, k_end, weights, refresh_every,
+                       force_refresh if s == s0 else 0, n_threads)
+            lo = hi
+            if check_signals and (lo < runs or e < s1) and time_to_check(&last) \
+                    and signal_raised():
+                return -3
+        s = e
+        t0 = seconds_now() - t0
+        if t0 < 0.05:
+            piece *= 2
+        elif t0 > 0.2 and piece > 1:
+            piece //= 2
+    return 0
+
+
+cdef int ais_anneal(ais_buffers *B, const double *betas, Py_ssize_t K, Py_ssize_t k0,
+                    Py_ssize_t k1, Py_ssize_t refresh_every, int n_threads,
+                    bint check_signals) noexcept nogil:
+    """The one driver of AIS (SM08 Eq. 13-18; ratio AIS, Sec. 3.2): steps k0 <= k < k1 of
+    the schedule beta_0 .. beta_K.  Step 0 draws every run's v exactly from A at beta_0 =
+    0 (A the base-rate model, Eq. 18; ratio AIS sets its starting states instead and
+    begins at k = 1); step k >= 1 adds ln p*_k(v) - ln p*_{k-1}(v) to the log weights
+    and, while k < K, takes the transition T_k, inputs recomputed exactly at k = 1.
+    Annealer.log_partition and log_ratio take it in pieces (progress, Ctrl-C), the C
+    API's ais_log_partition in one call: the same numbers.  Returns 0 or -3 (engine_run)."""
+    if k0 == 0 and k1 > 0:
+        ais_visible(&B.pair, &B.st, B.float32, B.runs, 0.0, n_threads)
+        k0 = 1
+    return engine_run(B, True, betas, k0, k1, K, 1, refresh_every, 1 if k0 == 1 else 0,
+                      n_threads, check_signals)
 
 
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
@@ -146,8 +196,7 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     Python signal handler raised (see signal_raised; v, h and streams are then unchanged)."""
     cdef ais_buffers B
     cdef double *beta = NULL
-    cdef Py_ssize_t r, ldV, ldA, s, s1, piece
-    cdef double t0
+    cdef Py_ssize_t r, ldV, ldA
     cdef int status
     if n <= 0 or steps <= 0:
         return 0 if n >= 0 and steps >= 0 else -2
@@ -165,32 +214,16 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
     for r in range(n):
         cyrbm_rng_seed_run(&streams[r], B.st.rng + r * CYRBM_AK_RNG_WORDS)
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
-    # pieces of about 0.1 s (sweep numbers carry over, so the pieces equal one call),
-    # with a check for Ctrl-C / SIGTERM after each
-    s = 0
-    piece = 1
-    while s < steps:
-        s1 = min(steps, s + piece)
-        t0 = seconds_now()
-        gibbs_steps(&B.pair, &B.st, floating is float, n, beta, s, s1, GIBBS_REFRESH,
-                    1 if s == 0 else 0, n_threads)
-        t0 = seconds_now() - t0
-        s = s1
-        if check_signals and s < steps and signal_raised():
-            free(beta)
-            ais_free(&B)
-            return -3
-        if t0 < 0.05:
-            piece *= 2
-        elif t0 > 0.2 and piece > 1:
-            piece //= 2
-    for r in range(n):
-        memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
-        if h != NULL and n_hidden > 0:
-            memcpy(h + r * n_hidden, B.st.hA + r * ldA, n_hidden)
+    status = engine_run(&B, False, beta, 0, steps, 0, 0, GIBBS_REFRESH, 1, n_threads,
+                        check_signals, 1)
+    if status == 0:
+        for r in range(n):
+            memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
+            if h != NULL and n_hidden > 0:
+                memcpy(h + r * n_hidden, B.st.hA + r * ldA, n_hidden)
     free(beta)
     ais_free(&B)
-    return 0
+    return status
 
 
 def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
@@ -257,7 +290,7 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
             cyrbm_pt_swaps_f64(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
 
 
-cdef bint _valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
+cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
     """0 <= temps[0] < ... < temps[n - 1] = 1, all finite."""
     cdef Py_ssize_t k
     if temps == NULL or n < 1 or not (temps[0] >= 0.0) or temps[n - 1] != 1.0:
@@ -294,7 +327,7 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
     cdef int64_t *acc = accepted
     cdef double last
     cdef int status
-    if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not _valid_ladder(temps, n_temps):
+    if n < 0 or steps < 0 or n_visible < 1 or n_hidden < 1 or not valid_ladder(temps, n_temps):
         return -2
     if n == 0 or steps == 0:
         return 0
@@ -322,8 +355,8 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
         memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
     last = seconds_now()
     for s in range(steps):
-        gibbs_steps(&B.pair, &B.st, floating is float, R, beta, s, s + 1, GIBBS_REFRESH,
-                    1 if s == 0 else 0, n_threads)
+        engine_run(&B, False, beta, s, s + 1, 0, 0, GIBBS_REFRESH, 1 if s == 0 else 0,
+                   n_threads, False)
         pt_swaps(&B.pair, &B.st, floating is float, n, n_temps, temps, order, beta,
                  swap_streams, acc, n_threads)
         if check_signals and s + 1 < steps and time_to_check(&last) and signal_raised():
@@ -768,64 +801,6 @@ cdef double base_rate_log_partition(const floating *base_rate, Py_ssize_t n_visi
     return <double> n_hidden * _LN2 + total
 
 
-cdef bint _valid_betas(const double *betas, Py_ssize_t n_betas) noexcept nogil:
-    """0 = beta_0 < beta_1 < ... < beta_{K} = 1, all finite (as make_schedule checks)."""
-    cdef Py_ssize_t k
-    if betas == NULL or n_betas < 2 or betas[0] != 0.0 or betas[n_betas - 1] != 1.0:
-        return False
-    for k in range(1, n_betas):
-        if not (betas[k] > betas[k - 1]) or not isfinite(betas[k]):
-            return False
-    return True
-
-
-cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                           const floating *base_rate, const double *betas,
-                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                           Py_ssize_t refresh_every, double *log_weights,
-                           double *log_Z_base, uint8_t *samples,
-                           int n_threads) noexcept nogil:
-    """AIS from the base-rate model to the RBM (W, vbias, hbias): SM08 Eq. 13-18.
-
-    What ``Annealer.log_partition`` does, in one call: the runs start from exact samples
-    of the base-rate model (visible biases ``base_rate``, NULL for zeros; M free hidden
-    units), then take one block-Gibbs transition at each beta_k, k = 1..K-1, and add
-    ln p*_k(v_k) - ln p*_{k-1}(v_k) to their log weights for k = 1..K (Eq. 11-12).
-    ``streams`` (runs x 32 uint64, from ``annealing.ais_streams``) advance in place.
-    Outputs: ``log_weights`` (runs, float64); if not NULL, ``log_Z_base`` = ln Z_A
-    (Eq. 18) and ``samples`` (runs x n_visible uint8, the runs' final visible states).
-    Returns 0, -1 when memory runs out, -2 for invalid sizes or schedule.
-    """
-    cdef ais_buffers B
-    cdef Py_ssize_t K = n_betas - 1, r, i
-    cdef bint float32 = floating is float
-    cdef int status
-    if (n_visible < 1 or n_hidden < 1 or runs < 1 or refresh_every < 1 or W == NULL
-            or vbias == NULL or hbias == NULL or streams == NULL or log_weights == NULL
-            or not _valid_betas(betas, n_betas)):
-        return -2
-    status = ais_alloc(&B, float32, runs, n_visible, 0, n_hidden)
-    if status != 0:
-        return status
-    if base_rate != NULL:
-        ais_set_rbm(&B, 0, <const floating *> NULL, base_rate, <const floating *> NULL)
-    ais_set_rbm(&B, 1, W, vbias, hbias)
-    memcpy(B.st.rng, streams, runs * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
-    ais_visible(&B.pair, &B.st, float32, runs, 0.0, n_threads)   # exact samples of p_A
-    ais_steps(&B.pair, &B.st, float32, runs, betas, 1, K + 1, K, 1, refresh_every, 1,
-              n_threads)
-    memcpy(log_weights, B.st.logw, runs * sizeof(double))
-    memcpy(streams, B.st.rng, runs * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
-    if samples != NULL:
-        for r in range(runs):
-            memcpy(samples + r * n_visible, B.st.v + r * B.pair.ldV, n_visible)
-    if log_Z_base != NULL:
-        log_Z_base[0] = base_rate_log_partition(base_rate, n_visible, n_hidden)
-    ais_free(&B)
-    return 0
-
-
 cdef void _exact_operands(const floating *W, const floating *vbias, const floating *hbias,
                           Py_ssize_t n_visible, Py_ssize_t n_hidden, double *Ws, double *cs,
                           double *co) noexcept nogil:
@@ -1073,6 +1048,16 @@ def base_rate_log_z(base_rate, Py_ssize_t n_hidden):
     return float(base_rate_log_partition(&b[0], b.shape[0], n_hidden))
 
 
+cdef void _store_models(ais_buffers *B, const floating[:, ::1] WA, const floating[::1] bA,
+                        const floating[::1] aA, const floating[:, ::1] WB,
+                        const floating[::1] bB, const floating[::1] aB):
+    """Store RBMs A and B (``ais_set_rbm``), given in the buffers' own float type."""
+    ais_set_rbm(B, 0, &WA[0, 0] if WA.shape[1] > 0 else NULL, &bA[0],
+                &aA[0] if aA.shape[0] > 0 else NULL)
+    ais_set_rbm(B, 1, &WB[0, 0] if WB.shape[1] > 0 else NULL, &bB[0],
+                &aB[0] if aB.shape[0] > 0 else NULL)
+
+
 cdef inline Py_ssize_t _run_block(Py_ssize_t runs, int n_threads) noexcept nogil:
     """Runs per kernel call of GibbsEngine.steps and .sweep: a sixteenth of them (at
     least 64 per thread), so that a call whose one step over all the runs takes seconds
@@ -1118,26 +1103,23 @@ cdef class GibbsEngine:
         dtype = np.dtype(dtype)
         if dtype not in (np.float32, np.float64):
             raise ValueError("dtype must be float32 or float64.")
-        cdef double[::1] bAv = np.ascontiguousarray(bA, dtype=np.float64)
-        cdef double[:, ::1] WBv = np.ascontiguousarray(WB, dtype=np.float64)
-        cdef double[::1] bBv = np.ascontiguousarray(bB, dtype=np.float64)
-        cdef double[::1] aBv = np.ascontiguousarray(aB, dtype=np.float64)
-        cdef double[:, ::1] WAv
-        cdef double[::1] aAv
-        cdef Py_ssize_t D = WBv.shape[0], nB = WBv.shape[1], nA = 0
-        cdef int status
+        # parameters converted once to the engine's float type (a float64 model in a
+        # float32 engine is rounded as a C cast would: the same values), then stored by
+        # plain row copies
+        dt = np.float32 if dtype == np.float32 else np.float64
         if WA is None:
-            WA = np.zeros((D, 0))
+            WA = np.zeros((np.shape(WB)[0], 0))
             aA = np.zeros(0)
-        WAv = np.ascontiguousarray(WA, dtype=np.float64)
-        aAv = np.ascontiguousarray(aA, dtype=np.float64)
-        nA = WAv.shape[1]
+        WAx, bAx, aAx, WBx, bBx, aBx = (np.ascontiguousarray(x, dtype=dt)
+                                        for x in (WA, bA, aA, WB, bB, aB))
+        cdef Py_ssize_t D = WBx.shape[0], nB = WBx.shape[1], nA = WAx.shape[1]
+        cdef int status
         streams = np.ascontiguousarray(streams, dtype=np.uint64)
         R = streams.shape[0]
         if streams.shape != (R, CYRBM_AK_RNG_WORDS):
             raise ValueError(f"streams must have shape (runs, {CYRBM_AK_RNG_WORDS}).")
-        if (bAv.shape[0] != D or bBv.shape[0] != D or WAv.shape[0] != D
-                or aAv.shape[0] != nA or aBv.shape[0] != nB):
+        if (WAx.ndim != 2 or WBx.ndim != 2 or bAx.shape != (D,) or bBx.shape != (D,)
+                or WAx.shape[0] != D or aAx.shape != (nA,) or aBx.shape != (nB,)):
             raise ValueError("the two models' parameters have inconsistent shapes.")
         ais_free(&self.buf)
         status = ais_alloc(&self.buf, dtype == np.float32, R, D, nA, nB)
@@ -1149,10 +1131,10 @@ cdef class GibbsEngine:
         self.runs, self.D, self.nA, self.nB = R, D, nA, nB
         self.n_threads = n_threads
         self.refresh_every = refresh_every
-        ais_set_rbm(&self.buf, 0, &WAv[0, 0] if nA > 0 else NULL, &bAv[0],
-                    &aAv[0] if nA > 0 else NULL)
-        ais_set_rbm(&self.buf, 1, &WBv[0, 0] if nB > 0 else NULL, &bBv[0],
-                    &aBv[0] if nB > 0 else NULL)
+        if self.float32:
+            _store_models[float](&self.buf, WAx, bAx, aAx, WBx, bBx, aBx)
+        else:
+            _store_models[double](&self.buf, WAx, bAx, aAx, WBx, bBx, aBx)
         self._view_rng()[:] = streams
 
     cdef _view_rng(self):
@@ -1242,19 +1224,28 @@ cdef class GibbsEngine:
             raise ValueError("steps outside the schedule.")
         if weights and self.buf.pair.eB != NULL:
             raise ValueError("the tempered (CRI10) configuration has no log weights.")
-        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
-        cdef double last
-        cdef bint stop = False
-        with nogil:                 # in blocks of runs: Ctrl-C is answered between them
-            last = seconds_now()
-            while lo < self.runs and not stop:
-                hi = min(self.runs, lo + block)
-                ais_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &betas[0], k0,
-                          k1, k_end, 1 if weights else 0, self.refresh_every,
-                          1 if force_refresh else 0, self.n_threads, lo)
-                lo = hi
-                stop = lo < self.runs and time_to_check(&last) and signal_raised()
-        if stop:
+        cdef int status
+        with nogil:
+            status = engine_run(&self.buf, True, &betas[0], k0, k1, k_end,
+                                1 if weights else 0, self.refresh_every,
+                                1 if force_refresh else 0, self.n_threads, True)
+        if status == -3:
+            raise_set_error()       # the runs are left part-way
+
+    def anneal(self, const double[::1] betas, Py_ssize_t k0, Py_ssize_t k1):
+        """Steps k0 <= k < k1 of AIS over the schedule ``betas`` (ais_anneal, the driver
+        the C API runs too): k = 0 draws the runs' v exactly from A (the base-rate model),
+        each k >= 1 adds to the log weights and, before the last beta, moves the runs."""
+        cdef Py_ssize_t K = betas.shape[0] - 1
+        cdef int status
+        if k0 < 0 or k1 > K + 1 or K < 1:
+            raise ValueError("steps outside the schedule.")
+        if self.buf.pair.eB != NULL:
+            raise ValueError("the tempered (CRI10) configuration has no log weights.")
+        with nogil:
+            status = ais_anneal(&self.buf, &betas[0], K, k0, k1, self.refresh_every,
+                                self.n_threads, True)
+        if status == -3:
             raise_set_error()       # the runs are left part-way
 
     def sweep(self, Py_ssize_t n_steps, beta=None, bint force_refresh=True,
@@ -1281,24 +1272,16 @@ cdef class GibbsEngine:
         cdef Py_ssize_t saved = self.buf.pair.nB
         if a_only:
             self.buf.pair.nB = 0
-        cdef Py_ssize_t lo = 0, hi, block = _run_block(self.runs, self.n_threads)
-        cdef double last
-        cdef bint stop = False
+        cdef int status
         try:
-            with nogil:             # in blocks of runs: Ctrl-C is answered between them
-                last = seconds_now()
-                while lo < self.runs and not stop:
-                    hi = min(self.runs, lo + block)
-                    gibbs_steps(&self.buf.pair, &self.buf.st, self.float32, hi, &bv[0],
-                                start, start + n_steps, self.refresh_every,
-                                1 if force_refresh else 0, self.n_threads, lo)
-                    lo = hi
-                    stop = lo < self.runs and time_to_check(&last) and signal_raised()
+            with nogil:
+                status = engine_run(&self.buf, False, &bv[0], start, start + n_steps, 0, 0,
+                                    self.refresh_every, 1 if force_refresh else 0,
+                                    self.n_threads, True)
         finally:
             self.buf.pair.nB = saved
-        if stop:
+        if status == -3:
             raise_set_error()       # the chains are left part-way
-
 
     # ------------------------------------------------------- parallel tempering
     def set_tempered(self, W, vbias, hbias):
@@ -1342,7 +1325,7 @@ cdef class GibbsEngine:
                 or streams.shape[0] != n or streams.shape[1] != 4 \
                 or accepted.shape[0] != n or accepted.shape[1] != K1 - 1:
             raise ValueError("ladder, temperature, stream and count shapes do not match.")
-        if not _valid_ladder(&temps[0], K1):
+        if not valid_ladder(&temps[0], K1):
             raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
         o = np.asarray(order)
         if not np.array_equal(np.sort(o, axis=1),

@@ -482,18 +482,18 @@ def ais_runs(annealer, base, model, runs, *, key=0, starts=None, dtype=None, thr
                                  dtype=model.dtype if dtype is None else dtype,
                                  n_threads=annealer.threads if threads is None else threads,
                                  refresh_every=annealer.refresh)
-    if starts is None:
-        engine.sample_visible(0.0)          # exact samples from the base-rate model
-    else:
+    if starts is not None:
         engine.set_visible(starts)
+    # AIS on the engine's one driver (GibbsEngine.anneal): step 0, when there are no given
+    # starts, is the exact draw from the base rate; pieces for the progress bar and Ctrl-C
     betas = annealer.betas
     K = betas.size - 1
     bar = progress_bar(progress, K, 0, desc, unit="beta")
     try:
-        for k, k1 in pieces(1, K + 1, most=annealer.chunk):
-            engine.steps(betas, k, k1, K, True, k == 1)
+        for k, k1 in pieces(0 if starts is None else 1, K + 1, most=annealer.chunk):
+            engine.anneal(betas, k, k1)
             if bar is not None:
-                bar.update(k1 - k)
+                bar.update(k1 - max(k, 1))
     finally:
         if bar is not None:
             bar.close()

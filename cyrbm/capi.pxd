@@ -1,8 +1,14 @@
 # cyrbm's public Cython API: nogil kernels on raw C buffers.
 #
-#   from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f64, cyrbm_rng
+#   from cyrbm.capi cimport gibbs_sweeps, log_unnormalized, cyrbm_rng
 #
-#   from cyrbm.capi cimport ais_log_partition_f32, exact_log_partition_f64   (version 2)
+# Each entry is declared once, over Cython's fused type ``floating`` (float64 or float32
+# parameters: the call's pointer types choose); ``entry[double]`` / ``entry[float]`` are
+# its two instances, the ones the C API's table holds (entry_f64 / entry_f32 in
+# include/cyrbm/cyrbm.h).  The typed names of versions 1-4 (gibbs_sweeps_f64, ...) are
+# kept for cimporting code, as inline aliases of the instances:
+#
+#   from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f32, cyrbm_rng
 #
 # Compile the cimporting extension with include_dirs=[cyrbm.get_include()].  Sizes and
 # layout: W is n_visible x n_hidden (C order), states are uint8 0/1 rows; each chain owns
@@ -10,22 +16,19 @@
 # when memory runs out, -2 for invalid sizes.  These signatures are an ABI: they change
 # only with a version bump (CYRBM_CAPI_VERSION in include/cyrbm/cyrbm.h).
 from libc.stdint cimport uint8_t, int64_t, uint64_t
+from cython cimport floating
 from cyrbm._random cimport cyrbm_rng
 
-cdef int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                          Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                          Py_ssize_t n, int steps, cyrbm_rng *streams,
-                          int n_threads) noexcept nogil
-cdef int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                          Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                          Py_ssize_t n, int steps, cyrbm_rng *streams,
-                          int n_threads) noexcept nogil
-cdef int log_unnormalized_f64(const double *W, const double *vbias, const double *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                              Py_ssize_t n, double *out, int n_threads) noexcept nogil
-cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                              Py_ssize_t n, double *out, int n_threads) noexcept nogil
+# steps block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains: v (n x
+# n_visible) in place, h (n x n_hidden) the last hidden states; streams: n cyrbm_rng.
+cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
+                      Py_ssize_t n, int steps, cyrbm_rng *streams,
+                      int n_threads) noexcept nogil
+# out[r] = ln p*(v_r) (SM08 Eq. 2 with h summed out), float64.
+cdef int log_unnormalized(const floating *W, const floating *vbias, const floating *hbias,
+                          Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
+                          Py_ssize_t n, double *out, int n_threads) noexcept nogil
 
 # ---- version 2: partition functions (SM08 Sec. 3) ----
 # AIS from the base-rate model to the RBM (Eq. 13-18): Annealer.log_partition in one call.
@@ -36,60 +39,39 @@ cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *h
 # v), each optional (NULL).  Bit-identical to Annealer(runs, schedule=betas,
 # seed=seed).log_partition(model, base_rate=...).log_weights for a model of that dtype;
 # independent of n_threads.
-cdef int ais_log_partition_f64(const double *W, const double *vbias, const double *hbias,
-                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                               const double *base_rate, const double *betas,
-                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                               Py_ssize_t refresh_every, double *log_weights,
-                               double *log_Z_base, uint8_t *samples,
-                               int n_threads) noexcept nogil
-cdef int ais_log_partition_f32(const float *W, const float *vbias, const float *hbias,
-                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                               const float *base_rate, const double *betas,
-                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                               Py_ssize_t refresh_every, double *log_weights,
-                               double *log_Z_base, uint8_t *samples,
-                               int n_threads) noexcept nogil
+cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                           const floating *base_rate, const double *betas,
+                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                           Py_ssize_t refresh_every, double *log_weights,
+                           double *log_Z_base, uint8_t *samples,
+                           int n_threads) noexcept nogil
 # Exact ln Z (Eq. 3) over the smaller layer, in float64, as cyrbm.exact_log_partition;
 # -2 above cyrbm.capi.EXACT_MAX_UNITS (30) units in that layer.
-cdef int exact_log_partition_f64(const double *W, const double *vbias, const double *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                 int n_threads) noexcept nogil
-cdef int exact_log_partition_f32(const float *W, const float *vbias, const float *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                 int n_threads) noexcept nogil
+cdef int exact_log_partition(const floating *W, const floating *vbias,
+                             const floating *hbias, Py_ssize_t n_visible,
+                             Py_ssize_t n_hidden, double *log_Z, int n_threads) noexcept nogil
 
 # ---- version 3: the Chib-style estimator of a two-layer DBN (MS09 Figure 1) ----
 # out[i] = ln P-hat(v_i) (repeats averaged in P); streams: n * repeats cyrbm_rng states,
 # cyrbm.capi.make_chib_streams(seed, n, steps, repeats); bit-identical to
 # cyrbm.chib.chib_log_prob(...).log_probs for a DBN of that dtype.  -2 for invalid sizes
 # or weights beyond 80 (f32) / 700 (f64) in magnitude.
-cdef int chib_log_prob_f64(const double *W1, const double *vbias1, const double *hbias1,
-                           const double *W2, const double *vbias2, const double *hbias2,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                           int n_threads) noexcept nogil
-cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hbias1,
-                           const float *W2, const float *vbias2, const float *hbias2,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                           int n_threads) noexcept nogil
+cdef int chib_log_prob(const floating *W1, const floating *vbias1, const floating *hbias1,
+                       const floating *W2, const floating *vbias2, const floating *hbias2,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                       const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats,
+                       double log_Z, cyrbm_rng *streams, double *out,
+                       int n_threads) noexcept nogil
 # ---- version 3: the DBN variational bound's terms (SM08 Eq. 19-24) ----
 # W[l], vbias[l], hbias[l]: layer l (sizes[l] x sizes[l+1]); v: n x sizes[0] 0/1; streams:
 # n (cyrbm.capi.make_bound_streams(seed, n)); out (n x samples float64): lpv, lrest, lq,
 # ent as cyrbm.BoundEstimator uses them (see include/cyrbm/cyrbm.h).  No BLAS.
-cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
-                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                             double *lpv, double *lrest, double *lq, double *ent,
-                             int n_threads) noexcept nogil
-cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
-                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                             double *lpv, double *lrest, double *lq, double *ent,
-                             int n_threads) noexcept nogil
+cdef int dbn_bound_terms(const floating **W, const floating **vbias,
+                         const floating **hbias, const Py_ssize_t *sizes, Py_ssize_t n_layers,
+                         const uint8_t *v, Py_ssize_t n, Py_ssize_t samples,
+                         cyrbm_rng *streams, double *lpv, double *lrest, double *lq,
+                         double *ent, int n_threads) noexcept nogil
 
 # ---- version 4: parallel tempering (Cho, Raiko & Ilin 2010, Table I) ----
 # steps rounds on n ladders of n_temps chains (temps: 0 <= t_0 < ... < t_K = 1): a tempered
@@ -98,11 +80,114 @@ cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float *
 # streams, swap_streams: n (cyrbm.capi.make_pt_streams(seed, n, n_temps)); accepted: n x
 # (n_temps - 1) int64 counts or NULL.  The T = 1 rows equal RBM.sample(n, steps, seed=seed,
 # sampler="pt", temperatures=temps) bit for bit.
-cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
-cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
+cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
+
+
+# ---- the typed names of versions 1-4 (kept for cimporting code) ----
+cdef inline int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
+                                 uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
+                                 int n_threads) noexcept nogil:
+    return gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
+                        n_threads)
+cdef inline int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
+                                 uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
+                                 int n_threads) noexcept nogil:
+    return gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
+                        n_threads)
+cdef inline int log_unnormalized_f64(const double *W, const double *vbias,
+                                     const double *hbias, Py_ssize_t n_visible,
+                                     Py_ssize_t n_hidden, const uint8_t *v, Py_ssize_t n,
+                                     double *out, int n_threads) noexcept nogil:
+    return log_unnormalized(W, vbias, hbias, n_visible, n_hidden, v, n, out, n_threads)
+cdef inline int log_unnormalized_f32(const float *W, const float *vbias,
+                                     const float *hbias, Py_ssize_t n_visible,
+                                     Py_ssize_t n_hidden, const uint8_t *v, Py_ssize_t n,
+                                     double *out, int n_threads) noexcept nogil:
+    return log_unnormalized(W, vbias, hbias, n_visible, n_hidden, v, n, out, n_threads)
+cdef inline int ais_log_partition_f64(const double *W, const double *vbias,
+                                      const double *hbias, Py_ssize_t n_visible,
+                                      Py_ssize_t n_hidden, const double *base_rate,
+                                      const double *betas, Py_ssize_t n_betas,
+                                      Py_ssize_t runs, uint64_t *streams,
+                                      Py_ssize_t refresh_every, double *log_weights,
+                                      double *log_Z_base, uint8_t *samples,
+                                      int n_threads) noexcept nogil:
+    return ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
+                             n_betas, runs, streams, refresh_every, log_weights,
+                             log_Z_base, samples, n_threads)
+cdef inline int ais_log_partition_f32(const float *W, const float *vbias,
+                                      const float *hbias, Py_ssize_t n_visible,
+                                      Py_ssize_t n_hidden, const float *base_rate,
+                                      const double *betas, Py_ssize_t n_betas,
+                                      Py_ssize_t runs, uint64_t *streams,
+                                      Py_ssize_t refresh_every, double *log_weights,
+                                      double *log_Z_base, uint8_t *samples,
+                                      int n_threads) noexcept nogil:
+    return ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
+                             n_betas, runs, streams, refresh_every, log_weights,
+                             log_Z_base, samples, n_threads)
+cdef inline int exact_log_partition_f64(const double *W, const double *vbias,
+                                        const double *hbias, Py_ssize_t n_visible,
+                                        Py_ssize_t n_hidden, double *log_Z,
+                                        int n_threads) noexcept nogil:
+    return exact_log_partition(W, vbias, hbias, n_visible, n_hidden, log_Z, n_threads)
+cdef inline int exact_log_partition_f32(const float *W, const float *vbias,
+                                        const float *hbias, Py_ssize_t n_visible,
+                                        Py_ssize_t n_hidden, double *log_Z,
+                                        int n_threads) noexcept nogil:
+    return exact_log_partition(W, vbias, hbias, n_visible, n_hidden, log_Z, n_threads)
+cdef inline int chib_log_prob_f64(const double *W1, const double *vbias1,
+                                  const double *hbias1, const double *W2,
+                                  const double *vbias2, const double *hbias2,
+                                  Py_ssize_t n_visible, Py_ssize_t n_hidden1,
+                                  Py_ssize_t n_hidden2, const uint8_t *v, Py_ssize_t n,
+                                  Py_ssize_t steps, Py_ssize_t repeats, double log_Z,
+                                  cyrbm_rng *streams, double *out,
+                                  int n_threads) noexcept nogil:
+    return chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
+                         n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+cdef inline int chib_log_prob_f32(const float *W1, const float *vbias1,
+                                  const float *hbias1, const float *W2,
+                                  const float *vbias2, const float *hbias2,
+                                  Py_ssize_t n_visible, Py_ssize_t n_hidden1,
+                                  Py_ssize_t n_hidden2, const uint8_t *v, Py_ssize_t n,
+                                  Py_ssize_t steps, Py_ssize_t repeats, double log_Z,
+                                  cyrbm_rng *streams, double *out,
+                                  int n_threads) noexcept nogil:
+    return chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
+                         n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
+cdef inline int dbn_bound_terms_f64(const double **W, const double **vbias,
+                                    const double **hbias, const Py_ssize_t *sizes,
+                                    Py_ssize_t n_layers, const uint8_t *v, Py_ssize_t n,
+                                    Py_ssize_t samples, cyrbm_rng *streams, double *lpv,
+                                    double *lrest, double *lq, double *ent,
+                                    int n_threads) noexcept nogil:
+    return dbn_bound_terms(W, vbias, hbias, sizes, n_layers, v, n, samples, streams, lpv,
+                           lrest, lq, ent, n_threads)
+cdef inline int dbn_bound_terms_f32(const float **W, const float **vbias,
+                                    const float **hbias, const Py_ssize_t *sizes,
+                                    Py_ssize_t n_layers, const uint8_t *v, Py_ssize_t n,
+                                    Py_ssize_t samples, cyrbm_rng *streams, double *lpv,
+                                    double *lrest, double *lq, double *ent,
+                                    int n_threads) noexcept nogil:
+    return dbn_bound_terms(W, vbias, hbias, sizes, n_layers, v, n, samples, streams, lpv,
+                           lrest, lq, ent, n_threads)
+cdef inline int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
+                              Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
+                              Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
+                              int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
+                              int64_t *accepted, int n_threads) noexcept nogil:
+    return pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps, steps,
+                     streams, swap_streams, accepted, n_threads)
+cdef inline int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
+                              Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
+                              Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
+                              int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
+                              int64_t *accepted, int n_threads) noexcept nogil:
+    return pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps, steps,
+                     streams, swap_streams, accepted, n_threads)

@@ -23,6 +23,7 @@ from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
@@ -34,106 +35,60 @@ cdef extern from "cyrbm/cyrbm.h":
     int CYRBM_CAPI_VERSION
     int CYRBM_AIS_STREAM_WORDS
     int CYRBM_EXACT_MAX_UNITS
-    ctypedef int (*gibbs_f64_t)(const double *, const double *, const double *, Py_ssize_t,
-                                Py_ssize_t, uint8_t *, uint8_t *, Py_ssize_t, int,
-                                cyrbm_rng *, int) noexcept nogil
-    ctypedef int (*gibbs_f32_t)(const float *, const float *, const float *, Py_ssize_t,
-                                Py_ssize_t, uint8_t *, uint8_t *, Py_ssize_t, int,
-                                cyrbm_rng *, int) noexcept nogil
-    ctypedef int (*logp_f64_t)(const double *, const double *, const double *, Py_ssize_t,
-                               Py_ssize_t, const uint8_t *, Py_ssize_t, double *,
-                               int) noexcept nogil
-    ctypedef int (*logp_f32_t)(const float *, const float *, const float *, Py_ssize_t,
-                               Py_ssize_t, const uint8_t *, Py_ssize_t, double *,
-                               int) noexcept nogil
-    ctypedef int (*ais_f64_t)(const double *, const double *, const double *, Py_ssize_t,
-                              Py_ssize_t, const double *, const double *, Py_ssize_t,
-                              Py_ssize_t, uint64_t *, Py_ssize_t, double *, double *,
-                              uint8_t *, int) noexcept nogil
-    ctypedef int (*ais_f32_t)(const float *, const float *, const float *, Py_ssize_t,
-                              Py_ssize_t, const float *, const double *, Py_ssize_t,
-                              Py_ssize_t, uint64_t *, Py_ssize_t, double *, double *,
-                              uint8_t *, int) noexcept nogil
-    ctypedef int (*exact_f64_t)(const double *, const double *, const double *, Py_ssize_t,
-                                Py_ssize_t, double *, int) noexcept nogil
-    ctypedef int (*exact_f32_t)(const float *, const float *, const float *, Py_ssize_t,
-                                Py_ssize_t, double *, int) noexcept nogil
-    ctypedef int (*chib_f64_t)(const double *, const double *, const double *, const double *,
-                               const double *, const double *, Py_ssize_t, Py_ssize_t,
-                               Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
-                               double, cyrbm_rng *, double *, int) noexcept nogil
-    ctypedef int (*chib_f32_t)(const float *, const float *, const float *, const float *,
-                               const float *, const float *, Py_ssize_t, Py_ssize_t,
-                               Py_ssize_t, const uint8_t *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
-                               double, cyrbm_rng *, double *, int) noexcept nogil
-    ctypedef int (*bound_f64_t)(const double **, const double **, const double **,
-                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
-                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
-                                double *, int) noexcept nogil
-    ctypedef int (*bound_f32_t)(const float **, const float **, const float **,
-                                const Py_ssize_t *, Py_ssize_t, const uint8_t *, Py_ssize_t,
-                                Py_ssize_t, cyrbm_rng *, double *, double *, double *,
-                                double *, int) noexcept nogil
-    ctypedef int (*pt_f64_t)(const double *, const double *, const double *, Py_ssize_t,
-                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
-                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
-    ctypedef int (*pt_f32_t)(const float *, const float *, const float *, Py_ssize_t,
-                             Py_ssize_t, uint8_t *, Py_ssize_t, const double *, Py_ssize_t,
-                             int, cyrbm_rng *, cyrbm_rng *, int64_t *, int) noexcept nogil
+    # the entries' function types, each declared from one signature in cyrbm.h (its
+    # CYRBM_SIG_* macros); opaque here: the table takes the fused entries' instances
+    # cast to them, and tests/test_embedding.py builds C code against the header
+    ctypedef void *gibbs_sweeps_f64_fn "cyrbm_gibbs_sweeps_f64_fn"
+    ctypedef void *gibbs_sweeps_f32_fn "cyrbm_gibbs_sweeps_f32_fn"
+    ctypedef void *log_unnormalized_f64_fn "cyrbm_log_unnormalized_f64_fn"
+    ctypedef void *log_unnormalized_f32_fn "cyrbm_log_unnormalized_f32_fn"
+    ctypedef void *ais_log_partition_f64_fn "cyrbm_ais_log_partition_f64_fn"
+    ctypedef void *ais_log_partition_f32_fn "cyrbm_ais_log_partition_f32_fn"
+    ctypedef void *exact_log_partition_f64_fn "cyrbm_exact_log_partition_f64_fn"
+    ctypedef void *exact_log_partition_f32_fn "cyrbm_exact_log_partition_f32_fn"
+    ctypedef void *chib_log_prob_f64_fn "cyrbm_chib_log_prob_f64_fn"
+    ctypedef void *chib_log_prob_f32_fn "cyrbm_chib_log_prob_f32_fn"
+    ctypedef void *dbn_bound_terms_f64_fn "cyrbm_dbn_bound_terms_f64_fn"
+    ctypedef void *dbn_bound_terms_f32_fn "cyrbm_dbn_bound_terms_f32_fn"
+    ctypedef void *pt_sweeps_f64_fn "cyrbm_pt_sweeps_f64_fn"
+    ctypedef void *pt_sweeps_f32_fn "cyrbm_pt_sweeps_f32_fn"
     ctypedef struct cyrbm_capi:
         int version
-        gibbs_f64_t gibbs_sweeps_f64
-        gibbs_f32_t gibbs_sweeps_f32
-        logp_f64_t log_unnormalized_f64
-        logp_f32_t log_unnormalized_f32
-        ais_f64_t ais_log_partition_f64
-        ais_f32_t ais_log_partition_f32
-        exact_f64_t exact_log_partition_f64
-        exact_f32_t exact_log_partition_f32
-        chib_f64_t chib_log_prob_f64
-        chib_f32_t chib_log_prob_f32
-        bound_f64_t dbn_bound_terms_f64
-        bound_f32_t dbn_bound_terms_f32
-        pt_f64_t pt_sweeps_f64
-        pt_f32_t pt_sweeps_f32
+        gibbs_sweeps_f64_fn gibbs_sweeps_f64
+        gibbs_sweeps_f32_fn gibbs_sweeps_f32
+        log_unnormalized_f64_fn log_unnormalized_f64
+        log_unnormalized_f32_fn log_unnormalized_f32
+        ais_log_partition_f64_fn ais_log_partition_f64
+        ais_log_partition_f32_fn ais_log_partition_f32
+        exact_log_partition_f64_fn exact_log_partition_f64
+        exact_log_partition_f32_fn exact_log_partition_f32
+        chib_log_prob_f64_fn chib_log_prob_f64
+        chib_log_prob_f32_fn chib_log_prob_f32
+        dbn_bound_terms_f64_fn dbn_bound_terms_f64
+        dbn_bound_terms_f32_fn dbn_bound_terms_f32
+        pt_sweeps_f64_fn pt_sweeps_f64
+        pt_sweeps_f32_fn pt_sweeps_f32
 
 
 cdef inline bint _bad_sizes(Py_ssize_t n_visible, Py_ssize_t n_hidden, Py_ssize_t n) noexcept nogil:
     return n_visible < 1 or n_hidden < 1 or n < 0
 
 
-cdef int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                          Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                          Py_ssize_t n, int steps, cyrbm_rng *streams,
-                          int n_threads) noexcept nogil:
+# One implementation per entry, over the fused type ``floating``; the table holds the two
+# instances of each (entry[double] as entry_f64, entry[float] as entry_f32).
+cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
+                      Py_ssize_t n, int steps, cyrbm_rng *streams,
+                      int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0:
         return -2
     return _anneal.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
                                 n_threads)
 
 
-cdef int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                          Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                          Py_ssize_t n, int steps, cyrbm_rng *streams,
-                          int n_threads) noexcept nogil:
-    if _bad_sizes(n_visible, n_hidden, n) or steps < 0:
-        return -2
-    return _anneal.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
-                                n_threads)
-
-
-cdef int log_unnormalized_f64(const double *W, const double *vbias, const double *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                              Py_ssize_t n, double *out, int n_threads) noexcept nogil:
-    if _bad_sizes(n_visible, n_hidden, n):
-        return -2
-    return _gibbs.log_unnormalized_rows(W, vbias, hbias, n_visible, n_hidden, v, n, out,
-                                        n_threads)
-
-
-cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                              Py_ssize_t n, double *out, int n_threads) noexcept nogil:
+cdef int log_unnormalized(const floating *W, const floating *vbias, const floating *hbias,
+                          Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
+                          Py_ssize_t n, double *out, int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n):
         return -2
     return _gibbs.log_unnormalized_rows(W, vbias, hbias, n_visible, n_hidden, v, n, out,
@@ -141,42 +96,54 @@ cdef int log_unnormalized_f32(const float *W, const float *vbias, const float *h
 
 
 # ------------------------------------------------------------------ version 2: ln Z
-cdef int ais_log_partition_f64(const double *W, const double *vbias, const double *hbias,
-                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                               const double *base_rate, const double *betas,
-                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                               Py_ssize_t refresh_every, double *log_weights,
-                               double *log_Z_base, uint8_t *samples,
-                               int n_threads) noexcept nogil:
-    return _anneal.ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
-                                     n_betas, runs, streams, refresh_every, log_weights,
-                                     log_Z_base, samples, n_threads)
+cdef int ais_log_partition(const floating *W, const floating *vbias, const floating *hbias,
+                           Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                           const floating *base_rate, const double *betas,
+                           Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
+                           Py_ssize_t refresh_every, double *log_weights,
+                           double *log_Z_base, uint8_t *samples,
+                           int n_threads) noexcept nogil:
+    """AIS from the base-rate model to the RBM (W, vbias, hbias): SM08 Eq. 13-18.
 
-
-cdef int ais_log_partition_f32(const float *W, const float *vbias, const float *hbias,
-                               Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                               const float *base_rate, const double *betas,
-                               Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                               Py_ssize_t refresh_every, double *log_weights,
-                               double *log_Z_base, uint8_t *samples,
-                               int n_threads) noexcept nogil:
-    return _anneal.ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
-                                     n_betas, runs, streams, refresh_every, log_weights,
-                                     log_Z_base, samples, n_threads)
-
-
-cdef int exact_log_partition_f64(const double *W, const double *vbias, const double *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                 int n_threads) noexcept nogil:
-    if _bad_sizes(n_visible, n_hidden, 0) or min(n_visible, n_hidden) > CYRBM_EXACT_MAX_UNITS:
+    The driver ``ais_anneal`` (as ``Annealer.log_partition`` runs it) in one call, from
+    the base-rate model (visible biases ``base_rate``, NULL for zeros; M free hidden
+    units): exact samples of it, then one block-Gibbs transition at each beta_k, k =
+    1..K-1, and ln p*_k(v_k) - ln p*_{k-1}(v_k) added to the log weights for k = 1..K
+    (Eq. 11-12).
+    ``streams`` (runs x 32 uint64, from ``annealing.ais_streams``) advance in place.
+    Outputs: ``log_weights`` (runs, float64); if not NULL, ``log_Z_base`` = ln Z_A
+    (Eq. 18) and ``samples`` (runs x n_visible uint8, the runs' final visible states).
+    Returns 0, -1 when memory runs out, -2 for invalid sizes or schedule.
+    """
+    cdef _anneal.ais_buffers B
+    cdef Py_ssize_t K = n_betas - 1, r
+    cdef int status
+    if (n_visible < 1 or n_hidden < 1 or runs < 1 or refresh_every < 1 or W == NULL
+            or vbias == NULL or hbias == NULL or streams == NULL or log_weights == NULL
+            or n_betas < 2 or not _anneal.valid_ladder(betas, n_betas) or betas[0] != 0.0):
         return -2
-    return _anneal.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
-                                           n_threads)
+    status = _anneal.ais_alloc(&B, floating is float, runs, n_visible, 0, n_hidden)
+    if status != 0:
+        return status
+    if base_rate != NULL:
+        _anneal.ais_set_rbm(&B, 0, <const floating *> NULL, base_rate, <const floating *> NULL)
+    _anneal.ais_set_rbm(&B, 1, W, vbias, hbias)
+    memcpy(B.st.rng, streams, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    _anneal.ais_anneal(&B, betas, K, 0, K + 1, refresh_every, n_threads, False)
+    memcpy(log_weights, B.st.logw, runs * sizeof(double))
+    memcpy(streams, B.st.rng, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    if samples != NULL:
+        for r in range(runs):
+            memcpy(samples + r * n_visible, B.st.v + r * B.pair.ldV, n_visible)
+    if log_Z_base != NULL:
+        log_Z_base[0] = _anneal.base_rate_log_partition(base_rate, n_visible, n_hidden)
+    _anneal.ais_free(&B)
+    return 0
 
 
-cdef int exact_log_partition_f32(const float *W, const float *vbias, const float *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                 int n_threads) noexcept nogil:
+cdef int exact_log_partition(const floating *W, const floating *vbias,
+                             const floating *hbias, Py_ssize_t n_visible,
+                             Py_ssize_t n_hidden, double *log_Z, int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, 0) or min(n_visible, n_hidden) > CYRBM_EXACT_MAX_UNITS:
         return -2
     return _anneal.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
@@ -184,12 +151,12 @@ cdef int exact_log_partition_f32(const float *W, const float *vbias, const float
 
 
 # ------------------------------------------------- version 3: the Chib-style estimator
-cdef int _chib_log_prob(const floating *W1, const floating *vbias1, const floating *hbias1,
-                        const floating *W2, const floating *vbias2, const floating *hbias2,
-                        Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                        const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats,
-                        double log_Z, cyrbm_rng *streams, double *out,
-                        int n_threads) noexcept nogil:
+cdef int chib_log_prob(const floating *W1, const floating *vbias1, const floating *hbias1,
+                       const floating *W2, const floating *vbias2, const floating *hbias2,
+                       Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
+                       const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats,
+                       double log_Z, cyrbm_rng *streams, double *out,
+                       int n_threads) noexcept nogil:
     """cyrbm.chib.chib_log_prob in one call: the same layout (chib_alloc), items i * R + r,
     the same refresh (10) and the same combination of the repeats (chib_combine)."""
     cdef _chib.chib_buffers B
@@ -226,62 +193,22 @@ cdef int _chib_log_prob(const floating *W1, const floating *vbias1, const floati
     return status
 
 
-cdef int chib_log_prob_f64(const double *W1, const double *vbias1, const double *hbias1,
-                           const double *W2, const double *vbias2, const double *hbias2,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                           int n_threads) noexcept nogil:
-    return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
-                          n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
-
-
-cdef int chib_log_prob_f32(const float *W1, const float *vbias1, const float *hbias1,
-                           const float *W2, const float *vbias2, const float *hbias2,
-                           Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                           const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                           Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                           int n_threads) noexcept nogil:
-    return _chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
-                          n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
 # ------------------------------------------------- version 3: the DBN bound's terms
 # (blocks of 512 rows, vectors x samples: cyrbm.bounds.BLOCK_ROWS, so the same bits)
-
-
-cdef int dbn_bound_terms_f64(const double **W, const double **vbias, const double **hbias,
-                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                             double *lpv, double *lrest, double *lq, double *ent,
-                             int n_threads) noexcept nogil:
-    return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
-                                512, lpv, lrest, lq, ent, n_threads)
-
-
-cdef int dbn_bound_terms_f32(const float **W, const float **vbias, const float **hbias,
-                             const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                             Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                             double *lpv, double *lrest, double *lq, double *ent,
-                             int n_threads) noexcept nogil:
+cdef int dbn_bound_terms(const floating **W, const floating **vbias,
+                         const floating **hbias, const Py_ssize_t *sizes, Py_ssize_t n_layers,
+                         const uint8_t *v, Py_ssize_t n, Py_ssize_t samples,
+                         cyrbm_rng *streams, double *lpv, double *lrest, double *lq,
+                         double *ent, int n_threads) noexcept nogil:
     return _dbn.bound_terms_raw(W, vbias, hbias, sizes, n_layers, v, n, samples, streams,
                                 512, lpv, lrest, lq, ent, n_threads)
 
 
 # ------------------------------------------------- version 4: parallel tempering
-cdef int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
-    if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
-            or streams == NULL or swap_streams == NULL:
-        return -2
-    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
-                             steps, streams, swap_streams, accepted, n_threads)
-
-
-cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                       Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                       const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                       cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
+cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
             or streams == NULL or swap_streams == NULL:
         return -2
@@ -291,20 +218,20 @@ cdef int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
 
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
-_table.gibbs_sweeps_f64 = gibbs_sweeps_f64
-_table.gibbs_sweeps_f32 = gibbs_sweeps_f32
-_table.log_unnormalized_f64 = log_unnormalized_f64
-_table.log_unnormalized_f32 = log_unnormalized_f32
-_table.ais_log_partition_f64 = ais_log_partition_f64
-_table.ais_log_partition_f32 = ais_log_partition_f32
-_table.exact_log_partition_f64 = exact_log_partition_f64
-_table.exact_log_partition_f32 = exact_log_partition_f32
-_table.chib_log_prob_f64 = chib_log_prob_f64
-_table.chib_log_prob_f32 = chib_log_prob_f32
-_table.dbn_bound_terms_f64 = dbn_bound_terms_f64
-_table.dbn_bound_terms_f32 = dbn_bound_terms_f32
-_table.pt_sweeps_f64 = pt_sweeps_f64
-_table.pt_sweeps_f32 = pt_sweeps_f32
+_table.gibbs_sweeps_f64 = <gibbs_sweeps_f64_fn> gibbs_sweeps[double]
+_table.gibbs_sweeps_f32 = <gibbs_sweeps_f32_fn> gibbs_sweeps[float]
+_table.log_unnormalized_f64 = <log_unnormalized_f64_fn> log_unnormalized[double]
+_table.log_unnormalized_f32 = <log_unnormalized_f32_fn> log_unnormalized[float]
+_table.ais_log_partition_f64 = <ais_log_partition_f64_fn> ais_log_partition[double]
+_table.ais_log_partition_f32 = <ais_log_partition_f32_fn> ais_log_partition[float]
+_table.exact_log_partition_f64 = <exact_log_partition_f64_fn> exact_log_partition[double]
+_table.exact_log_partition_f32 = <exact_log_partition_f32_fn> exact_log_partition[float]
+_table.chib_log_prob_f64 = <chib_log_prob_f64_fn> chib_log_prob[double]
+_table.chib_log_prob_f32 = <chib_log_prob_f32_fn> chib_log_prob[float]
+_table.dbn_bound_terms_f64 = <dbn_bound_terms_f64_fn> dbn_bound_terms[double]
+_table.dbn_bound_terms_f32 = <dbn_bound_terms_f32_fn> dbn_bound_terms[float]
+_table.pt_sweeps_f64 = <pt_sweeps_f64_fn> pt_sweeps[double]
+_table.pt_sweeps_f32 = <pt_sweeps_f32_fn> pt_sweeps[float]
 
 _C_API = PyCapsule_New(<void *> &_table, "cyrbm.capi._C_API", NULL)
 C_API_VERSION = CYRBM_CAPI_VERSION

@@ -645,11 +645,11 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=256, pilot
     eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
                               ais_streams(seed, int(pilot_runs), _KEY_PILOT),
                               dtype=model.dtype, n_threads=threads, refresh_every=refresh)
-    eng.sample_visible(0.0)
+    eng.anneal(grid, 0, 1)              # exact samples from the base rate
     L = grid.size - 1
     V = np.zeros(L + 1)                 # V[k]: variance of ln w accumulated to beta_k
     for k in range(1, L + 1):
-        eng.steps(grid, k, k + 1, L, True, k == 1)
+        eng.anneal(grid, k, k + 1)
         V[k] = np.var(eng.log_weights, ddof=1)
     idx = np.unique(np.searchsorted(grid, np.linspace(0.0, 1.0, int(bins) + 1)))
     idx[0], idx[-1] = 0, L

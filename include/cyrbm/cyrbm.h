@@ -33,137 +33,135 @@
 /* largest smaller layer the exact ln Z enumerates (2^30 terms), as cyrbm.exact_log_partition */
 #define CYRBM_EXACT_MAX_UNITS 30
 
+/* Every entry exists for float64 parameters (suffix _f64) and float32 parameters (_f32),
+ * from one signature: CYRBM_SIG_<ENTRY>(T, F) declares F with parameters of type T.
+ * CYRBM_FN_TYPES(SIG, name) makes the two function types cyrbm_<name>_f64_fn and
+ * cyrbm_<name>_f32_fn; CYRBM_PAIR(name) the table's two entries, f64 first. */
+#define CYRBM_FN_TYPES(SIG, name) \
+    typedef SIG(double, cyrbm_##name##_f64_fn); \
+    typedef SIG(float, cyrbm_##name##_f32_fn);
+#define CYRBM_PAIR(name) cyrbm_##name##_f64_fn name##_f64; cyrbm_##name##_f32_fn name##_f32;
+
+/* steps block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains:
+ * v (n x n_visible) in place, h (n x n_hidden) gets the last hidden states. */
+#define CYRBM_SIG_GIBBS_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, uint8_t *v, uint8_t *h, Py_ssize_t n, int steps, \
+             cyrbm_rng *streams, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GIBBS_SWEEPS, gibbs_sweeps)
+
+/* out[r] = ln p*(v_r) (SM08 Eq. 2 with h summed out), float64 */
+#define CYRBM_SIG_LOG_UNNORMALIZED(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, const uint8_t *v, Py_ssize_t n, double *out, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_LOG_UNNORMALIZED, log_unnormalized)
+
+/* ---- version 2 ---- */
+
+/* ln Z by annealed importance sampling from the base-rate model to the RBM (SM08
+ * Eq. 13-18), as cyrbm.Annealer(runs, schedule=betas, seed).log_partition(model,
+ * base_rate=...) with its default refresh (200): the same log weights, bit for bit,
+ * when streams = cyrbm.capi.make_ais_streams(seed, runs) and the parameters (and
+ * base_rate) are the model's, in its dtype.
+ *   base_rate:    n_visible visible biases b_A of the base-rate model (NULL: zeros).
+ *   betas:        n_betas inverse temperatures, 0 = beta_0 < ... < beta_K = 1.
+ *   streams:      runs x CYRBM_AIS_STREAM_WORDS uint64 states, advanced in place.
+ *   refresh_every: exact recomputation of the runs' inputs every so many steps
+ *                 (>= 1; the Annealer's default is 200).
+ *   log_weights:  out, runs float64 ln w; Z-hat = Z_A mean(w) (Eq. 11-12).
+ *   log_Z_base:   out (or NULL), ln Z_A = n_hidden ln 2 + sum_i softplus(b_A,i) (Eq. 18).
+ *   samples:      out (or NULL), runs x n_visible uint8, each run's final v.
+ * Results do not depend on n_threads.  -2 when a size is < 1, a required pointer is
+ * NULL or betas is not a finite, strictly increasing list from 0 to 1. */
+#define CYRBM_SIG_AIS_LOG_PARTITION(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, const T *base_rate, const double *betas, \
+             Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams, \
+             Py_ssize_t refresh_every, double *log_weights, double *log_Z_base, \
+             uint8_t *samples, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_AIS_LOG_PARTITION, ais_log_partition)
+
+/* *log_Z = exact ln Z (SM08 Eq. 3), summing over every state of the smaller layer in
+ * float64 (float32 parameters are converted exactly), as cyrbm.exact_log_partition;
+ * -2 when that layer has more than CYRBM_EXACT_MAX_UNITS units. */
+#define CYRBM_SIG_EXACT_LOG_PARTITION(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, double *log_Z, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_EXACT_LOG_PARTITION, exact_log_partition)
+
+/* ---- version 3 ---- */
+
+/* out[i] = ln P-hat(v_i) for n test vectors v (n x n_visible uint8) of a two-layer DBN
+ * by the Chib-style estimator of Murray & Salakhutdinov (2009, Figure 1): RBM1 (W1,
+ * n_visible x n_hidden1; vbias1; hbias1, used by Q(h1 | v) only) under the top RBM
+ * (W2, n_hidden1 x n_hidden2; vbias2 on h1; hbias2), with log_Z the top RBM's ln Z;
+ * steps = S >= 1 Markov chain steps, repeats >= 1 independent runs per vector averaged
+ * in P.  streams: n * repeats states (item i * repeats + r), advanced in place;
+ * cyrbm.capi.make_chib_streams(seed, n, steps, repeats) gives those of
+ * cyrbm.chib.chib_log_prob(dbn, v, log_Z, steps=S, repeats=R, seed=seed), whose
+ * log_probs these are, bit for bit, for a DBN of that dtype (the f32 entry: every
+ * |weight| <= 80).  -2 for invalid sizes or weights beyond 80 (f32) / 700 (f64). */
+#define CYRBM_SIG_CHIB_LOG_PROB(T, F) \
+    int (*F)(const T *W1, const T *vbias1, const T *hbias1, const T *W2, \
+             const T *vbias2, const T *hbias2, Py_ssize_t n_visible, Py_ssize_t n_hidden1, \
+             Py_ssize_t n_hidden2, const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, \
+             Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out, \
+             int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_CHIB_LOG_PROB, chib_log_prob)
+
+/* The terms of the DBN variational bound (SM08 Eq. 19-24), as cyrbm.BoundEstimator
+ * computes them (bit for bit with streams = cyrbm.capi.make_bound_streams(seed, n)):
+ * a DBN of n_layers >= 2 RBMs, layer l with W[l] (sizes[l] x sizes[l+1], C order),
+ * vbias[l], hbias[l]; v: n x sizes[0] uint8 0/1; samples: M >= 1 draws of the
+ * recognition model Q per vector (streams: n cyrbm_rng, one per vector, advanced).
+ * Out, each n x M float64: lpv = ln p(v | h_1), lrest = the other directed terms plus
+ * ln p*_top(h_{L-1}) (so ln p*(v, h) = lpv + lrest), lq = ln Q(h | v), ent = the
+ * entropy of Q (per layer, given the sample below).  The bound of vector i is
+ * mean_m(lpv + lrest + ent) - ln Z of the top RBM.  The products are cyrbm's own
+ * binary products (no BLAS), on n_threads OpenMP threads.
+ * -2 for n_layers outside 2..63 or a size < 1. */
+#define CYRBM_SIG_DBN_BOUND_TERMS(T, F) \
+    int (*F)(const T **W, const T **vbias, const T **hbias, const Py_ssize_t *sizes, \
+             Py_ssize_t n_layers, const uint8_t *v, Py_ssize_t n, Py_ssize_t samples, \
+             cyrbm_rng *streams, double *lpv, double *lrest, double *lq, double *ent, \
+             int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_DBN_BOUND_TERMS, dbn_bound_terms)
+
+/* ---- version 4 ---- */
+
+/* steps rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on n ladders of
+ * n_temps chains: each round one block-Gibbs sweep of every chain of the RBM
+ * (t W, vbias, hbias) at its temperature t, then swaps of neighbouring temperatures
+ * from the top down by the Metropolis rule (Eq. 5).
+ *   temps:        n_temps temperatures, 0 <= t_0 < ... < t_K = 1 (else -2).
+ *   v:            in/out, (n n_temps) x n_visible uint8: row m n_temps + k is ladder m's
+ *                 chain at temps[k] (on return too; its T = 1 samples are the rows
+ *                 m n_temps + n_temps - 1).
+ *   streams:      n n_temps chain streams (advanced); swap_streams: n, one per ladder.
+ *   accepted:     in/out (or NULL), n x (n_temps - 1) int64 counts of accepted swaps
+ *                 of each pair (t_k, t_k+1).
+ * With (streams, swap_streams) = cyrbm.capi.make_pt_streams(seed, n, n_temps) and v
+ * as RBM.sample starts it, the T = 1 rows are RBM.sample(n, steps, seed=seed,
+ * sampler="pt", temperatures=temps) bit for bit.  Results do not depend on n_threads. */
+#define CYRBM_SIG_PT_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n, const double *temps, \
+             Py_ssize_t n_temps, int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams, \
+             int64_t *accepted, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_PT_SWEEPS, pt_sweeps)
+
 typedef struct cyrbm_capi {
     int version;
-    /* steps block-Gibbs sweeps h ~ p(h|v), v ~ p(v|h) (SM08 Eq. 5-6) on n chains:
-     * v (n x n_visible) in place, h (n x n_hidden) gets the last hidden states. */
-    int (*gibbs_sweeps_f64)(const double *W, const double *vbias, const double *hbias,
-                            Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                            uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
-                            int n_threads);
-    int (*gibbs_sweeps_f32)(const float *W, const float *vbias, const float *hbias,
-                            Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                            uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
-                            int n_threads);
-    /* out[r] = ln p*(v_r) (SM08 Eq. 2 with h summed out), float64 */
-    int (*log_unnormalized_f64)(const double *W, const double *vbias, const double *hbias,
-                                Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                                Py_ssize_t n, double *out, int n_threads);
-    int (*log_unnormalized_f32)(const float *W, const float *vbias, const float *hbias,
-                                Py_ssize_t n_visible, Py_ssize_t n_hidden, const uint8_t *v,
-                                Py_ssize_t n, double *out, int n_threads);
-
-    /* ---- version 2 ---- */
-
-    /* ln Z by annealed importance sampling from the base-rate model to the RBM (SM08
-     * Eq. 13-18), as cyrbm.Annealer(runs, schedule=betas, seed).log_partition(model,
-     * base_rate=...) with its default refresh (200): the same log weights, bit for bit,
-     * when streams = cyrbm.capi.make_ais_streams(seed, runs) and the parameters (and
-     * base_rate) are the model's, in its dtype.
-     *   base_rate:    n_visible visible biases b_A of the base-rate model (NULL: zeros).
-     *   betas:        n_betas inverse temperatures, 0 = beta_0 < ... < beta_K = 1.
-     *   streams:      runs x CYRBM_AIS_STREAM_WORDS uint64 states, advanced in place.
-     *   refresh_every: exact recomputation of the runs' inputs every so many steps
-     *                 (>= 1; the Annealer's default is 200).
-     *   log_weights:  out, runs float64 ln w; Z-hat = Z_A mean(w) (Eq. 11-12).
-     *   log_Z_base:   out (or NULL), ln Z_A = n_hidden ln 2 + sum_i softplus(b_A,i) (Eq. 18).
-     *   samples:      out (or NULL), runs x n_visible uint8, each run's final v.
-     * Results do not depend on n_threads.  -2 when a size is < 1, a required pointer is
-     * NULL or betas is not a finite, strictly increasing list from 0 to 1. */
-    int (*ais_log_partition_f64)(const double *W, const double *vbias, const double *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                                 const double *base_rate, const double *betas,
-                                 Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                                 Py_ssize_t refresh_every, double *log_weights,
-                                 double *log_Z_base, uint8_t *samples, int n_threads);
-    int (*ais_log_partition_f32)(const float *W, const float *vbias, const float *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden,
-                                 const float *base_rate, const double *betas,
-                                 Py_ssize_t n_betas, Py_ssize_t runs, uint64_t *streams,
-                                 Py_ssize_t refresh_every, double *log_weights,
-                                 double *log_Z_base, uint8_t *samples, int n_threads);
-    /* *log_Z = exact ln Z (SM08 Eq. 3), summing over every state of the smaller layer in
-     * float64 (float32 parameters are converted exactly), as cyrbm.exact_log_partition;
-     * -2 when that layer has more than CYRBM_EXACT_MAX_UNITS units. */
-    int (*exact_log_partition_f64)(const double *W, const double *vbias, const double *hbias,
-                                   Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                   int n_threads);
-    int (*exact_log_partition_f32)(const float *W, const float *vbias, const float *hbias,
-                                   Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
-                                   int n_threads);
-
-    /* ---- version 3 ---- */
-
-    /* out[i] = ln P-hat(v_i) for n test vectors v (n x n_visible uint8) of a two-layer DBN
-     * by the Chib-style estimator of Murray & Salakhutdinov (2009, Figure 1): RBM1 (W1,
-     * n_visible x n_hidden1; vbias1; hbias1, used by Q(h1 | v) only) under the top RBM
-     * (W2, n_hidden1 x n_hidden2; vbias2 on h1; hbias2), with log_Z the top RBM's ln Z;
-     * steps = S >= 1 Markov chain steps, repeats >= 1 independent runs per vector averaged
-     * in P.  streams: n * repeats states (item i * repeats + r), advanced in place;
-     * cyrbm.capi.make_chib_streams(seed, n, steps, repeats) gives those of
-     * cyrbm.chib.chib_log_prob(dbn, v, log_Z, steps=S, repeats=R, seed=seed), whose
-     * log_probs these are, bit for bit, for a DBN of that dtype (the f32 entry: every
-     * |weight| <= 80).  -2 for invalid sizes or weights beyond 80 (f32) / 700 (f64). */
-    int (*chib_log_prob_f64)(const double *W1, const double *vbias1, const double *hbias1,
-                             const double *W2, const double *vbias2, const double *hbias2,
-                             Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                             const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                             Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                             int n_threads);
-    int (*chib_log_prob_f32)(const float *W1, const float *vbias1, const float *hbias1,
-                             const float *W2, const float *vbias2, const float *hbias2,
-                             Py_ssize_t n_visible, Py_ssize_t n_hidden1, Py_ssize_t n_hidden2,
-                             const uint8_t *v, Py_ssize_t n, Py_ssize_t steps,
-                             Py_ssize_t repeats, double log_Z, cyrbm_rng *streams, double *out,
-                             int n_threads);
-    /* The terms of the DBN variational bound (SM08 Eq. 19-24), as cyrbm.BoundEstimator
-     * computes them (bit for bit with streams = cyrbm.capi.make_bound_streams(seed, n)):
-     * a DBN of n_layers >= 2 RBMs, layer l with W[l] (sizes[l] x sizes[l+1], C order),
-     * vbias[l], hbias[l]; v: n x sizes[0] uint8 0/1; samples: M >= 1 draws of the
-     * recognition model Q per vector (streams: n cyrbm_rng, one per vector, advanced).
-     * Out, each n x M float64: lpv = ln p(v | h_1), lrest = the other directed terms plus
-     * ln p*_top(h_{L-1}) (so ln p*(v, h) = lpv + lrest), lq = ln Q(h | v), ent = the
-     * entropy of Q (per layer, given the sample below).  The bound of vector i is
-     * mean_m(lpv + lrest + ent) - ln Z of the top RBM.  The products are cyrbm's own
-     * binary products (no BLAS), on n_threads OpenMP threads.
-     * -2 for n_layers outside 2..63 or a size < 1. */
-    int (*dbn_bound_terms_f64)(const double **W, const double **vbias, const double **hbias,
-                               const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                               Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                               double *lpv, double *lrest, double *lq, double *ent,
-                               int n_threads);
-    int (*dbn_bound_terms_f32)(const float **W, const float **vbias, const float **hbias,
-                               const Py_ssize_t *sizes, Py_ssize_t n_layers, const uint8_t *v,
-                               Py_ssize_t n, Py_ssize_t samples, cyrbm_rng *streams,
-                               double *lpv, double *lrest, double *lq, double *ent,
-                               int n_threads);
-
-    /* ---- version 4 ---- */
-
-    /* steps rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) on n ladders of
-     * n_temps chains: each round one block-Gibbs sweep of every chain of the RBM
-     * (t W, vbias, hbias) at its temperature t, then swaps of neighbouring temperatures
-     * from the top down by the Metropolis rule (Eq. 5).
-     *   temps:        n_temps temperatures, 0 <= t_0 < ... < t_K = 1 (else -2).
-     *   v:            in/out, (n n_temps) x n_visible uint8: row m n_temps + k is ladder m's
-     *                 chain at temps[k] (on return too; its T = 1 samples are the rows
-     *                 m n_temps + n_temps - 1).
-     *   streams:      n n_temps chain streams (advanced); swap_streams: n, one per ladder.
-     *   accepted:     in/out (or NULL), n x (n_temps - 1) int64 counts of accepted swaps
-     *                 of each pair (t_k, t_k+1).
-     * With (streams, swap_streams) = cyrbm.capi.make_pt_streams(seed, n, n_temps) and v
-     * as RBM.sample starts it, the T = 1 rows are RBM.sample(n, steps, seed=seed,
-     * sampler="pt", temperatures=temps) bit for bit.  Results do not depend on n_threads. */
-    int (*pt_sweeps_f64)(const double *W, const double *vbias, const double *hbias,
-                         Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                         const double *temps, Py_ssize_t n_temps, int steps,
-                         cyrbm_rng *streams, cyrbm_rng *swap_streams, int64_t *accepted,
-                         int n_threads);
-    int (*pt_sweeps_f32)(const float *W, const float *vbias, const float *hbias,
-                         Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                         const double *temps, Py_ssize_t n_temps, int steps,
-                         cyrbm_rng *streams, cyrbm_rng *swap_streams, int64_t *accepted,
-                         int n_threads);
+    CYRBM_PAIR(gibbs_sweeps)
+    CYRBM_PAIR(log_unnormalized)
+    /* version 2 */
+    CYRBM_PAIR(ais_log_partition)
+    CYRBM_PAIR(exact_log_partition)
+    /* version 3 */
+    CYRBM_PAIR(chib_log_prob)
+    CYRBM_PAIR(dbn_bound_terms)
+    /* version 4 */
+    CYRBM_PAIR(pt_sweeps)
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */
