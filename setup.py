@@ -1,8 +1,9 @@
 """Build cyrbm's compiled kernels.
 
-The C kernels (cyrbm/_kernels/gibbs.c, anneal.c) are compiled once per instruction set
-into static libraries (cyrbm_gibbs_<isa>, cyrbm_anneal_<isa>) that the Cython extensions
-link; dispatch.c picks one at import time (the widest the CPU runs).
+The C kernels (cyrbm/_kernels/gibbs.c, anneal.c, chib.c) are compiled once per
+instruction set into static libraries (cyrbm_gibbs_<isa>, ...), linked with dispatch.c and
+common.c into one extension, cyrbm._dispatch, whose one table the other extensions call
+through; dispatch.c picks the variant at import time (the widest the CPU runs).
 
 Environment switches (all optional):
   CYRBM_ISA=LIST      build only these variants (comma-separated: avx512, avx2, sse2,
@@ -141,8 +142,9 @@ def common_cflags():
 
 
 def kernel_libraries():
-    """Static libraries: the dispatch tables, each kernel family once per variant, and
-    the loops with no vector code.  Listed in link order (dispatch before variants)."""
+    """Static libraries: the one dispatch table, each kernel family once per variant, and
+    the loops with no vector code, in link order (dispatch before variants before common);
+    all linked into the one extension that owns the table (KERNEL_OWNER)."""
     variants = isa_variants()
     print("cyrbm: kernel variants: " + ", ".join(variants), flush=True)
     # kernels stay private to the extension that links them
@@ -151,11 +153,8 @@ def kernel_libraries():
     incl = [str(HERE / "include"), str(KERNELS)]
     have = [(f"CYRBM_HAVE_{v.upper()}", "1") for v in variants]
     rel = lambda p: str(p.relative_to(HERE))  # noqa: E731
-    libs = []
-    for family in ("gibbs", "anneal", "chib"):
-        libs.append((f"cyrbm_{family}_dispatch", {
-            "sources": [rel(KERNELS / "dispatch.c")], "include_dirs": incl,
-            "macros": have + [(f"CYRBM_FAMILY_{family.upper()}", "1")], "cflags": base}))
+    libs = [("cyrbm_dispatch", {"sources": [rel(KERNELS / "dispatch.c")], "include_dirs": incl,
+                                "macros": have, "cflags": base})]
     for family in ("gibbs", "anneal", "chib"):
         for v in variants:
             libs.append((f"cyrbm_{family}_{v}", {
@@ -165,6 +164,10 @@ def kernel_libraries():
     libs.append(("cyrbm_common", {"sources": [rel(KERNELS / "common.c")],
                                   "include_dirs": incl, "cflags": base}))
     return libs
+
+
+# the extension that links the kernel library and owns its one dispatch table
+KERNEL_OWNER = "cyrbm._dispatch"
 
 
 def extensions():
@@ -220,7 +223,12 @@ class BuildPyWithHeaders(build_py):
 class BuildKernelLibraries(build_clib):
     """build_clib with one object directory per library (the same kernel source is
     compiled once per instruction set, with different flags) and per-library cflags,
-    built as many at a time as build_ext's job count."""
+    built as many at a time as build_ext's job count.  The libraries are this command's
+    own, not the distribution's (which setuptools would link into every extension)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.libraries = kernel_libraries()
 
     def build_libraries(self, libraries):
         jobs = self.get_finalized_command("build_ext").parallel
@@ -250,7 +258,17 @@ class BuildExtAlways(build_ext):
         self.force = True
         self.parallel = build_jobs(self.parallel)
 
+    def run(self):
+        # the kernel libraries go into KERNEL_OWNER alone: one table for every module
+        self.run_command("build_clib")
+        clib = self.get_finalized_command("build_clib")
+        for ext in self.extensions:
+            if ext.name == KERNEL_OWNER:
+                ext.libraries = [name for name, _ in clib.libraries] + list(ext.libraries)
+                ext.library_dirs = [clib.build_clib] + list(ext.library_dirs)
+        super().run()
 
-setup(libraries=kernel_libraries(), ext_modules=extensions(),
+
+setup(ext_modules=extensions(),
       cmdclass={"build_py": BuildPyWithHeaders, "build_clib": BuildKernelLibraries,
                 "build_ext": BuildExtAlways})

@@ -20,16 +20,11 @@ cdef extern from "kernels.h" nogil:
     void cyrbm_stop_watch_begin()
     int cyrbm_stop_watch_end()
 
-    # ---- variant choice ----
-    int cyrbm_gibbs_kernels_init(const char *force)
-    int cyrbm_anneal_kernels_init(const char *force)
-    int cyrbm_chib_kernels_init(const char *force)
-    const char *cyrbm_gibbs_kernels_isa()
-    const char *cyrbm_anneal_kernels_isa()
-    const char *cyrbm_chib_kernels_isa()
-    const char *cyrbm_gibbs_kernels_built()
-    const char *cyrbm_anneal_kernels_built()
-    const char *cyrbm_chib_kernels_built()
+    # ---- the one dispatch table (owned by cyrbm._dispatch; each engine module that calls
+    # a kernel sets cyrbm_kt = kernel_table() when it is imported) ----
+    ctypedef struct cyrbm_kernel_table:
+        const char *isa
+    const cyrbm_kernel_table *cyrbm_kt
 
     # ---- block Gibbs and CD/PCD (gibbs.c) ----
     Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)

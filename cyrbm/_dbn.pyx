@@ -380,22 +380,8 @@ def bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, Py_ssize_t
     return _bound_terms[double](Ws, vbs, hbs, V, M, streams, n_threads, block, 0.0)
 
 
-from cyrbm._ckernels cimport cyrbm_gibbs_kernels_init, cyrbm_gibbs_kernels_isa
-
-
-def use_kernels(name=None):
-    """Choose this module's kernel variant (see cyrbm._gibbs.use_kernels); every variant
-    gives the same bits."""
-    b = (name or "").encode()
-    if cyrbm_gibbs_kernels_init(b) != 0:
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it.")
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
+from cyrbm._ckernels cimport cyrbm_kt
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use
+cyrbm_kt = kernel_table()

@@ -29,40 +29,11 @@ from cyrbm._random cimport cyrbm_rng
 cdef Py_ssize_t CHUNK_ROWS = 2048
 
 
-def use_kernels(name=None):
-    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
-    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
-    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
-    b = (name or "").encode()
-    if cyrbm_gibbs_kernels_init(b) != 0:
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it (this build holds: {kernels_built()}).")
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_built():
-    """The kernel variants this build holds, widest first."""
-    return cyrbm_gibbs_kernels_built().decode().strip(",")
-
-
-def kernels_runnable():
-    """The variants this build holds that this CPU runs, widest first (the one in use
-    stays in use)."""
-    current = kernels_in_use()
-    out = []
-    for isa in kernels_built().split(","):
-        if cyrbm_gibbs_kernels_init(isa.encode()) == 0:
-            out.append(isa)
-    use_kernels(current)
-    return out
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch); the variant switch is
+# there, these names are kept for callers of this module's
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use, kernels_built, kernels_runnable
+cyrbm_kt = kernel_table()
 
 
 cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,

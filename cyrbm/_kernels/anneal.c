@@ -48,6 +48,7 @@
  * (nA x ldV, nB x ldV) are stored in column chunks of CYRBM_AK_CHUNK_BYTES, each chunk
  * row-major (see cyrbm_ak_update in anneal_t.h). */
 #include <math.h>
+#define CYRBM_KERNEL_LIBRARY 1
 #include "simd.h"
 #include "kernels.h"
 

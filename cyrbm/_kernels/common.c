@@ -4,6 +4,7 @@
 #endif
 #include <signal.h>
 #include <string.h>
+#define CYRBM_KERNEL_LIBRARY 1
 #include "kernels.h"
 
 volatile int cyrbm_stop_requested = 0;

@@ -1,5 +1,6 @@
 /* Block-Gibbs and CD/PCD kernels for one instruction set (see kernels.h, simd.h): the
  * variant is named by the compiler flags setup.py gives this file (-DCYRBM_ISA_...). */
+#define CYRBM_KERNEL_LIBRARY 1
 #include "simd.h"
 #include "kernels.h"
 

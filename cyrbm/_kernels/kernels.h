@@ -4,14 +4,18 @@
  *              function, Bernoulli draws, the momentum step, transposes: the pieces of a
  *              block-Gibbs half-step and of a CD/PCD update
  *   anneal.c   AIS runs between two RBMs, exact-enumeration chunks
+ *   chib.c     single-site Gibbs on a DBN's first hidden layer (Chib-style, per-vector AIS)
  *   common.c   the few loops that have no vector code (compiled once)
- *   dispatch.c the run-time choice of variant
+ *   dispatch.c the one dispatch table and the run-time choice of variant
  *
- * gibbs.c and anneal.c are compiled once per instruction set (simd.h: AVX-512, AVX2+FMA,
- * SSE2, NEON, plain C) into static libraries; each function below then exists as
- * name_<isa>, and the name without a suffix calls the variant chosen when the extension
- * is loaded (cyrbm_kernels_init: the widest the CPU runs, or the one named by the
- * CYRBM_FORCE_ISA environment variable).  Every variant gives the same bits.
+ * gibbs.c, anneal.c and chib.c are compiled once per instruction set (simd.h: AVX-512,
+ * AVX2+FMA, SSE2, NEON, plain C) into static libraries, each function then existing as
+ * name_<isa>.  These files define CYRBM_KERNEL_LIBRARY before including this header.
+ * The library (every variant, common.c, dispatch.c) is linked into one extension,
+ * cyrbm._dispatch, whose one table (cyrbm_kernel_table) holds one variant of every kernel:
+ * the widest the CPU runs, or the one named by CYRBM_FORCE_ISA or cyrbm._dispatch.
+ * use_kernels.  The engine calls cyrbm_<name>(...) through that table (see the end of
+ * this file).  Every variant gives the same bits.
  *
  * Buffers are marked IN (read), OUT (written) or INOUT. */
 #ifndef CYRBM_KERNELS_H
@@ -38,9 +42,9 @@ extern "C" {
  * cyrbm_stop_watch_end restores the previous handlers, clears the flag and returns
  * whether it was set.  Call both from the main thread around the kernel; the flag is
  * never set when no signal came, so no result changes. */
+#ifdef CYRBM_KERNEL_LIBRARY
 extern volatile int cyrbm_stop_requested;
-void cyrbm_stop_watch_begin(void);
-int cyrbm_stop_watch_end(void);
+#endif
 
 /* ---- layout ---- */
 
@@ -284,47 +288,78 @@ typedef struct {
                            cyrbm_rng *streams, double *logw, void *work),                  \
       (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))
 
-/* the variant-free entry points */
-#define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
-CYRBM_GIBBS_KERNELS(CYRBM_DECLARE_ENTRY)
-CYRBM_ANNEAL_KERNELS(CYRBM_DECLARE_ENTRY)
-CYRBM_CHIB_KERNELS(CYRBM_DECLARE_ENTRY)
+/* ---- no vector code, compiled once (common.c) ----
+ * column_lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending) whose list
+ *   idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol).
+ * active_units: the active units of a 0/1 row, ascending, in list (OUT, room for n);
+ *   returns their number.
+ * state_codes: codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3.
+ * bernoulli: draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
+ *   per unit in unit order; writes the 0/1 states and the active units (each unless NULL)
+ *   and returns their number (OUT state, idx; INOUT rng).
+ * chib_layout: point the buffers of W into base for a model M, S chain steps and floats
+ *   of itemsize bytes (64-byte aligned); returns the bytes needed (base NULL: only
+ *   measures).
+ * stop_watch_begin / _end: see "stopping on Ctrl-C" above. */
+#define CYRBM_COMMON_KERNELS(X)                                                           \
+    X(void, stop_watch_begin, (void), ())                                                 \
+    X(int, stop_watch_end, (void), ())                                                    \
+    X(void, column_lists, (const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,         \
+                           ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol), \
+      (idx, ldi, cnt, n_rows, n_units, col, ncol))                                        \
+    X(int32_t, active_units, (const uint8_t *state, ptrdiff_t n, int32_t *list),          \
+      (state, n, list))                                                                   \
+    X(void, state_codes, (const uint8_t *state, ptrdiff_t n, uint8_t *codes),             \
+      (state, n, codes))                                                                  \
+    X(int32_t, bernoulli_f32, (const float *p, ptrdiff_t n, cyrbm_rng *rng,               \
+                               uint8_t *state, int32_t *idx), (p, n, rng, state, idx))    \
+    X(int32_t, bernoulli_f64, (const double *p, ptrdiff_t n, cyrbm_rng *rng,              \
+                               uint8_t *state, int32_t *idx), (p, n, rng, state, idx))    \
+    X(size_t, chib_layout, (const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize,      \
+                            char *base, cyrbm_chib_work *W), (M, S, itemsize, base, W))
 
-/* Choose the variant of this extension's kernels: `force` names one (avx512, avx2,
- * sse2, neon, generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1
- * when the named variant is not in this build or the CPU cannot run it. */
-int cyrbm_gibbs_kernels_init(const char *force);
-int cyrbm_anneal_kernels_init(const char *force);
-int cyrbm_chib_kernels_init(const char *force);
-/* The variant in use, and the variants this build holds (comma-separated). */
-const char *cyrbm_gibbs_kernels_isa(void);
-const char *cyrbm_anneal_kernels_isa(void);
-const char *cyrbm_chib_kernels_isa(void);
-const char *cyrbm_gibbs_kernels_built(void);
-const char *cyrbm_anneal_kernels_built(void);
-const char *cyrbm_chib_kernels_built(void);
+/* every kernel with vector code, each compiled once per instruction set */
+#define CYRBM_VARIANT_KERNELS(X)                                                          \
+    CYRBM_GIBBS_KERNELS(X) CYRBM_ANNEAL_KERNELS(X) CYRBM_CHIB_KERNELS(X)
 
-/* ---- no vector code, compiled once (common.c) ---- */
-/* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
- * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol). */
-void cyrbm_column_lists(const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,
-                        ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol);
-/* The active units of a 0/1 row, ascending, in list (OUT, room for n); returns their number. */
-int32_t cyrbm_active_units(const uint8_t *state, ptrdiff_t n, int32_t *list);
-/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 (OUT codes) */
-void cyrbm_state_codes(const uint8_t *state, ptrdiff_t n, uint8_t *codes);
-/* Bernoulli draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
- * per unit in unit order; writes the 0/1 states and the active units (each unless NULL)
- * and returns their number (OUT state, idx; INOUT rng). */
-int32_t cyrbm_bernoulli_f32(const float *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
-                            int32_t *idx);
-int32_t cyrbm_bernoulli_f64(const double *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
-                            int32_t *idx);
+/* The one dispatch table: every kernel, the variant's where it has variants (dispatch.c
+ * fills it with one variant for all families at once), and the name of that variant. */
+#define CYRBM_TABLE_MEMBER(RET, NAME, PARAMS, ARGS) RET(*NAME) PARAMS;
+typedef struct cyrbm_kernel_table {
+    CYRBM_VARIANT_KERNELS(CYRBM_TABLE_MEMBER)
+    CYRBM_COMMON_KERNELS(CYRBM_TABLE_MEMBER)
+    const char *isa;
+} cyrbm_kernel_table;
 
-/* Point the buffers of W into base for a model M, S chain steps and floats of itemsize
- * bytes (64-byte aligned); returns the bytes needed (base NULL: only measures). */
-size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
-                         cyrbm_chib_work *W);
+/* dispatch.c (called by cyrbm._dispatch alone, which links the library): fill the table
+ * with one variant for every family: `force` names it (avx512, avx2, sse2, neon,
+ * generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1 (the table
+ * unchanged) when the named variant is not in this build or the CPU cannot run it. */
+int cyrbm_kernels_init(const char *force);
+/* The table, and the variants this build holds (comma-separated, widest first). */
+const cyrbm_kernel_table *cyrbm_kernels(void);
+const char *cyrbm_kernels_built(void);
+
+#ifdef CYRBM_KERNEL_LIBRARY
+/* ---- inside the kernel library: the functions themselves ---- */
+#define CYRBM_DECLARE_COMMON(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
+CYRBM_COMMON_KERNELS(CYRBM_DECLARE_COMMON)
+#else
+/* ---- in the engine (the Cython modules): every kernel through the one table ----
+ * The library is linked into one extension, cyrbm._dispatch, which owns the table; each
+ * engine module points its cyrbm_kt at that table when it is imported, and calls
+ * cyrbm_<name>(...), one indirect call. */
+static const cyrbm_kernel_table *cyrbm_kt;
+#define CYRBM_RETURN_void
+#define CYRBM_RETURN_int return
+#define CYRBM_RETURN_int32_t return
+#define CYRBM_RETURN_double return
+#define CYRBM_RETURN_size_t return
+#define CYRBM_CALL(RET, NAME, PARAMS, ARGS) \
+    static inline RET cyrbm_##NAME PARAMS { CYRBM_RETURN_##RET cyrbm_kt->NAME ARGS; }
+CYRBM_VARIANT_KERNELS(CYRBM_CALL)
+CYRBM_COMMON_KERNELS(CYRBM_CALL)
+#endif
 
 #ifdef __cplusplus
 }
