@@ -60,20 +60,26 @@ static const int64_t cyrbm_ak_ones64[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
 static const int32_t cyrbm_ak_ones32[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                             -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0,
                                             0,  0,  0,  0,  0,  0, 0, 0, 0, 0};
-CYRBM_INLINE vq CYRBM_K(valid_d)(ptrdiff_t rem) {
+CYRBM_INLINE vq CYRBM_K(cyrbm_ak_valid_f64)(ptrdiff_t rem) {
     rem = rem < 0 ? 0 : rem > 8 ? 8 : rem;
     return ld_q((const uint64_t *)(cyrbm_ak_ones64 + 8 - rem));
 }
-CYRBM_INLINE vu CYRBM_K(valid_f)(ptrdiff_t rem) {
+CYRBM_INLINE vu CYRBM_K(cyrbm_ak_valid_f32)(ptrdiff_t rem) {
     vu m;
     rem = rem < 0 ? 0 : rem > 16 ? 16 : rem;
     memcpy(&m, cyrbm_ak_ones32 + 16 - rem, sizeof m);
     return m;
 }
 
-/* u52 uniforms in [0, 1) from 64-bit draws */
-CYRBM_INLINE vd CYRBM_K(unif_d)(vq r) {
-    return ASD((r >> 12) | 0x3FF0000000000000ULL) - 1.0;
+/* The uniforms of native vector q of a visible block from its draws rb (rng.h's AIS
+ * conventions): u52 per 64-bit lane for float64 models, u23 pairs for float32 ones. */
+CYRBM_INLINE vd CYRBM_K(cyrbm_ak_unif_f64)(const vq *rb, int q) { return CYRBM_U52(ASD, rb[q]); }
+CYRBM_INLINE vf CYRBM_K(cyrbm_ak_unif_f32)(const vq *rb, int q) {
+#if CYRBM_VBYTES > 0
+    return CYRBM_U23(ASF, ASU(rb[q]));      /* low half first */
+#else
+    return CYRBM_U23(ASF, (uint32_t)(rb[q / 2] >> (32 * (q % 2))));
+#endif
 }
 
 /* Multiply the running product *P (kept as mantissa * 2^*E) by f, exactly rescaled. */

@@ -15,11 +15,6 @@
 #include <math.h>
 
 #define CYRBM_BR_PAD (-1000.0)   /* pre-activation of lanes past the row: adds 0 to every sum */
-#if IS_F32
-#define BR_LOADD(p) ld_f_as_d(p)
-#else
-#define BR_LOADD(p) ld_d(p)
-#endif
 
 /* a: n pre-activations (IN), summed in float64.
  * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit
@@ -60,7 +55,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
             for (q = 0; q < NQD; q++) {
                 vd x, na, e, num, hv = BCD(0.0);
                 vq pos;
-                x = whole ? BR_LOADD(a + j0 + q * VLD) : ld_d(ad + q * VLD);
+                x = whole ? VLOADD(a + j0 + q * VLD) : ld_d(ad + q * VLD);
                 na = ASD(ASQ(x) | 0x8000000000000000ULL);     /* -|x| */
                 e = vexp_d(na);
                 pos = MASKQ(x >= 0.0);
@@ -94,4 +89,3 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
 }
 
 #undef CYRBM_BR_PAD
-#undef BR_LOADD

@@ -6,31 +6,6 @@
  * widest variant has two independent product chains) */
 #define NL (128 / (ptrdiff_t)sizeof(T))
 #define NQ (NL / VL)
-#if IS_F32
-#define VB vu
-#define ASB ASU
-#define ASV ASF
-#define MASKT MASKU
-#define SELT SELF
-#define EXP_SHIFT 23
-#define EXP_BITS 0xffu
-#define EXP_BIAS 127
-#define MANT_KEEP 0x807fffffu
-#define ONE_BITS 0x3f800000u
-#define SIGN_BIT 0x80000000u
-#else
-#define VB vq
-#define ASB ASQ
-#define ASV ASD
-#define MASKT MASKQ
-#define SELT SELD
-#define EXP_SHIFT 52
-#define EXP_BITS 0x7ffULL
-#define EXP_BIAS 1023
-#define MANT_KEEP 0x800fffffffffffffULL
-#define ONE_BITS 0x3ff0000000000000ULL
-#define SIGN_BIT 0x8000000000000000ULL
-#endif
 
 /* One chain's state: h1, the visible layer's input y = W1 h1 + b1 and the top layer's
  * input z = W2^T h1 + c2, each with its logistic pair p = sigma(.), q = sigma(-.). */
@@ -68,12 +43,12 @@ CYRBM_INLINE void FN(chib_pairs)(const T *x, T *p, T *q, ptrdiff_t n) {
     ptrdiff_t i;
     for (i = 0; i < n; i += VL) {
         const VT xv = VLOAD(x + i);
-        const VT e = VEXP(ASV(ASB(xv) | SIGN_BIT));
+        const VT e = VEXP(AS_T(AS_UT(xv) | SIGN_BIT));
         const VT one = (VT){0} + (T)1;
         const VT d = one + e;
-        const VB neg = MASKT(xv < (VT){0});
-        VSTORE(p + i, SELT(neg, e, one) / d);
-        VSTORE(q + i, SELT(neg, one, e) / d);
+        const VUT neg = MASK_T(xv < (VT){0});
+        VSTORE(p + i, SEL_T(neg, e, one) / d);
+        VSTORE(q + i, SEL_T(neg, one, e) / d);
     }
 }
 
@@ -122,13 +97,13 @@ CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s)
 CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff_t n,
                                      ptrdiff_t K) {
     VT P[NQ];
-    VB X[NQ];
+    VUT X[NQ];
     ptrdiff_t i = 0, nres = 0;
     double m = 1.0, ex = 0.0;
     int q, l;
     for (q = 0; q < NQ; q++) {
         P[q] = (VT){0} + (T)1;
-        X[q] = (VB){0};
+        X[q] = (VUT){0};
     }
     while (i < n) {
         const ptrdiff_t stop = n - i > K * NL ? i + K * NL : n;
@@ -138,9 +113,9 @@ CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff
                 P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
             }
         for (q = 0; q < NQ; q++) {
-            const VB b = ASB(P[q]);
+            const VUT b = AS_UT(P[q]);
             X[q] += (b >> EXP_SHIFT) & EXP_BITS;
-            P[q] = ASV((b & MANT_KEEP) | ONE_BITS);
+            P[q] = AS_T((b & MANT_KEEP) | ONE_BITS);
         }
         nres++;
     }
@@ -357,14 +332,3 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
 
 #undef NL
 #undef NQ
-#undef VB
-#undef ASB
-#undef ASV
-#undef MASKT
-#undef SELT
-#undef EXP_SHIFT
-#undef EXP_BITS
-#undef EXP_BIAS
-#undef MANT_KEEP
-#undef ONE_BITS
-#undef SIGN_BIT

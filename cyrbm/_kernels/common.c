@@ -93,23 +93,13 @@ void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *rest
     }
 }
 
-/* unit u on when U_u < p[u], U_u = cyrbm_rng_uniform (53 bits), whatever the precision
- * of p: float32 and float64 runs with one seed see the same numbers; branch-free lists */
-#define CYRBM_DEFINE_BERNOULLI(NAME, T)                                                   \
-    int32_t NAME(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,                        \
-                 uint8_t *restrict state, int32_t *restrict idx) {                        \
-        int32_t c = 0;                                                                    \
-        ptrdiff_t u;                                                                      \
-        for (u = 0; u < n; u++) {                                                         \
-            const int on = cyrbm_rng_uniform(rng) < (double)p[u];                        \
-            if (state) state[u] = (uint8_t)on;                                            \
-            if (idx) idx[c] = (int32_t)u;                                                 \
-            c += on;                                                                      \
-        }                                                                                 \
-        return c;                                                                         \
-    }
-CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f32, float)
-CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "common_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "common_t.h"
 
 static size_t cyrbm_chib_take(char *base, size_t *total, size_t nbytes, void **out) {
     const size_t at = (*total + 63) & ~(size_t)63;
