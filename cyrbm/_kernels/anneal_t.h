@@ -317,9 +317,7 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                         vd u;
                         CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb);
                         u = CYRBM_U52(ASD, rb);
-                        nbits |= mask_bits_d(MASKQ(u * (1.0 + ec) <
-                                                   SELD(MASKQ(xd >= 0.0), BCD(1.0), ec)) &
-                                             valid) << (q * VLD);
+                        nbits |= mask_bits_d(CYRBM_DRAW_D(u, xd, ec) & valid) << (q * VLD);
                     }
                 }
                 if (transition) {
@@ -329,8 +327,8 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                     memcpy(&ow, h + j, 8);
                     memcpy(h + j, &nw, 8);
                     fl = bytes8_to_bits(ow) ^ nbits;
-                    cyrbm_ak_emit8(fl & nbits, (int32_t)j, fon, &non);
-                    cyrbm_ak_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
+                    cyrbm_emit8(fl & nbits, (int32_t)j, fon, &non);
+                    cyrbm_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
                 }
             }
             if (weights) {
@@ -395,8 +393,7 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
             if (nB > 0) yb += VLOAD(uB + iq);
             y = ca * ya + cb * yb;
             t = VEXP(AS_T(AS_UT(y) | SIGN_BIT));                       /* exp(-|y|) */
-            nbits |= MASK_BITS_T(MASK_T(u * ((T)1 + t) < SEL_T(MASK_T(y >= (T)0), BC_T(1), t))
-                                 & FN(cyrbm_ak_valid)(D - iq)) << (q * VL);
+            nbits |= MASK_BITS_T(DRAW_T(u, y, t) & FN(cyrbm_ak_valid)(D - iq)) << (q * VL);
         }
         memcpy(ow, v + i, VB);
         for (w = 0; w < VB / 8; w++) {
@@ -407,8 +404,8 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         fl = obits ^ nbits;
         if (fl)   /* (a list has room for 8 entries past the block: i + VB <= ldV) */
             for (w = 0; w < VB / 8; w++) {
-                cyrbm_ak_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
-                cyrbm_ak_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
+                cyrbm_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
+                cyrbm_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
             }
     }
     for (q = 0; q < NQD; q++) {

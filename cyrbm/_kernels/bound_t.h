@@ -8,8 +8,10 @@
  *   H(P)     = sum_j softplus(a_j) - sum_j sigma(a_j) a_j          (the entropy)
  * and the kernel returns the three sums.  softplus(a) = max(a, 0) + ln(1 + e), sigma(a) =
  * (a < 0 ? e : 1) / (1 + e), e = exp(-|a|) from vmath.h; the logarithms are taken of
- * products of (1 + e) over blocks of 128 units.  Unit j is in logical lane j % 8 of
- * 64 bytes (NQD native vectors), and the lanes are combined in the order 0..7, so every
+ * products of (1 + e) over blocks of 128 units (a log per block: not the AIS kernels'
+ * softplus sum, cyrbm_ak_softplus_sum, which keeps one rescaled product and so gives
+ * other bits; the bound's results are made with this one, so both stay).  Unit j is in
+ * logical lane j % 8 of 64 bytes (NQD native vectors), and the lanes are combined in the order 0..7, so every
  * variant gives the same bits.  Sums are in float64 whatever T is. */
 
 #include <math.h>
@@ -64,7 +66,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
                 num = SELD(pos, BCD(1.0), e);
                 if (rng != NULL) {
                     const vd u = ld_d(ud + q * VLD);
-                    hv = ASD(MASKQ(u * (1.0 + e) < num) & ASQ(BCD(1.0)));
+                    hv = ASD(CYRBM_DRAW_D(u, x, e) & ASQ(BCD(1.0)));
                     st_d(hd + q * VLD, hv);
                 } else if (h != NULL && (full & 1)) {
                     hv = ld_d(hd + q * VLD);

@@ -175,7 +175,7 @@ CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, d
 CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, uint8_t *h,
                                   cyrbm_rng *rng) {
     ptrdiff_t j;
-    for (j = 0; j < M->H1; j++) h[j] = (uint8_t)(cyrbm_rng_uniform(rng) < cyrbm_sigmoid(x[j]));
+    for (j = 0; j < M->H1; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(x[j]));
 }
 
 /* One sweep of single-site Gibbs updates of h1, units in ascending order (T) or in
@@ -190,7 +190,7 @@ CYRBM_INLINE void FN(chib_sweep)(const cyrbm_chib_model *M, FN(chib_state) *s,
     for (k = 0; k < M->H1; k++) {
         const ptrdiff_t j = backward ? M->H1 - 1 - k : k;
         const double d = FN(chib_delta)(M, s, j, vw[j]);
-        const int on = cyrbm_rng_uniform(rng) < cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]);
+        const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
         if (on != s->h[j]) {
             FN(chib_flip)(M, s, j, on);
             if (lp) *lp += on ? d : -d;
@@ -283,6 +283,8 @@ void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int
         for (t = 1; t <= S; t++)
             if (W.logt[t] > mx) mx = W.logt[t];
         sm = 0.0;
+        /* the C library's exp (not vmath's): the estimator's published bits were made
+         * with it (tools/ais_fingerprint.py), and S terms per item cost nothing */
         for (t = 1; t <= S; t++) sm += exp(W.logt[t] - mx);
         logphat[it] = mx + log(sm / (double)S);
     }

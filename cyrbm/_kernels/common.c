@@ -101,31 +101,18 @@ void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *rest
 #include "float_t.h"
 #include "common_t.h"
 
-static size_t cyrbm_chib_take(char *base, size_t *total, size_t nbytes, void **out) {
-    const size_t at = (*total + 63) & ~(size_t)63;
-    *total = at + nbytes;
-    if (out) *out = base ? (void *)(base + at) : NULL;
-    return at;
-}
-
 size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
                          cyrbm_chib_work *W) {
     size_t total = 0;
     const size_t H1 = (size_t)M->H1, nf = (size_t)(3 * M->ld1 + 3 * M->ld2) * itemsize;
     int k;
-    void *p;
     for (k = 0; k < 3; k++) {
-        cyrbm_chib_take(base, &total, H1, &p);
-        W->h[k] = (uint8_t *)p;
-        cyrbm_chib_take(base, &total, nf, &W->f[k]);
+        W->h[k] = (uint8_t *)cyrbm_take(base, &total, H1);
+        W->f[k] = cyrbm_take(base, &total, nf);
     }
-    cyrbm_chib_take(base, &total, H1, &p);
-    W->hstar = (uint8_t *)p;
-    cyrbm_chib_take(base, &total, H1 * sizeof(double), &p);
-    W->vw = (double *)p;
-    cyrbm_chib_take(base, &total, H1 * sizeof(double), &p);
-    W->x = (double *)p;
-    cyrbm_chib_take(base, &total, (size_t)(S + 1) * sizeof(double), &p);
-    W->logt = (double *)p;
+    W->hstar = (uint8_t *)cyrbm_take(base, &total, H1);
+    W->vw = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
+    W->x = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
+    W->logt = (double *)cyrbm_take(base, &total, (size_t)(S + 1) * sizeof(double));
     return total + 64;
 }

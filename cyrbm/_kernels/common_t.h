@@ -9,7 +9,7 @@ int32_t TN(cyrbm_bernoulli)(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,
     int32_t c = 0;
     ptrdiff_t u;
     for (u = 0; u < n; u++) {
-        const int on = cyrbm_rng_uniform(rng) < (double)p[u];
+        const int on = cyrbm_rng_bernoulli(rng, (double)p[u]);
         if (state) state[u] = (uint8_t)on;
         if (idx) idx[c] = (int32_t)u;
         c += on;

@@ -10,6 +10,7 @@
  *   AS_UT, AS_T   bit casts between VT and VUT lanes;  MASK_T, SEL_T, BC_T: mask from a
  *            comparison, select, broadcast (simd.h's MASKU/MASKQ, SELF/SELD, BCF/BCD)
  *   MASK_BITS_T   a mask's lanes as bits (mask_bits_f / mask_bits_d)
+ *   DRAW_T   the Bernoulli draw from log-odds (simd.h: CYRBM_DRAW_F / CYRBM_DRAW_D)
  *   SIGN_BIT, EXP_SHIFT, EXP_BITS, EXP_BIAS, MANT_KEEP, ONE_BITS: T's IEEE 754 layout.
  * Each kernel is listed once for the dispatch table with FT / FS for its type and suffix
  * (kernels.h, CYRBM_EACH_TYPE); the Cython side reaches the two instances through fused
@@ -33,6 +34,7 @@
 #undef SEL_T
 #undef BC_T
 #undef MASK_BITS_T
+#undef DRAW_T
 #undef SIGN_BIT
 #undef EXP_SHIFT
 #undef EXP_BITS
@@ -65,6 +67,7 @@
 #define SEL_T SELF
 #define BC_T BCF
 #define MASK_BITS_T mask_bits_f
+#define DRAW_T CYRBM_DRAW_F
 #if CYRBM_VBYTES > 0
 #define VM vi32
 #endif
@@ -95,6 +98,7 @@
 #define SEL_T SELD
 #define BC_T BCD
 #define MASK_BITS_T mask_bits_d
+#define DRAW_T CYRBM_DRAW_D
 #if CYRBM_VBYTES > 0
 #ifndef CYRBM_VI64_DEFINED
 #define CYRBM_VI64_DEFINED

@@ -100,30 +100,6 @@ CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_u64)(vq *restrict y, const vq *rest
 }
 #undef ZIPROUND
 
-/* Append the units u0 + j for the set bits j of an 8-bit mask to ix[c ...] (ascending),
- * four at a time from a 16-entry table of nibble positions; returns the new count.
- * Writes up to c + 8 entries (callers leave that room). */
-typedef uint8_t v4b_ __attribute__((vector_size(4)));
-typedef int32_t v4i_ __attribute__((vector_size(16)));
-CYRBM_INLINE int32_t CYRBM_K(cyrbm_compact8)(int32_t *ix, int32_t c, int32_t u0, unsigned mask) {
-    static const uint8_t pos[16][4] = {
-        {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
-        {1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
-        {2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3}};
-    static const uint8_t count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    int half;
-    for (half = 0; half < 2; half++) {
-        const unsigned m = (mask >> (4 * half)) & 15u;
-        v4b_ b;
-        v4i_ v;
-        memcpy(&b, pos[m], 4);
-        v = __builtin_convertvector(b, v4i_) + (u0 + 4 * half);
-        memcpy(ix + c, &v, sizeof v);
-        c += count[m];
-    }
-    return c;
-}
-
 #endif
 
 #define CYRBM_FT 32

@@ -364,7 +364,7 @@ void FN(cyrbm_bernoulli8)(const T *restrict p, ptrdiff_t ldp, ptrdiff_t n, cyrbm
             const unsigned mask = mask_bits_d(on);   /* bit j: unit u0 + j on */
             const uint64_t bytes = bits_to_bytes8(mask);
             memcpy(state + k * n + u0, &bytes, 8);
-            c[k] = CYRBM_K(cyrbm_compact8)(idx + k * n, c[k], (int32_t)u0, mask);
+            cyrbm_emit8(mask, (int32_t)u0, idx + k * n, &c[k]);
         }
     }
     for (k = 0; k < 8; k++) {

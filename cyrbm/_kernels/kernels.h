@@ -57,6 +57,14 @@ static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
     return lines * (64 / itemsize);
 }
 
+/* The one aligned bump allocator of a layout: the next buffer of nbytes, 64-byte aligned,
+ * at base + its offset; with base NULL only *total (the bytes needed so far) advances. */
+static inline void *cyrbm_take(char *base, size_t *total, size_t nbytes) {
+    const size_t at = (*total + 63) & ~(size_t)63;
+    *total = at + nbytes;
+    return base ? (void *)(base + at) : NULL;
+}
+
 #define CYRBM_AK_PAD 16          /* AIS row padding, in elements */
 #define CYRBM_AK_BLOCK 128       /* hidden units per partial product (a multiple of 16) */
 #define CYRBM_AK_CHUNK_BYTES 64  /* W^T is stored in column chunks this wide */

@@ -62,6 +62,11 @@ static inline double cyrbm_u53(uint64_t x) { return (double)(x >> 11) * 0x1.0p-5
 
 static inline double cyrbm_rng_uniform(cyrbm_rng *r) { return cyrbm_u53(cyrbm_rng_next(r)); }
 
+/* The one Bernoulli draw of a chain stream: 1 with probability p (U < p, U a u53
+ * uniform); vector forms: simd.h's CYRBM_DRAW_D / _F (from log-odds) and the eight-lane
+ * draws of cyrbm_bernoulli8 (gibbs_t.h), which give the same bits. */
+static inline int cyrbm_rng_bernoulli(cyrbm_rng *r, double p) { return cyrbm_rng_uniform(r) < p; }
+
 /* Next 64 bits of lane l of an AIS run's interleaved streams (s: 32 words). */
 static inline uint64_t cyrbm_rng_next_lane(uint64_t *s, int l) {
     uint64_t x;
