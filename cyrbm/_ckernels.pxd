@@ -29,6 +29,7 @@ cdef extern from "kernels.h" nogil:
     # ---- padded rows (kernels.h) and loops with no vector code (common.c) ----
     Py_ssize_t cyrbm_padded_ld(Py_ssize_t n, Py_ssize_t itemsize)
     void *cyrbm_take(char *base, size_t *total, size_t nbytes)
+    int32_t cyrbm_active_units(const uint8_t *state, Py_ssize_t n, int32_t *list)
     void cyrbm_state_codes(const uint8_t *state, Py_ssize_t n, uint8_t *codes)
     void cyrbm_column_lists(const int32_t *idx, Py_ssize_t ldi, const int32_t *cnt,
                             Py_ssize_t n_rows, Py_ssize_t n_units, int32_t *col,

@@ -142,7 +142,9 @@ CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_stat
 }
 
 /* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
- * that were just recomputed */
+ * that were just recomputed (element by element with vmath's softplus, in unit order:
+ * not the AIS kernels' lane-wise softplus sum, whose other order gives other bits; the
+ * estimators' results are made with this one) */
 CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_state) *s,
                                       const uint8_t *v) {
     double a = 0.0, b = 0.0, c = 0.0;
