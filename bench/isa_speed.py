@@ -29,7 +29,7 @@ import sys
 
 from docopt import docopt
 
-from cyrbm import _gibbs
+from cyrbm import _dispatch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORETYPE = {"avx512": "SkylakeX", "avx2": "Haswell", "sse2": "Prescott", "neon": None,
@@ -53,7 +53,7 @@ def run(script, args, isa):
 
 def main(argv=None):
     opts = docopt(__doc__, argv=argv)
-    isas = opts["--isa"].split(",") if opts["--isa"] else _gibbs.kernels_runnable()
+    isas = opts["--isa"].split(",") if opts["--isa"] else _dispatch.kernels_runnable()
     rep = ["--repeat", opts["--repeat"]]
     summary = []
     for isa in isas:

@@ -114,14 +114,14 @@ def config():
     """Build and runtime facts as a dict: version, OpenMP, threads, BLAS, the kernel
     variant in use (the widest instruction set the CPU runs, or CYRBM_FORCE_ISA) and the
     variants the build holds."""
-    from cyrbm import _omp, _gibbs
+    from cyrbm import _omp, _dispatch
     return {
         "version": __version__,
         "openmp": _omp.openmp_enabled(),
         "threads": _omp.max_threads(),
         "blas": _blas_info(),
-        "kernels": _gibbs.kernels_in_use(),
-        "kernels_built": _gibbs.kernels_built(),
+        "kernels": _dispatch.kernels_in_use(),
+        "kernels_built": _dispatch.kernels_built(),
         "include": get_include(),
     }
 

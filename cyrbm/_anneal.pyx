@@ -1337,21 +1337,7 @@ cdef class GibbsEngine:
                      self.n_threads)
 
 
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_anneal_kernels_isa().decode()
-
-
-def use_kernels(name=None):
-    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
-    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
-    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
-    b = (name or "").encode()
-    if cyrbm_anneal_kernels_init(b) != 0:
-        built = cyrbm_anneal_kernels_built().decode().strip(",")
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it (this build holds: {built}).")
-    return cyrbm_anneal_kernels_isa().decode()
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use
+cyrbm_kt = kernel_table()

@@ -34,12 +34,6 @@ cdef inline Py_ssize_t _pad32(Py_ssize_t n) noexcept nogil:
     return ((n + 31) // 32) * 32
 
 
-cdef inline char *_take(char *base, size_t *total, size_t nbytes) noexcept nogil:
-    cdef size_t at = (total[0] + 63) & ~(<size_t> 63)
-    total[0] = at + nbytes
-    return NULL if base == NULL else base + at
-
-
 cdef inline double _exp(double w) noexcept nogil:
     """e^w through vmath's exp of non-positive arguments (1 / e^-w for w > 0)."""
     return cyrbm_exp_neg(w) if w <= 0.0 else 1.0 / cyrbm_exp_neg(-w)
@@ -104,16 +98,16 @@ cdef int chib_alloc(chib_buffers *B, const floating *W1, const floating *b1,
     for k in range(2):
         total = 0
         base = NULL if k == 0 else <char *> ((<uintptr_t> B.block + 63) & ~(<uintptr_t> 63))
-        W1T = <floating *> _take(base, &total, H1 * ld1 * s)
-        E1 = <floating *> _take(base, &total, H1 * ld1 * s)
-        pb1 = <floating *> _take(base, &total, ld1 * s)
-        pW2 = <floating *> _take(base, &total, H1 * ld2 * s)
-        E2 = <floating *> _take(base, &total, H1 * ld2 * s)
-        pc2 = <floating *> _take(base, &total, ld2 * s)
-        pb2 = <double *> _take(base, &total, H1 * sizeof(double))
-        pc1 = <double *> _take(base, &total, H1 * sizeof(double))
-        s1 = <double *> _take(base, &total, H1 * sizeof(double))
-        s2 = <double *> _take(base, &total, H1 * sizeof(double))
+        W1T = <floating *> cyrbm_take(base, &total, H1 * ld1 * s)
+        E1 = <floating *> cyrbm_take(base, &total, H1 * ld1 * s)
+        pb1 = <floating *> cyrbm_take(base, &total, ld1 * s)
+        pW2 = <floating *> cyrbm_take(base, &total, H1 * ld2 * s)
+        E2 = <floating *> cyrbm_take(base, &total, H1 * ld2 * s)
+        pc2 = <floating *> cyrbm_take(base, &total, ld2 * s)
+        pb2 = <double *> cyrbm_take(base, &total, H1 * sizeof(double))
+        pc1 = <double *> cyrbm_take(base, &total, H1 * sizeof(double))
+        s1 = <double *> cyrbm_take(base, &total, H1 * sizeof(double))
+        s2 = <double *> cyrbm_take(base, &total, H1 * sizeof(double))
         if k == 0:
             B.block = calloc(total + 64, 1)
             if B.block == NULL:
@@ -358,20 +352,7 @@ def combine(const double[::1] a, const double[::1] b, Py_ssize_t repeats, double
     return out_arr
 
 
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_chib_kernels_isa().decode()
-
-
-def use_kernels(name=None):
-    """Choose this module's kernel variant (None or "": the widest this CPU runs); returns
-    the one in use.  Every variant gives the same bits."""
-    b = (name or "").encode()
-    if cyrbm_chib_kernels_init(b) != 0:
-        built = cyrbm_chib_kernels_built().decode().strip(",")
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it (this build holds: {built}).")
-    return cyrbm_chib_kernels_isa().decode()
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use
+cyrbm_kt = kernel_table()

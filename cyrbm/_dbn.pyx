@@ -38,18 +38,14 @@ from libc.string cimport memcpy, memset
 from cyrbm._omp cimport cap_threads
 from cyrbm._random cimport cyrbm_rng
 from libc.stdint cimport int32_t
-from cyrbm._ckernels cimport (cyrbm_bern_row_f32, cyrbm_bern_row_f64, cyrbm_padded_ld,
-                              cyrbm_transpose_f32, cyrbm_transpose_f64)
+from cyrbm._ckernels cimport k_bern_row, k_transpose, cyrbm_padded_ld
 from cyrbm._gibbs cimport active_lists, padded_product_path, SOURCE_PADDED
 
 
 
 cdef inline void bern_row(const floating *a, Py_ssize_t n, cyrbm_rng *rng, uint8_t *h,
                           int full, double *sums) noexcept nogil:
-    if floating is float:
-        cyrbm_bern_row_f32(a, n, rng, h, full, sums)
-    else:
-        cyrbm_bern_row_f64(a, n, rng, h, full, sums)
+    k_bern_row(a, n, rng, h, full, sums)
 
 
 cdef struct Padded:
@@ -248,10 +244,7 @@ cdef int pad_weights(const floating **W, const floating **vb, const floating **h
         if l < L - 1:
             q = align64(<char *> P.WTp[l])
             memset(q, 0, sz[l + 1] * P.ld[l] * f)
-            if floating is float:
-                cyrbm_transpose_f32(<float *> q, P.ld[l], W[l], sz[l + 1], sz[l], sz[l + 1])
-            else:
-                cyrbm_transpose_f64(<double *> q, P.ld[l], W[l], sz[l + 1], sz[l], sz[l + 1])
+            k_transpose(<floating *> q, P.ld[l], W[l], sz[l + 1], sz[l], sz[l + 1])
     return 0
 
 
@@ -380,22 +373,8 @@ def bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, Py_ssize_t
     return _bound_terms[double](Ws, vbs, hbs, V, M, streams, n_threads, block, 0.0)
 
 
-from cyrbm._ckernels cimport cyrbm_gibbs_kernels_init, cyrbm_gibbs_kernels_isa
-
-
-def use_kernels(name=None):
-    """Choose this module's kernel variant (see cyrbm._gibbs.use_kernels); every variant
-    gives the same bits."""
-    b = (name or "").encode()
-    if cyrbm_gibbs_kernels_init(b) != 0:
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it.")
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
+from cyrbm._ckernels cimport cyrbm_kt
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use
+cyrbm_kt = kernel_table()

@@ -29,49 +29,17 @@ from cyrbm._random cimport cyrbm_rng
 cdef Py_ssize_t CHUNK_ROWS = 2048
 
 
-def use_kernels(name=None):
-    """Choose this module's kernel variant (None or "": the widest this CPU runs; else
-    avx512, avx2, sse2, neon or generic); returns the one in use.  Every variant gives
-    the same bits; CYRBM_FORCE_ISA sets the choice made at import."""
-    b = (name or "").encode()
-    if cyrbm_gibbs_kernels_init(b) != 0:
-        raise ValueError(f"kernel variant {name!r} is not in this build or this CPU cannot "
-                         f"run it (this build holds: {kernels_built()}).")
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_in_use():
-    """The kernel variant this module runs."""
-    return cyrbm_gibbs_kernels_isa().decode()
-
-
-def kernels_built():
-    """The kernel variants this build holds, widest first."""
-    return cyrbm_gibbs_kernels_built().decode().strip(",")
-
-
-def kernels_runnable():
-    """The variants this build holds that this CPU runs, widest first (the one in use
-    stays in use)."""
-    current = kernels_in_use()
-    out = []
-    for isa in kernels_built().split(","):
-        if cyrbm_gibbs_kernels_init(isa.encode()) == 0:
-            out.append(isa)
-    use_kernels(current)
-    return out
-
-
-use_kernels(__import__("os").environ.get("CYRBM_FORCE_ISA") or None)
+# the kernels run through the one dispatch table (cyrbm._dispatch); the variant switch is
+# there, these names are kept for callers of this module's
+from cyrbm._dispatch cimport kernel_table
+from cyrbm._dispatch import use_kernels, kernels_in_use, kernels_built, kernels_runnable
+cyrbm_kt = kernel_table()
 
 
 cdef void add_rows(floating *out, const floating *W, Py_ssize_t ldw,
                    const int32_t *rows, Py_ssize_t n_rows, Py_ssize_t n) noexcept nogil:
     """out[0:n] += sum_r W[rows[r], 0:n] (in order r = 0, 1, ...)."""
-    if floating is float:
-        cyrbm_add_rows_f32(out, W, ldw, rows, n_rows, n)
-    else:
-        cyrbm_add_rows_f64(out, W, ldw, rows, n_rows, n)
+    k_add_rows(out, W, ldw, rows, n_rows, n)
 
 
 cdef inline floating sigmoid(floating x) noexcept nogil:
@@ -83,16 +51,11 @@ cdef inline floating sigmoid(floating x) noexcept nogil:
 
 cdef void active_lists(const uint8_t *state, Py_ssize_t n_rows, Py_ssize_t n_units,
                        int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil:
-    """idx[r, 0:cnt[r]] = the units with state[r, u] != 0, ascending."""
-    cdef Py_ssize_t r, u
-    cdef int32_t c
+    """idx[r, 0:cnt[r]] = the units with state[r, u] != 0, ascending (cyrbm_active_units)."""
+    cdef Py_ssize_t r
     for r in prange(n_rows, num_threads=cap_threads(n_threads, n_rows // 8),
                     schedule='static'):
-        c = 0
-        for u in range(n_units):     # branch-free: write every unit, advance on a 1
-            idx[r * n_units + c] = <int32_t> u
-            c = c + (state[r * n_units + u] != 0)
-        cnt[r] = c
+        cnt[r] = cyrbm_active_units(state + r * n_units, n_units, idx + r * n_units)
 
 
 cdef inline Py_ssize_t block_width(Py_ssize_t n_in, Py_ssize_t n_out, Py_ssize_t itemsize,
@@ -142,10 +105,7 @@ cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept n
     cdef Py_ssize_t VL = 64 // sizeof(floating), n_vec = n // VL * VL, k, b
     cdef Py_ssize_t n_blocks = (n_vec + 4095) // 4096
     for b in prange(n_blocks, num_threads=cap_threads(n_threads, n_blocks), schedule='static'):
-        if floating is float:
-            cyrbm_expit_f32(act + b * 4096, min(4096, n_vec - b * 4096))
-        else:
-            cyrbm_expit_f64(act + b * 4096, min(4096, n_vec - b * 4096))
+        k_expit(act + b * 4096, min(4096, n_vec - b * 4096))
     for k in range(n_vec, n):
         act[k] = sigmoid(act[k])
 
@@ -160,10 +120,7 @@ cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, flo
                     schedule='static'):
         i0 = b * 64
         i1 = min(i0 + 64, n_rows)
-        if floating is float:
-            cyrbm_transpose_f32(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
-        else:
-            cyrbm_transpose_f64(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
+        k_transpose(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
 
 
 def _check_streams(uint64_t[:, ::1] streams, Py_ssize_t n_rows):
@@ -262,16 +219,10 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
                     continue
                 r = rows[k]
                 tp = tbase + 8 * k if tbase != NULL else NULL
-                if floating is float:
-                    accepted += cyrbm_amh_hop_f32(&W[0, 0], &vbias[0], &hbias[0], D, M,
-                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
-                                                  &Hp[0, 0], L, &chains[r, 0],
-                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
-                else:
-                    accepted += cyrbm_amh_hop_f64(&W[0, 0], &vbias[0], &hbias[0], D, M,
-                                                  &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
-                                                  &Hp[0, 0], L, &chains[r, 0],
-                                                  <cyrbm_rng *> &streams[r, 0], work, tp)
+                accepted += k_amh_hop(&W[0, 0], &vbias[0], &hbias[0], D, M,
+                                      &A[0, 0], &AT[0, 0], &sp[0], &logH[0, 0],
+                                      &Hp[0, 0], L, &chains[r, 0],
+                                      <cyrbm_rng *> &streams[r, 0], work, tp)
         finally:
             free(work)
     if bad:
@@ -552,29 +503,17 @@ cdef void padded_product_path(floating *out, Py_ssize_t ldo, const floating *bia
             if source == SOURCE_TRANSPOSE:
                 S = <floating *> panels[t]
                 lds = 4 * VL
-                if floating is float:
-                    cyrbm_transpose_f32(<float *> panels[t], lds, W + v * VL * ldw, ldw,
-                                        ncv, n_src)
-                else:
-                    cyrbm_transpose_f64(<double *> panels[t], lds, W + v * VL * ldw, ldw,
-                                        ncv, n_src)
+                k_transpose(<floating *> panels[t], lds, W + v * VL * ldw, ldw,
+                            ncv, n_src)
             else:
                 S = A + v * VL
                 lds = lda
             if dense:
-                if floating is float:
-                    cyrbm_subset_sums_f32(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
-                                          codes, G, n_rows, <int> g, expit)
-                else:
-                    cyrbm_subset_sums_f64(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
-                                          codes, G, n_rows, <int> g, expit)
+                k_subset_sums(out + v * VL, ldo, bias + v * VL, S, lds, n_src,
+                              codes, G, n_rows, <int> g, expit)
             else:
-                if floating is float:
-                    cyrbm_rowsums_f32(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
-                                      cnt, n_rows, <int> g, expit)
-                else:
-                    cyrbm_rowsums_f64(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
-                                      cnt, n_rows, <int> g, expit)
+                k_rowsums(out + v * VL, ldo, bias + v * VL, S, lds, idx, n_src,
+                          cnt, n_rows, <int> g, expit)
             v = v + g
 
 
@@ -596,20 +535,12 @@ cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
         r1 = min(n_rows, 8 * ((t + 1) * n_groups // nt))
         r = r0
         while r + 8 <= r1:
-            if floating is float:
-                cyrbm_bernoulli8_f32(P + r * ldp, ldp, n_units, &streams[r],
-                                     state + r * n_units, idx + r * n_units, cnt + r)
-            else:
-                cyrbm_bernoulli8_f64(P + r * ldp, ldp, n_units, &streams[r],
-                                     state + r * n_units, idx + r * n_units, cnt + r)
+            k_bernoulli8(P + r * ldp, ldp, n_units, &streams[r],
+                         state + r * n_units, idx + r * n_units, cnt + r)
             r = r + 8
         while r < r1:
-            if floating is float:
-                cnt[r] = cyrbm_bernoulli_f32(P + r * ldp, n_units, &streams[r],
-                                             state + r * n_units, idx + r * n_units)
-            else:
-                cnt[r] = cyrbm_bernoulli_f64(P + r * ldp, n_units, &streams[r],
-                                             state + r * n_units, idx + r * n_units)
+            cnt[r] = k_bernoulli(P + r * ldp, n_units, &streams[r],
+                                 state + r * n_units, idx + r * n_units)
             r = r + 1
 
 
@@ -621,10 +552,7 @@ cdef void given_probs(floating *out, Py_ssize_t ldo, const floating *x, const fl
         out[j] = x[j] + hb[j]
     for j in range(M, ldo):
         out[j] = 0
-    if floating is float:
-        cyrbm_expit_f32(out, ldo)
-    else:
-        cyrbm_expit_f64(out, ldo)
+    k_expit(out, ldo)
 
 
 cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
@@ -676,10 +604,7 @@ cdef void cd_phase(Scratch *s, const floating *W, Py_ssize_t D, Py_ssize_t M,
     # which batch rows have visible unit i on, data and chains
     cyrbm_column_lists(s.vidx, D, s.vcnt, B, D, s.colpos, s.npos)
     cyrbm_column_lists(s.kidx, D, s.kcnt, B, D, s.colneg, s.nneg)
-    if floating is float:
-        cyrbm_colsum_diff_f32(hsum, ph0, act_h, ldh, B, M)
-    else:
-        cyrbm_colsum_diff_f64(hsum, ph0, act_h, ldh, B, M)
+    k_colsum_diff(hsum, ph0, act_h, ldh, B, M)
 
 
 cdef void gradient_rows(const Scratch *s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t v0,
@@ -694,14 +619,9 @@ cdef void gradient_rows(const Scratch *s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize
     cdef floating *act_h = <floating *> s.act_h
     while v < v1:
         g = min(4, v1 - v)
-        if floating is float:
-            cyrbm_rowdiffs_f32(out + v * VL, ldo, min(g * VL, M - v * VL), ph0 + v * VL,
-                               act_h + v * VL, s.ldh, s.colpos + r0 * B, s.npos + r0,
-                               s.colneg + r0 * B, s.nneg + r0, B, r1 - r0)
-        else:
-            cyrbm_rowdiffs_f64(out + v * VL, ldo, min(g * VL, M - v * VL), ph0 + v * VL,
-                               act_h + v * VL, s.ldh, s.colpos + r0 * B, s.npos + r0,
-                               s.colneg + r0 * B, s.nneg + r0, B, r1 - r0)
+        k_rowdiffs(out + v * VL, ldo, min(g * VL, M - v * VL), ph0 + v * VL,
+                   act_h + v * VL, s.ldh, s.colpos + r0 * B, s.npos + r0,
+                   s.colneg + r0 * B, s.nneg + r0, B, r1 - r0)
         v = v + g
 
 
@@ -803,10 +723,7 @@ cdef int update_biases(floating *vbias, floating *vel_vbias, const floating *dvb
 cdef inline int momentum_row(floating *W, floating *vel, const floating *d, Py_ssize_t M,
                              floating lr, floating mom, floating wd,
                              floating sc) noexcept nogil:
-    if floating is float:
-        return cyrbm_momentum_f32(W, vel, d, M, lr, mom, wd, sc, NULL)
-    else:
-        return cyrbm_momentum_f64(W, vel, d, M, lr, mom, wd, sc, NULL)
+    return k_momentum(W, vel, d, M, lr, mom, wd, sc, NULL)
 
 
 cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters

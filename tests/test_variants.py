@@ -1,8 +1,9 @@
 """Every kernel variant gives the same bits (cyrbm/_kernels/simd.h).
 
 The default build holds one variant per instruction set of the target (avx512, avx2, sse2,
-generic on x86-64); each is chosen in turn at run time (the modules' use_kernels, as the
-CYRBM_FORCE_ISA environment variable does at import) and must reproduce the default
+generic on x86-64); each is chosen in turn at run time (cyrbm._dispatch.use_kernels, the
+one switch of the one dispatch table, as the CYRBM_FORCE_ISA environment variable does at
+import) and must reproduce the default
 variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, the pseudo-log-likelihood,
 RBM.sample and CD/PCD training, in float32 and float64.  .ci/run also builds restricted variants
 (CYRBM_ISA=...) and shows that a changed summation order breaks the same check.
@@ -11,23 +12,19 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, _chib, _gibbs
+from cyrbm import _anneal, _chib, _dbn, _dispatch, _gibbs
 from cyrbm.annealing import Annealer
 
 
 @pytest.fixture
 def variant():
-    saved = (_gibbs.kernels_in_use(), _anneal.kernels_in_use(), _chib.kernels_in_use())
+    saved = _dispatch.kernels_in_use()
 
     def use(isa):
-        assert _gibbs.use_kernels(isa) == isa
-        assert _anneal.use_kernels(isa) == isa
-        assert _chib.use_kernels(isa) == isa
+        assert _dispatch.use_kernels(isa) == isa
 
     yield use
-    _gibbs.use_kernels(saved[0])
-    _anneal.use_kernels(saved[1])
-    _chib.use_kernels(saved[2])
+    _dispatch.use_kernels(saved)
 
 
 def numbers(dtype):
@@ -106,7 +103,7 @@ def numbers(dtype):
 def test_every_variant_gives_the_default_bits(variant, dtype, dense):
     """With the engine's default choice of input updates, and with the subset tables
     ("Many flips" in anneal.c) at every step."""
-    isas = _gibbs.kernels_runnable()
+    isas = _dispatch.kernels_runnable()
     assert "generic" in isas
     previous = _anneal.use_dense_tables(dense)
     try:
@@ -125,15 +122,28 @@ def check_variants(isas, variant, dtype):
 
 
 def test_runnable_variants_leave_the_choice_alone():
-    before = _gibbs.kernels_in_use()
-    assert before in _gibbs.kernels_runnable()
-    assert _gibbs.kernels_in_use() == before
+    before = _dispatch.kernels_in_use()
+    assert before in _dispatch.kernels_runnable()
+    assert _dispatch.kernels_in_use() == before
 
 
 def test_unknown_variant_is_refused():
+    before = _dispatch.kernels_in_use()
     with pytest.raises(ValueError, match="not in this build"):
-        _gibbs.use_kernels("avx1024")
+        _dispatch.use_kernels("avx1024")
+    assert _dispatch.kernels_in_use() == before
     assert cyrbm.config()["kernels"] in cyrbm.config()["kernels_built"].split(",")
+
+
+def test_one_switch_for_every_family(variant):
+    """One table: choosing a variant anywhere chooses it for every engine module, and
+    config() reports that one choice; the modules' use_kernels are the one switch."""
+    for module in (_gibbs, _anneal, _chib, _dbn):
+        assert module.use_kernels is _dispatch.use_kernels
+        assert module.kernels_in_use is _dispatch.kernels_in_use
+    for isa in _dispatch.kernels_runnable():
+        variant(isa)
+        assert cyrbm.config()["kernels"] == isa
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -152,17 +162,16 @@ def test_bound_terms_every_variant(dtype):
                         rng.standard_normal(9), dtype=dtype)]
     dbn = cyrbm.DBN(layers)
     data = [(rng.random((50, 37)) < p).astype(np.uint8) for p in (0.1, 0.7)]
-    saved = _dbn.kernels_in_use(), _gibbs.kernels_in_use()
+    saved = _dispatch.kernels_in_use()
     try:
         est = BoundEstimator(dbn, log_Z=0.0, seed=1)
         default = [est._terms(dbn.layers, V, 3, None) for V in data]
-        for isa in _gibbs.kernels_runnable():
-            # the row kernel is _dbn's; the binary products run in _gibbs (padded_product)
-            assert _dbn.use_kernels(isa) == isa and _gibbs.use_kernels(isa) == isa
+        for isa in _dispatch.kernels_runnable():
+            # the row kernel (_dbn) and the binary products (_gibbs.padded_product) alike
+            assert _dispatch.use_kernels(isa) == isa
             for V, want in zip(data, default):
                 got = est._terms(dbn.layers, V, 3, None)
                 for name, a, b in zip(("lpv", "lrest", "lq", "ent"), got, want):
                     np.testing.assert_array_equal(a, b, err_msg=f"{isa}: {name}")
     finally:
-        _dbn.use_kernels(saved[0])
-        _gibbs.use_kernels(saved[1])
+        _dispatch.use_kernels(saved)

@@ -5,7 +5,7 @@
 #define CHUNK (CYRBM_AK_CHUNK_BYTES / (ptrdiff_t)sizeof(T))
 #define NQC (CHUNK / VL)
 /* a visible block: one draw of the 8 stream lanes (16 float32 or 8 float64 units) */
-#define VB (IS_F32 ? 16 : 8)
+#define VB (64 / (ptrdiff_t)sizeof(T))
 /* the column block of the engine's x row sums: 512 bytes (a multiple of add_cols' 8
  * native vectors), so a block's slice of W (D rows) stays in L2 */
 #define XCOLS (512 / (ptrdiff_t)sizeof(T))
@@ -13,25 +13,11 @@
  * sets how many columns a run sums at a time (in registers), not the arithmetic */
 #define DENSE_G CYRBM_AK_DENSE_GROUPS
 /* prefetching the next tile pays for float64 tables (twice the bytes), not for float32 */
-#define DENSE_PREFETCH (!IS_F32)
+#define DENSE_PREFETCH (sizeof(T) == 8)
 #ifdef CYRBM_AK_DENSE_CHUNKS
 #define DENSE_C CYRBM_AK_DENSE_CHUNKS
 #else
 #define DENSE_C (CYRBM_VBYTES >= 64 ? 8 : CYRBM_VBYTES == 32 ? 4 : CYRBM_VBYTES == 16 ? 2 : 1)
-#endif
-/* the sign flip of a table row: T's bits as unsigned lanes */
-#if IS_F32
-#define VU vu
-#define UT uint32_t
-#define SIGN_BIT 31
-#define AS_U ASU
-#define AS_T ASF
-#else
-#define VU vq
-#define UT uint64_t
-#define SIGN_BIT 63
-#define AS_U ASQ
-#define AS_T ASD
 #endif
 
 /* Bring the inputs of R runs up to date with their flipped units:
@@ -138,10 +124,10 @@ CYRBM_INLINE void FN(cyrbm_ak_dense_tile)(const T *blk, ptrdiff_t cstride, const
         for (q = 0; q < NQC; q++) a[c * NQC + q] = VLOAD(start + c * CHUNK + q * VL);
     for (g = g0; g < g1; g++) {
         const T *row = blk + (ptrdiff_t)(l[g] >> 1) * CHUNK;
-        const VU sign = (VU){0} + ((UT)(l[g] & 1) << SIGN_BIT);
+        const VUT sign = (VUT){0} + (UT)(SIGN_BIT & ((UT)0 - (UT)(l[g] & 1)));
         for (c = 0; c < nc; c++)
             for (q = 0; q < NQC; q++)
-                a[c * NQC + q] += AS_T(AS_U(VLOAD(row + c * cstride + q * VL)) ^ sign);
+                a[c * NQC + q] += AS_T(AS_UT(VLOAD(row + c * cstride + q * VL)) ^ sign);
     }
     for (c = 0; c < nc; c++)
         for (q = 0; q < NQC; q++) VSTORE(o + c * CHUNK + q * VL, a[c * NQC + q]);
@@ -306,14 +292,9 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                 unsigned nbits = 0;   /* the 8 units' new states, unit j + l at bit l */
                 for (q = 0; q < NQD; q++) {
                     const ptrdiff_t jq = j + q * VLD;
-#if IS_F32
-                    vd xd = ld_f_as_d(x + jq);
-                    if (e != NULL) xd = cc * xd + ld_f_as_d(e + jq);
-#else
-                    vd xd = ld_d(x + jq);
-                    if (e != NULL) xd = cc * xd + ld_d(e + jq);
-#endif
-                    const vq valid = CYRBM_K(valid_d)(n - jq);
+                    vd xd = VLOADD(x + jq);
+                    if (e != NULL) xd = cc * xd + VLOADD(e + jq);
+                    const vq valid = CYRBM_K(cyrbm_ak_valid_f64)(n - jq);
                     const vd na = ASD(ASQ(xd) | 0x8000000000000000ULL);   /* -|x| */
                     /* exp(-c |x|), 0 in lanes past the layer's end */
                     const vd ec = ASD(ASQ(vexp_d(cx * na)) & valid);
@@ -335,10 +316,8 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                         vq rb;
                         vd u;
                         CYRBM_XOSHIRO_STEP(vq, s0[q], s1[q], s2[q], s3[q], rb);
-                        u = CYRBM_K(unif_d)(rb);
-                        nbits |= mask_bits_d(MASKQ(u * (1.0 + ec) <
-                                                   SELD(MASKQ(xd >= 0.0), BCD(1.0), ec)) &
-                                             valid) << (q * VLD);
+                        u = CYRBM_U52(ASD, rb);
+                        nbits |= mask_bits_d(CYRBM_DRAW_D(u, xd, ec) & valid) << (q * VLD);
                     }
                 }
                 if (transition) {
@@ -348,8 +327,8 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                     memcpy(&ow, h + j, 8);
                     memcpy(h + j, &nw, 8);
                     fl = bytes8_to_bits(ow) ^ nbits;
-                    cyrbm_ak_emit8(fl & nbits, (int32_t)j, fon, &non);
-                    cyrbm_ak_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
+                    cyrbm_emit8(fl & nbits, (int32_t)j, fon, &non);
+                    cyrbm_emit8(fl & ~nbits, (int32_t)j, foff, &noff);
                 }
             }
             if (weights) {
@@ -409,28 +388,12 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         for (q = 0; q < VB / VL; q++) {   /* native vectors of the block */
             const ptrdiff_t iq = i + q * VL;
             VT ya = VLOAD(bA + iq), yb = VLOAD(bB + iq), y, t, u;
-#if IS_F32
-#if CYRBM_VBYTES > 0
-            /* the u23 pairs of this vector's 64-bit lanes, low half first */
-            u = ASF((ASU(rb[q]) >> 9) | 0x3F800000u) - 1.0f;
-#else
-            u = ASF(((uint32_t)(rb[q / 2] >> (32 * (q % 2))) >> 9) | 0x3F800000u) - 1.0f;
-#endif
-#else
-            u = CYRBM_K(unif_d)(rb[q]);
-#endif
+            u = FN(cyrbm_ak_unif)(rb, (int)q);
             if (nA > 0) ya += VLOAD(uA + iq);
             if (nB > 0) yb += VLOAD(uB + iq);
             y = ca * ya + cb * yb;
-#if IS_F32
-            t = VEXP(ASF(ASU(y) | 0x80000000u));                     /* exp(-|y|) */
-            nbits |= mask_bits_f(MASKU(u * (1.0f + t) < SELF(MASKU(y >= 0.0f), BCF(1.0f), t))
-                                 & CYRBM_K(valid_f)(D - iq)) << (q * VL);
-#else
-            t = VEXP(ASD(ASQ(y) | 0x8000000000000000ULL));
-            nbits |= mask_bits_d(MASKQ(u * (1.0 + t) < SELD(MASKQ(y >= 0.0), BCD(1.0), t))
-                                 & CYRBM_K(valid_d)(D - iq)) << (q * VL);
-#endif
+            t = VEXP(AS_T(AS_UT(y) | SIGN_BIT));                       /* exp(-|y|) */
+            nbits |= MASK_BITS_T(DRAW_T(u, y, t) & FN(cyrbm_ak_valid)(D - iq)) << (q * VL);
         }
         memcpy(ow, v + i, VB);
         for (w = 0; w < VB / 8; w++) {
@@ -441,8 +404,8 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
         fl = obits ^ nbits;
         if (fl)   /* (a list has room for 8 entries past the block: i + VB <= ldV) */
             for (w = 0; w < VB / 8; w++) {
-                cyrbm_ak_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
-                cyrbm_ak_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
+                cyrbm_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
+                cyrbm_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
             }
     }
     for (q = 0; q < NQD; q++) {
@@ -648,14 +611,9 @@ CYRBM_INLINE double FN(cyrbm_ak_softplus_sum)(const T *x, const T *e, ptrdiff_t 
         for (j = j0; j < j1; j += 8)
             for (q = 0; q < NQD; q++) {
                 const ptrdiff_t jq = j + q * VLD;
-#if IS_F32
-                vd z = t * ld_f_as_d(x + jq);
-                if (e != NULL) z = z + ld_f_as_d(e + jq);
-#else
-                vd z = t * ld_d(x + jq);
-                if (e != NULL) z = z + ld_d(e + jq);
-#endif
-                const vq valid = CYRBM_K(valid_d)(n - jq);
+                vd z = t * VLOADD(x + jq);
+                if (e != NULL) z = z + VLOADD(e + jq);
+                const vq valid = CYRBM_K(cyrbm_ak_valid_f64)(n - jq);
                 const vd na = ASD(ASQ(z) | 0x8000000000000000ULL);
                 rl[q] += ASD(MASKQ(z > 0.0) & ASQ(z) & valid);
                 pp[q] *= 1.0 + ASD(ASQ(vexp_d(na)) & valid);
@@ -739,8 +697,4 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
 #undef DENSE_G
 #undef DENSE_PREFETCH
 #undef DENSE_C
-#undef VU
-#undef UT
-#undef SIGN_BIT
-#undef AS_U
-#undef AS_T
+

@@ -8,18 +8,15 @@
  *   H(P)     = sum_j softplus(a_j) - sum_j sigma(a_j) a_j          (the entropy)
  * and the kernel returns the three sums.  softplus(a) = max(a, 0) + ln(1 + e), sigma(a) =
  * (a < 0 ? e : 1) / (1 + e), e = exp(-|a|) from vmath.h; the logarithms are taken of
- * products of (1 + e) over blocks of 128 units.  Unit j is in logical lane j % 8 of
- * 64 bytes (NQD native vectors), and the lanes are combined in the order 0..7, so every
+ * products of (1 + e) over blocks of 128 units (a log per block: not the AIS kernels'
+ * softplus sum, cyrbm_ak_softplus_sum, which keeps one rescaled product and so gives
+ * other bits; the bound's results are made with this one, so both stay).  Unit j is in
+ * logical lane j % 8 of 64 bytes (NQD native vectors), and the lanes are combined in the order 0..7, so every
  * variant gives the same bits.  Sums are in float64 whatever T is. */
 
 #include <math.h>
 
 #define CYRBM_BR_PAD (-1000.0)   /* pre-activation of lanes past the row: adds 0 to every sum */
-#if IS_F32
-#define BR_LOADD(p) ld_f_as_d(p)
-#else
-#define BR_LOADD(p) ld_d(p)
-#endif
 
 /* a: n pre-activations (IN), summed in float64.
  * rng: draw h_j = [U_j < sigma(a_j)], U_j = cyrbm_rng_uniform, one draw per unit in unit
@@ -60,7 +57,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
             for (q = 0; q < NQD; q++) {
                 vd x, na, e, num, hv = BCD(0.0);
                 vq pos;
-                x = whole ? BR_LOADD(a + j0 + q * VLD) : ld_d(ad + q * VLD);
+                x = whole ? VLOADD(a + j0 + q * VLD) : ld_d(ad + q * VLD);
                 na = ASD(ASQ(x) | 0x8000000000000000ULL);     /* -|x| */
                 e = vexp_d(na);
                 pos = MASKQ(x >= 0.0);
@@ -69,7 +66,7 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
                 num = SELD(pos, BCD(1.0), e);
                 if (rng != NULL) {
                     const vd u = ld_d(ud + q * VLD);
-                    hv = ASD(MASKQ(u * (1.0 + e) < num) & ASQ(BCD(1.0)));
+                    hv = ASD(CYRBM_DRAW_D(u, x, e) & ASQ(BCD(1.0)));
                     st_d(hd + q * VLD, hv);
                 } else if (h != NULL && (full & 1)) {
                     hv = ld_d(hd + q * VLD);
@@ -94,4 +91,3 @@ void FN(cyrbm_bern_row)(const T *restrict a, ptrdiff_t n,
 }
 
 #undef CYRBM_BR_PAD
-#undef BR_LOADD

@@ -26,6 +26,7 @@
  * e^0 = 1: the pads' factors are exactly 1), those of W2, e^W2 and c2 to ld2; ld1 and ld2
  * are multiples of 32 elements (128 bytes of float32). */
 #include <math.h>
+#define CYRBM_KERNEL_LIBRARY 1
 #include "simd.h"
 #include "kernels.h"
 

@@ -6,31 +6,6 @@
  * widest variant has two independent product chains) */
 #define NL (128 / (ptrdiff_t)sizeof(T))
 #define NQ (NL / VL)
-#if IS_F32
-#define VB vu
-#define ASB ASU
-#define ASV ASF
-#define MASKT MASKU
-#define SELT SELF
-#define EXP_SHIFT 23
-#define EXP_BITS 0xffu
-#define EXP_BIAS 127
-#define MANT_KEEP 0x807fffffu
-#define ONE_BITS 0x3f800000u
-#define SIGN_BIT 0x80000000u
-#else
-#define VB vq
-#define ASB ASQ
-#define ASV ASD
-#define MASKT MASKQ
-#define SELT SELD
-#define EXP_SHIFT 52
-#define EXP_BITS 0x7ffULL
-#define EXP_BIAS 1023
-#define MANT_KEEP 0x800fffffffffffffULL
-#define ONE_BITS 0x3ff0000000000000ULL
-#define SIGN_BIT 0x8000000000000000ULL
-#endif
 
 /* One chain's state: h1, the visible layer's input y = W1 h1 + b1 and the top layer's
  * input z = W2^T h1 + c2, each with its logistic pair p = sigma(.), q = sigma(-.). */
@@ -68,12 +43,12 @@ CYRBM_INLINE void FN(chib_pairs)(const T *x, T *p, T *q, ptrdiff_t n) {
     ptrdiff_t i;
     for (i = 0; i < n; i += VL) {
         const VT xv = VLOAD(x + i);
-        const VT e = VEXP(ASV(ASB(xv) | SIGN_BIT));
+        const VT e = VEXP(AS_T(AS_UT(xv) | SIGN_BIT));
         const VT one = (VT){0} + (T)1;
         const VT d = one + e;
-        const VB neg = MASKT(xv < (VT){0});
-        VSTORE(p + i, SELT(neg, e, one) / d);
-        VSTORE(q + i, SELT(neg, one, e) / d);
+        const VUT neg = MASK_T(xv < (VT){0});
+        VSTORE(p + i, SEL_T(neg, e, one) / d);
+        VSTORE(q + i, SEL_T(neg, one, e) / d);
     }
 }
 
@@ -122,13 +97,13 @@ CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s)
 CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff_t n,
                                      ptrdiff_t K) {
     VT P[NQ];
-    VB X[NQ];
+    VUT X[NQ];
     ptrdiff_t i = 0, nres = 0;
     double m = 1.0, ex = 0.0;
     int q, l;
     for (q = 0; q < NQ; q++) {
         P[q] = (VT){0} + (T)1;
-        X[q] = (VB){0};
+        X[q] = (VUT){0};
     }
     while (i < n) {
         const ptrdiff_t stop = n - i > K * NL ? i + K * NL : n;
@@ -138,9 +113,9 @@ CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff
                 P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
             }
         for (q = 0; q < NQ; q++) {
-            const VB b = ASB(P[q]);
+            const VUT b = AS_UT(P[q]);
             X[q] += (b >> EXP_SHIFT) & EXP_BITS;
-            P[q] = ASV((b & MANT_KEEP) | ONE_BITS);
+            P[q] = AS_T((b & MANT_KEEP) | ONE_BITS);
         }
         nres++;
     }
@@ -167,7 +142,9 @@ CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_stat
 }
 
 /* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
- * that were just recomputed */
+ * that were just recomputed (element by element with vmath's softplus, in unit order:
+ * not the AIS kernels' lane-wise softplus sum, whose other order gives other bits; the
+ * estimators' results are made with this one) */
 CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_state) *s,
                                       const uint8_t *v) {
     double a = 0.0, b = 0.0, c = 0.0;
@@ -200,7 +177,7 @@ CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, d
 CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, uint8_t *h,
                                   cyrbm_rng *rng) {
     ptrdiff_t j;
-    for (j = 0; j < M->H1; j++) h[j] = (uint8_t)(cyrbm_rng_uniform(rng) < cyrbm_sigmoid(x[j]));
+    for (j = 0; j < M->H1; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(x[j]));
 }
 
 /* One sweep of single-site Gibbs updates of h1, units in ascending order (T) or in
@@ -215,7 +192,7 @@ CYRBM_INLINE void FN(chib_sweep)(const cyrbm_chib_model *M, FN(chib_state) *s,
     for (k = 0; k < M->H1; k++) {
         const ptrdiff_t j = backward ? M->H1 - 1 - k : k;
         const double d = FN(chib_delta)(M, s, j, vw[j]);
-        const int on = cyrbm_rng_uniform(rng) < cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]);
+        const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
         if (on != s->h[j]) {
             FN(chib_flip)(M, s, j, on);
             if (lp) *lp += on ? d : -d;
@@ -308,6 +285,8 @@ void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int
         for (t = 1; t <= S; t++)
             if (W.logt[t] > mx) mx = W.logt[t];
         sm = 0.0;
+        /* the C library's exp (not vmath's): the estimator's published bits were made
+         * with it (tools/ais_fingerprint.py), and S terms per item cost nothing */
         for (t = 1; t <= S; t++) sm += exp(W.logt[t] - mx);
         logphat[it] = mx + log(sm / (double)S);
     }
@@ -357,14 +336,3 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
 
 #undef NL
 #undef NQ
-#undef VB
-#undef ASB
-#undef ASV
-#undef MASKT
-#undef SELT
-#undef EXP_SHIFT
-#undef EXP_BITS
-#undef EXP_BIAS
-#undef MANT_KEEP
-#undef ONE_BITS
-#undef SIGN_BIT

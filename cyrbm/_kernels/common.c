@@ -4,6 +4,7 @@
 #endif
 #include <signal.h>
 #include <string.h>
+#define CYRBM_KERNEL_LIBRARY 1
 #include "kernels.h"
 
 volatile int cyrbm_stop_requested = 0;
@@ -92,49 +93,26 @@ void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *rest
     }
 }
 
-/* unit u on when U_u < p[u], U_u = cyrbm_rng_uniform (53 bits), whatever the precision
- * of p: float32 and float64 runs with one seed see the same numbers; branch-free lists */
-#define CYRBM_DEFINE_BERNOULLI(NAME, T)                                                   \
-    int32_t NAME(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,                        \
-                 uint8_t *restrict state, int32_t *restrict idx) {                        \
-        int32_t c = 0;                                                                    \
-        ptrdiff_t u;                                                                      \
-        for (u = 0; u < n; u++) {                                                         \
-            const int on = cyrbm_rng_uniform(rng) < (double)p[u];                        \
-            if (state) state[u] = (uint8_t)on;                                            \
-            if (idx) idx[c] = (int32_t)u;                                                 \
-            c += on;                                                                      \
-        }                                                                                 \
-        return c;                                                                         \
-    }
-CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f32, float)
-CYRBM_DEFINE_BERNOULLI(cyrbm_bernoulli_f64, double)
-
-static size_t cyrbm_chib_take(char *base, size_t *total, size_t nbytes, void **out) {
-    const size_t at = (*total + 63) & ~(size_t)63;
-    *total = at + nbytes;
-    if (out) *out = base ? (void *)(base + at) : NULL;
-    return at;
-}
+#define CYRBM_FT 32
+#include "float_t.h"
+#include "common_t.h"
+#undef CYRBM_FT
+#define CYRBM_FT 64
+#include "float_t.h"
+#include "common_t.h"
 
 size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
                          cyrbm_chib_work *W) {
     size_t total = 0;
     const size_t H1 = (size_t)M->H1, nf = (size_t)(3 * M->ld1 + 3 * M->ld2) * itemsize;
     int k;
-    void *p;
     for (k = 0; k < 3; k++) {
-        cyrbm_chib_take(base, &total, H1, &p);
-        W->h[k] = (uint8_t *)p;
-        cyrbm_chib_take(base, &total, nf, &W->f[k]);
+        W->h[k] = (uint8_t *)cyrbm_take(base, &total, H1);
+        W->f[k] = cyrbm_take(base, &total, nf);
     }
-    cyrbm_chib_take(base, &total, H1, &p);
-    W->hstar = (uint8_t *)p;
-    cyrbm_chib_take(base, &total, H1 * sizeof(double), &p);
-    W->vw = (double *)p;
-    cyrbm_chib_take(base, &total, H1 * sizeof(double), &p);
-    W->x = (double *)p;
-    cyrbm_chib_take(base, &total, (size_t)(S + 1) * sizeof(double), &p);
-    W->logt = (double *)p;
+    W->hstar = (uint8_t *)cyrbm_take(base, &total, H1);
+    W->vw = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
+    W->x = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
+    W->logt = (double *)cyrbm_take(base, &total, (size_t)(S + 1) * sizeof(double));
     return total + 64;
 }

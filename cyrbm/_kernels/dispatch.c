@@ -1,31 +1,11 @@
-/* The run-time choice of kernel variant, for one family of kernels (compiled once per
- * family: -DCYRBM_FAMILY_GIBBS or -DCYRBM_FAMILY_ANNEAL, and -DCYRBM_HAVE_<ISA> for each
- * variant the build holds; setup.py passes both).
- *
- * The entry points (cyrbm_rowsums_f32, ...) call through a table filled by
- * cyrbm_<family>_kernels_init: the widest variant the CPU runs, or the one named. */
+/* The one dispatch table: one variant of every kernel, chosen at run time for all
+ * families at once (-DCYRBM_HAVE_<ISA> for each variant the build holds; setup.py passes
+ * them).  Linked, with every variant and common.c, into the one extension that owns the
+ * table (cyrbm._dispatch); the engine modules call through it (kernels.h). */
+#define CYRBM_KERNEL_LIBRARY 1
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
-
-#if defined(CYRBM_FAMILY_GIBBS)
-#define FAMILY CYRBM_GIBBS_KERNELS
-#define INIT cyrbm_gibbs_kernels_init
-#define ISA cyrbm_gibbs_kernels_isa
-#define BUILT cyrbm_gibbs_kernels_built
-#elif defined(CYRBM_FAMILY_ANNEAL)
-#define FAMILY CYRBM_ANNEAL_KERNELS
-#define INIT cyrbm_anneal_kernels_init
-#define ISA cyrbm_anneal_kernels_isa
-#define BUILT cyrbm_anneal_kernels_built
-#elif defined(CYRBM_FAMILY_CHIB)
-#define FAMILY CYRBM_CHIB_KERNELS
-#define INIT cyrbm_chib_kernels_init
-#define ISA cyrbm_chib_kernels_isa
-#define BUILT cyrbm_chib_kernels_built
-#else
-#error "dispatch.c: define CYRBM_FAMILY_GIBBS, CYRBM_FAMILY_ANNEAL or CYRBM_FAMILY_CHIB"
-#endif
 
 /* the variants' own symbols */
 #define DECLARE_AVX512(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_avx512 PARAMS;
@@ -34,41 +14,31 @@
 #define DECLARE_NEON(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_neon PARAMS;
 #define DECLARE_GENERIC(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_generic PARAMS;
 #ifdef CYRBM_HAVE_AVX512
-FAMILY(DECLARE_AVX512)
+CYRBM_VARIANT_KERNELS(DECLARE_AVX512)
 #endif
 #ifdef CYRBM_HAVE_AVX2
-FAMILY(DECLARE_AVX2)
+CYRBM_VARIANT_KERNELS(DECLARE_AVX2)
 #endif
 #ifdef CYRBM_HAVE_SSE2
-FAMILY(DECLARE_SSE2)
+CYRBM_VARIANT_KERNELS(DECLARE_SSE2)
 #endif
 #ifdef CYRBM_HAVE_NEON
-FAMILY(DECLARE_NEON)
+CYRBM_VARIANT_KERNELS(DECLARE_NEON)
 #endif
 #ifdef CYRBM_HAVE_GENERIC
-FAMILY(DECLARE_GENERIC)
+CYRBM_VARIANT_KERNELS(DECLARE_GENERIC)
 #endif
 
-/* the table */
-#define MEMBER(RET, NAME, PARAMS, ARGS) RET(*NAME) PARAMS;
-static struct {
-    FAMILY(MEMBER)
-    const char *name;
-} table;
+static cyrbm_kernel_table table;
 
 #define FILL_AVX512(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_avx512;
 #define FILL_AVX2(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_avx2;
 #define FILL_SSE2(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_sse2;
 #define FILL_NEON(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_neon;
 #define FILL_GENERIC(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_generic;
+#define FILL_COMMON(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME;
 
-/* the entry points */
-#define RETURN_void
-#define RETURN_int return
-#define RETURN_double return
-#define ENTRY(RET, NAME, PARAMS, ARGS) \
-    RET cyrbm_##NAME PARAMS { RETURN_##RET table.NAME ARGS; }
-FAMILY(ENTRY)
+const cyrbm_kernel_table *cyrbm_kernels(void) { return &table; }
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #define CYRBM_X86 1
@@ -92,27 +62,31 @@ static int runs(const char *isa) {
 }
 
 static int take(const char *isa, const char *want) {
+    const char *got = NULL;
     if (want && *want && strcmp(want, isa) != 0) return 0;
     if (!runs(isa)) return 0;
 #ifdef CYRBM_HAVE_AVX512
-    if (strcmp(isa, "avx512") == 0) { FAMILY(FILL_AVX512) table.name = "avx512"; return 1; }
+    if (strcmp(isa, "avx512") == 0) { CYRBM_VARIANT_KERNELS(FILL_AVX512) got = "avx512"; }
 #endif
 #ifdef CYRBM_HAVE_AVX2
-    if (strcmp(isa, "avx2") == 0) { FAMILY(FILL_AVX2) table.name = "avx2"; return 1; }
+    if (strcmp(isa, "avx2") == 0) { CYRBM_VARIANT_KERNELS(FILL_AVX2) got = "avx2"; }
 #endif
 #ifdef CYRBM_HAVE_SSE2
-    if (strcmp(isa, "sse2") == 0) { FAMILY(FILL_SSE2) table.name = "sse2"; return 1; }
+    if (strcmp(isa, "sse2") == 0) { CYRBM_VARIANT_KERNELS(FILL_SSE2) got = "sse2"; }
 #endif
 #ifdef CYRBM_HAVE_NEON
-    if (strcmp(isa, "neon") == 0) { FAMILY(FILL_NEON) table.name = "neon"; return 1; }
+    if (strcmp(isa, "neon") == 0) { CYRBM_VARIANT_KERNELS(FILL_NEON) got = "neon"; }
 #endif
 #ifdef CYRBM_HAVE_GENERIC
-    if (strcmp(isa, "generic") == 0) { FAMILY(FILL_GENERIC) table.name = "generic"; return 1; }
+    if (strcmp(isa, "generic") == 0) { CYRBM_VARIANT_KERNELS(FILL_GENERIC) got = "generic"; }
 #endif
-    return 0;
+    if (got == NULL) return 0;
+    table.isa = got;
+    CYRBM_COMMON_KERNELS(FILL_COMMON)
+    return 1;
 }
 
-int INIT(const char *force) {
+int cyrbm_kernels_init(const char *force) {
     static const char *order[] = {"avx512", "avx2", "neon", "sse2", "generic"};
     size_t i;
     for (i = 0; i < sizeof order / sizeof order[0]; i++)
@@ -120,19 +94,16 @@ int INIT(const char *force) {
     return -1;
 }
 
-const char *ISA(void) { return table.name ? table.name : ""; }
-
 #if defined(__GNUC__) || defined(__clang__)
-/* every extension that links these kernels has its own table: fill it when the extension
- * is loaded, so no entry point can be called before a variant is chosen (the Python
- * modules choose again at import, honouring CYRBM_FORCE_ISA) */
+/* fill the table when the extension that owns it is loaded, so that no kernel can be
+ * called before a variant is chosen (cyrbm._dispatch chooses again at import) */
 __attribute__((constructor)) static void choose_at_load(void) {
-    if (INIT(getenv("CYRBM_FORCE_ISA")) != 0) INIT(NULL);
+    if (cyrbm_kernels_init(getenv("CYRBM_FORCE_ISA")) != 0) cyrbm_kernels_init(NULL);
 }
 #endif
 
 /* the variants this build holds, widest first */
-const char *BUILT(void) {
+const char *cyrbm_kernels_built(void) {
     return ""
 #ifdef CYRBM_HAVE_AVX512
            "avx512,"

@@ -1,5 +1,6 @@
 /* Block-Gibbs and CD/PCD kernels for one instruction set (see kernels.h, simd.h): the
  * variant is named by the compiler flags setup.py gives this file (-DCYRBM_ISA_...). */
+#define CYRBM_KERNEL_LIBRARY 1
 #include "simd.h"
 #include "kernels.h"
 
@@ -9,16 +10,10 @@
 #define CYRBM_ALIGN64
 #endif
 
-/* ---- 8 x 8 transposes: registers where the variant has wide enough vectors ---- */
-/* the plain form, for variants without them */
-#define CYRBM_SCALAR_8X8(SUF, TP)                                                         \
-    CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_##SUF)(TP *restrict d, ptrdiff_t ldd,    \
-                                                        const TP *restrict s, ptrdiff_t lds) { \
-        int i, j;                                                                         \
-        for (i = 0; i < 8; i++)                                                           \
-            for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];                      \
-    }
+/* ---- 8 x 8 transposes in registers, where the variant has wide enough vectors (for the
+ * other variants and types gibbs_t.h has the plain form: CYRBM_VEC8X8_<bits> unset) ---- */
 #if CYRBM_VBYTES >= 32
+#define CYRBM_VEC8X8_32 1
 typedef float v8f_ __attribute__((vector_size(32)));
 typedef int32_t v8i_ __attribute__((vector_size(32)));
 #if defined(__clang__)
@@ -61,11 +56,10 @@ CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_f32)(float *restrict d, ptrdiff_t l
     T4X4(x4, x5, x6, x7, 4, 5, 6, 7)
 #undef T4X4
 }
-#else
-CYRBM_SCALAR_8X8(f32, float)
 #endif
 
 #if CYRBM_VBYTES >= 64
+#define CYRBM_VEC8X8_64 1
 #if defined(__clang__)
 #define SHUF8D(a, b, i0, i1, i2, i3, i4, i5, i6, i7) \
     __builtin_shufflevector(a, b, i0, i1, i2, i3, i4, i5, i6, i7)
@@ -106,77 +100,6 @@ CYRBM_INLINE void CYRBM_K(cyrbm_transpose8x8_u64)(vq *restrict y, const vq *rest
 }
 #undef ZIPROUND
 
-/* Append the units u0 + j for the set bits j of an 8-bit mask to ix[c ...] (ascending),
- * four at a time from a 16-entry table of nibble positions; returns the new count.
- * Writes up to c + 8 entries (callers leave that room). */
-typedef uint8_t v4b_ __attribute__((vector_size(4)));
-typedef int32_t v4i_ __attribute__((vector_size(16)));
-CYRBM_INLINE int32_t CYRBM_K(cyrbm_compact8)(int32_t *ix, int32_t c, int32_t u0, unsigned mask) {
-    static const uint8_t pos[16][4] = {
-        {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {2, 0, 0, 0}, {0, 2, 0, 0},
-        {1, 2, 0, 0}, {0, 1, 2, 0}, {3, 0, 0, 0}, {0, 3, 0, 0}, {1, 3, 0, 0}, {0, 1, 3, 0},
-        {2, 3, 0, 0}, {0, 2, 3, 0}, {1, 2, 3, 0}, {0, 1, 2, 3}};
-    static const uint8_t count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    int half;
-    for (half = 0; half < 2; half++) {
-        const unsigned m = (mask >> (4 * half)) & 15u;
-        v4b_ b;
-        v4i_ v;
-        memcpy(&b, pos[m], 4);
-        v = __builtin_convertvector(b, v4i_) + (u0 + 4 * half);
-        memcpy(ix + c, &v, sizeof v);
-        c += count[m];
-    }
-    return c;
-}
-
-/* Eight chains in the lanes of one vector: the eight xoshiro256++ streams advance
- * together (each lane sees exactly its own numbers); each block of 8 x 8 draws is
- * transposed so that a chain's 8 numbers sit in one vector, converted to 53-bit uniforms
- * exactly (two 32-bit halves through the 2^52 trick) and compared with 8 probabilities
- * at once.  Units past the last whole block of 8 are drawn one by one. */
-#define CYRBM_DEFINE_BERNOULLI8_VEC(SUF, TP, LOADP)                                       \
-    CYRBM_INLINE void CYRBM_K(cyrbm_bernoulli8_vec_##SUF)(                                \
-        const TP *restrict p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,                 \
-        uint8_t *restrict state, int32_t *restrict idx, int32_t *restrict cnt) {          \
-        vq s0, s1, s2, s3;                                                                \
-        int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
-        const vd two52 = BCD(0x1p52);                                                     \
-        ptrdiff_t u0 = 0;                                                                 \
-        int k, j;                                                                         \
-        for (k = 0; k < 8; k++) {                                                         \
-            s0[k] = rng[k].s[0]; s1[k] = rng[k].s[1];                                     \
-            s2[k] = rng[k].s[2]; s3[k] = rng[k].s[3];                                     \
-        }                                                                                 \
-        for (; u0 + 8 <= n; u0 += 8) {                                                    \
-            vq x[8], y[8];                                                                \
-            for (j = 0; j < 8; j++) CYRBM_XOSHIRO_STEP(vq, s0, s1, s2, s3, x[j]);         \
-            CYRBM_K(cyrbm_transpose8x8_u64)(y, x);   /* y[k][j] = x[j][k] */              \
-            for (k = 0; k < 8; k++) {                                                     \
-                const vq m = y[k] >> 11;            /* 53 random bits */                  \
-                const vd hi = (vd)((m >> 32) | 0x4330000000000000ULL) - two52;            \
-                const vd lo = (vd)((m & 0xffffffffULL) | 0x4330000000000000ULL) - two52;  \
-                const vd u = (hi * 0x1p32 + lo) * 0x1p-53;                                \
-                const vq on = MASKQ(u < LOADP(p + k * ldp + u0));                         \
-                const unsigned mask = mask_bits_d(on);   /* bit j: unit u0 + j on */      \
-                const uint64_t bytes = bits_to_bytes8(mask);                              \
-                memcpy(state + k * n + u0, &bytes, 8);                                    \
-                c[k] = CYRBM_K(cyrbm_compact8)(idx + k * n, c[k], (int32_t)u0, mask);     \
-            }                                                                             \
-        }                                                                                 \
-        for (k = 0; k < 8; k++) {                                                         \
-            int32_t q;                                                                    \
-            rng[k].s[0] = s0[k]; rng[k].s[1] = s1[k];                                     \
-            rng[k].s[2] = s2[k]; rng[k].s[3] = s3[k];                                     \
-            cnt[k] = c[k] + cyrbm_bernoulli_##SUF(p + k * ldp + u0, n - u0, &rng[k],      \
-                                                  state + k * n + u0, idx + k * n + c[k]); \
-            for (q = c[k]; q < cnt[k]; q++) idx[k * n + q] += (int32_t)u0;                \
-        }                                                                                 \
-    }
-CYRBM_DEFINE_BERNOULLI8_VEC(f32, float, ld_f_as_d)
-CYRBM_DEFINE_BERNOULLI8_VEC(f64, double, ld_d)
-#else
-CYRBM_SCALAR_8X8(f64, double)
 #endif
 
 #define CYRBM_FT 32

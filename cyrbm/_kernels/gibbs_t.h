@@ -300,6 +300,16 @@ int FN(cyrbm_momentum)(T *restrict W, T *restrict vel, const T *restrict dW, ptr
     return ok;
 }
 
+#if !CYRBM_CAT(CYRBM_VEC8X8, CYRBM_FT)
+/* the plain 8 x 8 transpose, where the variant has no register form for T (gibbs.c) */
+CYRBM_INLINE void FN(cyrbm_transpose8x8)(T *restrict d, ptrdiff_t ldd, const T *restrict s,
+                                         ptrdiff_t lds) {
+    int i, j;
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 8; j++) d[j * ldd + i] = s[i * lds + j];
+}
+#endif
+
 /* dst[j, i] = src[i, j] for i < rows, j < cols (dst is cols x rows with stride ldd), in
  * 8 x 8 blocks (register transposes where the variant has them, see gibbs.c), rows of
  * src outermost, 16 rows at a time when there are that many so that the two 8-row blocks
@@ -326,16 +336,48 @@ void FN(cyrbm_transpose)(T *restrict dst, ptrdiff_t ldd, const T *restrict src,
 }
 
 /* Eight chains at once: the same draws as eight calls of cyrbm_bernoulli_* on rows
- * p + k*ldp (k < 8) with streams rng[k], outputs at state + k*n, idx + k*n, cnt[k]
- * (see gibbs.c for the AVX-512 form, which advances the eight streams in one vector). */
+ * p + k*ldp (k < 8) with streams rng[k], outputs at state + k*n, idx + k*n, cnt[k].
+ * Where vectors hold eight uint64 lanes the eight xoshiro256++ streams advance together
+ * (each lane sees exactly its own numbers); each block of 8 x 8 draws is transposed so
+ * that a chain's 8 numbers sit in one vector, converted to the same 53-bit uniforms
+ * (rng.h, CYRBM_U53) and compared with 8 probabilities at once.  Units past the last
+ * whole block of 8 are drawn one by one. */
 void FN(cyrbm_bernoulli8)(const T *restrict p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,
                           uint8_t *restrict state, int32_t *restrict idx,
                           int32_t *restrict cnt) {
 #if CYRBM_VBYTES >= 64
-    FN(cyrbm_bernoulli8_vec)(p, ldp, n, rng, state, idx, cnt);
+    vq s0, s1, s2, s3;
+    int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t u0 = 0;
+    int k, j;
+    for (k = 0; k < 8; k++) {
+        s0[k] = rng[k].s[0]; s1[k] = rng[k].s[1];
+        s2[k] = rng[k].s[2]; s3[k] = rng[k].s[3];
+    }
+    for (; u0 + 8 <= n; u0 += 8) {
+        vq x[8], y[8];
+        for (j = 0; j < 8; j++) CYRBM_XOSHIRO_STEP(vq, s0, s1, s2, s3, x[j]);
+        CYRBM_K(cyrbm_transpose8x8_u64)(y, x);   /* y[k][j] = x[j][k] */
+        for (k = 0; k < 8; k++) {
+            const vd u = CYRBM_U53(ASD, y[k]);
+            const vq on = MASKQ(u < VLOADD(p + k * ldp + u0));
+            const unsigned mask = mask_bits_d(on);   /* bit j: unit u0 + j on */
+            const uint64_t bytes = bits_to_bytes8(mask);
+            memcpy(state + k * n + u0, &bytes, 8);
+            cyrbm_emit8(mask, (int32_t)u0, idx + k * n, &c[k]);
+        }
+    }
+    for (k = 0; k < 8; k++) {
+        int32_t q;
+        rng[k].s[0] = s0[k]; rng[k].s[1] = s1[k];
+        rng[k].s[2] = s2[k]; rng[k].s[3] = s3[k];
+        cnt[k] = c[k] + TN(cyrbm_bernoulli)(p + k * ldp + u0, n - u0, &rng[k],
+                                            state + k * n + u0, idx + k * n + c[k]);
+        for (q = c[k]; q < cnt[k]; q++) idx[k * n + q] += (int32_t)u0;
+    }
 #else
     int k;
     for (k = 0; k < 8; k++)
-        cnt[k] = SCALAR_BERNOULLI(p + k * ldp, n, &rng[k], state + k * n, idx + k * n);
+        cnt[k] = TN(cyrbm_bernoulli)(p + k * ldp, n, &rng[k], state + k * n, idx + k * n);
 #endif
 }

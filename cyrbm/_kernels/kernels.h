@@ -4,14 +4,18 @@
  *              function, Bernoulli draws, the momentum step, transposes: the pieces of a
  *              block-Gibbs half-step and of a CD/PCD update
  *   anneal.c   AIS runs between two RBMs, exact-enumeration chunks
+ *   chib.c     single-site Gibbs on a DBN's first hidden layer (Chib-style, per-vector AIS)
  *   common.c   the few loops that have no vector code (compiled once)
- *   dispatch.c the run-time choice of variant
+ *   dispatch.c the one dispatch table and the run-time choice of variant
  *
- * gibbs.c and anneal.c are compiled once per instruction set (simd.h: AVX-512, AVX2+FMA,
- * SSE2, NEON, plain C) into static libraries; each function below then exists as
- * name_<isa>, and the name without a suffix calls the variant chosen when the extension
- * is loaded (cyrbm_kernels_init: the widest the CPU runs, or the one named by the
- * CYRBM_FORCE_ISA environment variable).  Every variant gives the same bits.
+ * gibbs.c, anneal.c and chib.c are compiled once per instruction set (simd.h: AVX-512,
+ * AVX2+FMA, SSE2, NEON, plain C) into static libraries, each function then existing as
+ * name_<isa>.  These files define CYRBM_KERNEL_LIBRARY before including this header.
+ * The library (every variant, common.c, dispatch.c) is linked into one extension,
+ * cyrbm._dispatch, whose one table (cyrbm_kernel_table) holds one variant of every kernel:
+ * the widest the CPU runs, or the one named by CYRBM_FORCE_ISA or cyrbm._dispatch.
+ * use_kernels.  The engine calls cyrbm_<name>(...) through that table (see the end of
+ * this file).  Every variant gives the same bits.
  *
  * Buffers are marked IN (read), OUT (written) or INOUT. */
 #ifndef CYRBM_KERNELS_H
@@ -38,9 +42,9 @@ extern "C" {
  * cyrbm_stop_watch_end restores the previous handlers, clears the flag and returns
  * whether it was set.  Call both from the main thread around the kernel; the flag is
  * never set when no signal came, so no result changes. */
+#ifdef CYRBM_KERNEL_LIBRARY
 extern volatile int cyrbm_stop_requested;
-void cyrbm_stop_watch_begin(void);
-int cyrbm_stop_watch_end(void);
+#endif
 
 /* ---- layout ---- */
 
@@ -51,6 +55,14 @@ static inline ptrdiff_t cyrbm_padded_ld(ptrdiff_t n, ptrdiff_t itemsize) {
     ptrdiff_t lines = (n * itemsize + 63) / 64;
     if (lines % 2 == 0) lines += 1;
     return lines * (64 / itemsize);
+}
+
+/* The one aligned bump allocator of a layout: the next buffer of nbytes, 64-byte aligned,
+ * at base + its offset; with base NULL only *total (the bytes needed so far) advances. */
+static inline void *cyrbm_take(char *base, size_t *total, size_t nbytes) {
+    const size_t at = (*total + 63) & ~(size_t)63;
+    *total = at + nbytes;
+    return base ? (void *)(base + at) : NULL;
 }
 
 #define CYRBM_AK_PAD 16          /* AIS row padding, in elements */
@@ -115,117 +127,75 @@ typedef struct {
                                      * at beta 0, whose visible draws do not use it) */
 } cyrbm_ais_state;
 
-/* ---- the dispatched kernels: X(return type, name, parameters, arguments) ---- */
-#define CYRBM_GIBBS_KERNELS(X)                                                            \
-    /* out[0:n] += sum_r W[rows[r], 0:n], rows in order (INOUT out) */                 \
-    X(void, add_rows_f32, (float *out, const float *W, ptrdiff_t ldw, const int32_t *rows, \
-                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
-    X(void, add_rows_f64, (double *out, const double *W, ptrdiff_t ldw, const int32_t *rows, \
-                           ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
-    /* padded products, see gibbs.c */                                                    \
-    X(void, rowsums_f32, (float *out, ptrdiff_t ldo, const float *bias, const float *A,   \
-                          ptrdiff_t lda, const int32_t *idx, ptrdiff_t ldi,               \
-                          const int32_t *cnt, ptrdiff_t n_rows, int nvec, int expit),     \
+/* ---- the dispatched kernels: X(return type, name, parameters, arguments) ----
+ * Each kernel of a float type is listed once, with FT for the type and FS for its suffix
+ * (f32 / f64); CYRBM_EACH_TYPE(LIST, X) expands a list for float and for double, so the
+ * table, the variants' declarations and the engine's entry points all hold both
+ * instances (cyrbm_add_rows_f32, cyrbm_add_rows_f64, ...) from one line each. */
+#define CYRBM_EACH_TYPE(LIST, X) LIST(X, float, f32) LIST(X, double, f64)
+
+#define CYRBM_GIBBS_KERNELS(X, FT, FS)                                                    \
+    /* out[0:n] += sum_r W[rows[r], 0:n], rows in order (INOUT out) */                   \
+    X(void, add_rows_##FS, (FT *out, const FT *W, ptrdiff_t ldw, const int32_t *rows,     \
+                            ptrdiff_t n_rows, ptrdiff_t n), (out, W, ldw, rows, n_rows, n)) \
+    /* padded products, see gibbs_t.h */                                                  \
+    X(void, rowsums_##FS, (FT *out, ptrdiff_t ldo, const FT *bias, const FT *A,           \
+                           ptrdiff_t lda, const int32_t *idx, ptrdiff_t ldi,              \
+                           const int32_t *cnt, ptrdiff_t n_rows, int nvec, int expit),    \
       (out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec, expit))                       \
-    X(void, rowsums_f64, (double *out, ptrdiff_t ldo, const double *bias, const double *A, \
-                          ptrdiff_t lda, const int32_t *idx, ptrdiff_t ldi,               \
-                          const int32_t *cnt, ptrdiff_t n_rows, int nvec, int expit),     \
-      (out, ldo, bias, A, lda, idx, ldi, cnt, n_rows, nvec, expit))                       \
-    X(void, rowdiffs_f32, (float *out, ptrdiff_t ldo, ptrdiff_t ncols, const float *A,    \
-                           const float *B, ptrdiff_t lda, const int32_t *pos,             \
-                           const int32_t *npos, const int32_t *neg, const int32_t *nneg,  \
-                           ptrdiff_t ldl, ptrdiff_t n_rows),                              \
+    X(void, rowdiffs_##FS, (FT *out, ptrdiff_t ldo, ptrdiff_t ncols, const FT *A,         \
+                            const FT *B, ptrdiff_t lda, const int32_t *pos,               \
+                            const int32_t *npos, const int32_t *neg, const int32_t *nneg, \
+                            ptrdiff_t ldl, ptrdiff_t n_rows),                             \
       (out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows))                    \
-    X(void, rowdiffs_f64, (double *out, ptrdiff_t ldo, ptrdiff_t ncols, const double *A,  \
-                           const double *B, ptrdiff_t lda, const int32_t *pos,            \
-                           const int32_t *npos, const int32_t *neg, const int32_t *nneg,  \
-                           ptrdiff_t ldl, ptrdiff_t n_rows),                              \
-      (out, ldo, ncols, A, B, lda, pos, npos, neg, nneg, ldl, n_rows))                    \
-    X(void, subset_sums_f32, (float *out, ptrdiff_t ldo, const float *bias, const float *A, \
-                              ptrdiff_t lda, ptrdiff_t n_src, const uint8_t *codes,       \
-                              ptrdiff_t ldc, ptrdiff_t n_rows, int nvec, int expit),      \
+    X(void, subset_sums_##FS, (FT *out, ptrdiff_t ldo, const FT *bias, const FT *A,       \
+                               ptrdiff_t lda, ptrdiff_t n_src, const uint8_t *codes,      \
+                               ptrdiff_t ldc, ptrdiff_t n_rows, int nvec, int expit),     \
       (out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec, expit))                   \
-    X(void, subset_sums_f64, (double *out, ptrdiff_t ldo, const double *bias,             \
-                              const double *A, ptrdiff_t lda, ptrdiff_t n_src,            \
-                              const uint8_t *codes, ptrdiff_t ldc, ptrdiff_t n_rows,      \
-                              int nvec, int expit),                                       \
-      (out, ldo, bias, A, lda, n_src, codes, ldc, n_rows, nvec, expit))                   \
-    X(void, colsum_diff_f32, (float *out, const float *A, const float *B, ptrdiff_t ld,   \
-                              ptrdiff_t n_rows, ptrdiff_t n), (out, A, B, ld, n_rows, n)) \
-    X(void, colsum_diff_f64, (double *out, const double *A, const double *B, ptrdiff_t ld, \
-                              ptrdiff_t n_rows, ptrdiff_t n), (out, A, B, ld, n_rows, n)) \
-    X(void, expit_f32, (float *x, ptrdiff_t n), (x, n))                                   \
-    X(void, expit_f64, (double *x, ptrdiff_t n), (x, n))                                  \
-    X(void, bernoulli8_f32, (const float *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,  \
-                             uint8_t *state, int32_t *idx, int32_t *cnt),                 \
+    X(void, colsum_diff_##FS, (FT *out, const FT *A, const FT *B, ptrdiff_t ld,           \
+                               ptrdiff_t n_rows, ptrdiff_t n), (out, A, B, ld, n_rows, n)) \
+    X(void, expit_##FS, (FT *x, ptrdiff_t n), (x, n))                                     \
+    X(void, bernoulli8_##FS, (const FT *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng,    \
+                              uint8_t *state, int32_t *idx, int32_t *cnt),                \
       (p, ldp, n, rng, state, idx, cnt))                                                  \
-    X(void, bernoulli8_f64, (const double *p, ptrdiff_t ldp, ptrdiff_t n, cyrbm_rng *rng, \
-                             uint8_t *state, int32_t *idx, int32_t *cnt),                 \
-      (p, ldp, n, rng, state, idx, cnt))                                                  \
-    X(int, momentum_f32, (float *W, float *vel, const float *dW, ptrdiff_t n, float lr,   \
-                          float mom, float wd, float sc, float *copy),                    \
-      (W, vel, dW, n, lr, mom, wd, sc, copy))                                             \
-    X(int, momentum_f64, (double *W, double *vel, const double *dW, ptrdiff_t n,          \
-                          double lr, double mom, double wd, double sc, double *copy),     \
-      (W, vel, dW, n, lr, mom, wd, sc, copy))                                             \
-    X(void, transpose_f32, (float *dst, ptrdiff_t ldd, const float *src, ptrdiff_t lds,   \
-                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols)) \
-    X(void, transpose_f64, (double *dst, ptrdiff_t ldd, const double *src, ptrdiff_t lds, \
-                            ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols))                              \
+    X(int, momentum_##FS, (FT *W, FT *vel, const FT *dW, ptrdiff_t n, FT lr, FT mom,      \
+                           FT wd, FT sc, FT *copy), (W, vel, dW, n, lr, mom, wd, sc, copy)) \
+    X(void, transpose_##FS, (FT *dst, ptrdiff_t ldd, const FT *src, ptrdiff_t lds,        \
+                             ptrdiff_t rows, ptrdiff_t cols), (dst, ldd, src, lds, rows, cols)) \
     /* one factorial layer's row: draws and the sums of ln Q, softplus, entropy (bound_t.h) */ \
-    X(void, bern_row_f32, (const float *a, ptrdiff_t n, cyrbm_rng *rng, uint8_t *h,       \
-                           int full, double *sums),                                       \
-      (a, n, rng, h, full, sums))                                                         \
-    X(void, bern_row_f64, (const double *a, ptrdiff_t n, cyrbm_rng *rng, uint8_t *h,      \
-                           int full, double *sums),                                       \
-      (a, n, rng, h, full, sums))                                                         \
+    X(void, bern_row_##FS, (const FT *a, ptrdiff_t n, cyrbm_rng *rng, uint8_t *h,         \
+                            int full, double *sums), (a, n, rng, h, full, sums))          \
     /* one mode-hopping proposal of AMH-p for one chain (modehop_t.h; INOUT v, rng) */    \
-    X(int, amh_hop_f32, (const float *W, const float *b, const float *c, ptrdiff_t D,     \
-                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
-                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
-                         cyrbm_rng *rng, void *work, double *terms),                      \
-      (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))                       \
-    X(int, amh_hop_f64, (const double *W, const double *b, const double *c, ptrdiff_t D,  \
-                         ptrdiff_t M, const double *A, const double *AT, const double *sp, \
-                         const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,   \
-                         cyrbm_rng *rng, void *work, double *terms),                      \
+    X(int, amh_hop_##FS, (const FT *W, const FT *b, const FT *c, ptrdiff_t D,             \
+                          ptrdiff_t M, const double *A, const double *AT, const double *sp, \
+                          const double *logH, const double *Hp, ptrdiff_t L, uint8_t *v,  \
+                          cyrbm_rng *rng, void *work, double *terms),                     \
       (W, b, c, D, M, A, AT, sp, logH, Hp, L, v, rng, work, terms))
 
-#define CYRBM_ANNEAL_KERNELS(X)                                                           \
+#define CYRBM_ANNEAL_KERNELS(X, FT, FS)                                                   \
     /* AIS steps k0 <= k < k1 for runs [r0, r1), see anneal.c (INOUT S) */                \
-    X(void, ais_block_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,    \
-                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
-                            ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,        \
-                            int force_refresh),                                           \
-      (P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every, force_refresh))        \
-    X(void, ais_block_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,    \
-                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
-                            ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,        \
-                            int force_refresh),                                           \
+    X(void, ais_block_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,   \
+                             ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
+                             ptrdiff_t k_end, int weights, ptrdiff_t refresh_every,       \
+                             int force_refresh),                                          \
       (P, S, r0, r1, betas, k0, k1, k_end, weights, refresh_every, force_refresh))        \
     /* tempered block-Gibbs sweeps s0 <= s < s1, run r at beta[r] (INOUT S) */            \
-    X(void, gibbs_tempered_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
-                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
-                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
+    X(void, gibbs_tempered_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S,            \
+                                  ptrdiff_t r0, ptrdiff_t r1, const double *beta,         \
+                                  ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t refresh_every,    \
+                                  int force_refresh),                                     \
       (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
-    X(void, gibbs_tempered_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
-                                 ptrdiff_t r1, const double *beta, ptrdiff_t s0,          \
-                                 ptrdiff_t s1, ptrdiff_t refresh_every, int force_refresh), \
-      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
-    X(void, ais_visible_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
-                              ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
-    X(void, ais_visible_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,  \
-                              ptrdiff_t r1, double beta), (P, S, r0, r1, beta))           \
+    X(void, ais_visible_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
+                               ptrdiff_t r1, double beta), (P, S, r0, r1, beta))          \
     /* parallel-tempering swaps of ladders [m0, m1), see anneal_t.h (INOUT S, order,     \
      * streams, accepted; OUT beta) */                                                    \
-    X(void, pt_swaps_f32, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,     \
-                           ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
-                           double *beta, cyrbm_rng *streams, int64_t *accepted),          \
-      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                          \
-    X(void, pt_swaps_f64, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,     \
-                           ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
-                           double *beta, cyrbm_rng *streams, int64_t *accepted),          \
-      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                          \
+    X(void, pt_swaps_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,    \
+                            ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
+                            double *beta, cyrbm_rng *streams, int64_t *accepted),         \
+      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))
+
+/* kernels of float64 alone, with vector code (anneal.c) */
+#define CYRBM_DOUBLE_KERNELS(X)                                                           \
     /* exact-enumeration chunk, see anneal.c (OUT out, each; scratch act) */              \
     X(void, exact_chunk, (const double *Ws, ptrdiff_t ld, const double *cs,               \
                           const double *co, ptrdiff_t m, ptrdiff_t n_pad, uint64_t i0,    \
@@ -235,7 +205,6 @@ typedef struct {
     X(double, pll_row, (const double *W, const double *b, const double *a, ptrdiff_t D,   \
                         ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
       (W, b, a, D, n_pad, v, act))
-
 /* A two-layer DBN for single-site Gibbs on h1 (chib.c): RBM1 (v, h1) and the top RBM
  * (h1, h2), parameters in the kernel's float type T except where marked double. */
 typedef struct {
@@ -257,74 +226,95 @@ typedef struct {
     double *vw, *x, *logt;          /* H1, H1, S + 1 */
 } cyrbm_chib_work;
 
-#define CYRBM_CHIB_KERNELS(X)                                                             \
+#define CYRBM_CHIB_KERNELS(X, FT, FS)                                                     \
     /* the estimator of MS09 (Figure 1) for items [i0, i1), see chib_t.h (OUT lpstar,   \
      * logphat; INOUT streams) */                                                         \
-    X(void, chib_items_f32, (const cyrbm_chib_model *M, const uint8_t *v,                  \
-                             const int32_t *vec, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S,  \
-                             int tilde_backward, ptrdiff_t refresh_every,                  \
-                             cyrbm_rng *streams, double *lpstar, double *logphat,          \
-                             void *work),                                                  \
-      (M, v, vec, i0, i1, S, tilde_backward, refresh_every, streams, lpstar, logphat, work)) \
-    X(void, chib_items_f64, (const cyrbm_chib_model *M, const uint8_t *v,                  \
-                             const int32_t *vec, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S,  \
-                             int tilde_backward, ptrdiff_t refresh_every,                  \
-                             cyrbm_rng *streams, double *lpstar, double *logphat,          \
-                             void *work),                                                  \
+    X(void, chib_items_##FS, (const cyrbm_chib_model *M, const uint8_t *v,                \
+                              const int32_t *vec, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S, \
+                              int tilde_backward, ptrdiff_t refresh_every,                \
+                              cyrbm_rng *streams, double *lpstar, double *logphat,        \
+                              void *work),                                                \
       (M, v, vec, i0, i1, S, tilde_backward, refresh_every, streams, lpstar, logphat, work)) \
     /* per-vector AIS over h1 for items [i0, i1) (OUT logw; INOUT streams) */             \
-    X(void, chib_ais_f32, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
-                           ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
-                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
-                           cyrbm_rng *streams, double *logw, void *work),                  \
-      (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))            \
-    X(void, chib_ais_f64, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
-                           ptrdiff_t i0, ptrdiff_t i1, const double *betas,                \
-                           ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,         \
-                           cyrbm_rng *streams, double *logw, void *work),                  \
+    X(void, chib_ais_##FS, (const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec, \
+                            ptrdiff_t i0, ptrdiff_t i1, const double *betas,              \
+                            ptrdiff_t n_betas, int base_q, ptrdiff_t refresh_every,       \
+                            cyrbm_rng *streams, double *logw, void *work),                \
       (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))
 
-/* the variant-free entry points */
-#define CYRBM_DECLARE_ENTRY(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
-CYRBM_GIBBS_KERNELS(CYRBM_DECLARE_ENTRY)
-CYRBM_ANNEAL_KERNELS(CYRBM_DECLARE_ENTRY)
-CYRBM_CHIB_KERNELS(CYRBM_DECLARE_ENTRY)
+/* ---- no vector code, compiled once (common.c) ----
+ * column_lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending) whose list
+ *   idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol).
+ * active_units: the active units of a 0/1 row, ascending, in list (OUT, room for n);
+ *   returns their number.
+ * state_codes: codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3.
+ * bernoulli: draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
+ *   per unit in unit order; writes the 0/1 states and the active units (each unless NULL)
+ *   and returns their number (OUT state, idx; INOUT rng).
+ * chib_layout: point the buffers of W into base for a model M, S chain steps and floats
+ *   of itemsize bytes (64-byte aligned); returns the bytes needed (base NULL: only
+ *   measures).
+ * stop_watch_begin / _end: see "stopping on Ctrl-C" above. */
+#define CYRBM_COMMON_TYPED_KERNELS(X, FT, FS)                                             \
+    X(int32_t, bernoulli_##FS, (const FT *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state, \
+                                int32_t *idx), (p, n, rng, state, idx))
+#define CYRBM_COMMON_KERNELS(X)                                                           \
+    CYRBM_EACH_TYPE(CYRBM_COMMON_TYPED_KERNELS, X)                                        \
+    X(void, stop_watch_begin, (void), ())                                                 \
+    X(int, stop_watch_end, (void), ())                                                    \
+    X(void, column_lists, (const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,         \
+                           ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol), \
+      (idx, ldi, cnt, n_rows, n_units, col, ncol))                                        \
+    X(int32_t, active_units, (const uint8_t *state, ptrdiff_t n, int32_t *list),          \
+      (state, n, list))                                                                   \
+    X(void, state_codes, (const uint8_t *state, ptrdiff_t n, uint8_t *codes),             \
+      (state, n, codes))                                                                  \
+    X(size_t, chib_layout, (const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize,      \
+                            char *base, cyrbm_chib_work *W), (M, S, itemsize, base, W))
 
-/* Choose the variant of this extension's kernels: `force` names one (avx512, avx2,
- * sse2, neon, generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1
- * when the named variant is not in this build or the CPU cannot run it. */
-int cyrbm_gibbs_kernels_init(const char *force);
-int cyrbm_anneal_kernels_init(const char *force);
-int cyrbm_chib_kernels_init(const char *force);
-/* The variant in use, and the variants this build holds (comma-separated). */
-const char *cyrbm_gibbs_kernels_isa(void);
-const char *cyrbm_anneal_kernels_isa(void);
-const char *cyrbm_chib_kernels_isa(void);
-const char *cyrbm_gibbs_kernels_built(void);
-const char *cyrbm_anneal_kernels_built(void);
-const char *cyrbm_chib_kernels_built(void);
+/* every kernel with vector code, each compiled once per instruction set */
+#define CYRBM_VARIANT_KERNELS(X)                                                          \
+    CYRBM_EACH_TYPE(CYRBM_GIBBS_KERNELS, X) CYRBM_EACH_TYPE(CYRBM_ANNEAL_KERNELS, X)      \
+    CYRBM_EACH_TYPE(CYRBM_CHIB_KERNELS, X) CYRBM_DOUBLE_KERNELS(X)
 
-/* ---- no vector code, compiled once (common.c) ---- */
-/* Column lists from row lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending)
- * whose list idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol). */
-void cyrbm_column_lists(const int32_t *idx, ptrdiff_t ldi, const int32_t *cnt,
-                        ptrdiff_t n_rows, ptrdiff_t n_units, int32_t *col, int32_t *ncol);
-/* The active units of a 0/1 row, ascending, in list (OUT, room for n); returns their number. */
-int32_t cyrbm_active_units(const uint8_t *state, ptrdiff_t n, int32_t *list);
-/* codes[g] = state[4g] | state[4g+1] << 1 | state[4g+2] << 2 | state[4g+3] << 3 (OUT codes) */
-void cyrbm_state_codes(const uint8_t *state, ptrdiff_t n, uint8_t *codes);
-/* Bernoulli draws for one chain: unit u is on when cyrbm_rng_uniform < p[u], one draw
- * per unit in unit order; writes the 0/1 states and the active units (each unless NULL)
- * and returns their number (OUT state, idx; INOUT rng). */
-int32_t cyrbm_bernoulli_f32(const float *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
-                            int32_t *idx);
-int32_t cyrbm_bernoulli_f64(const double *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state,
-                            int32_t *idx);
+/* The one dispatch table: every kernel, the variant's where it has variants (dispatch.c
+ * fills it with one variant for all families at once), and the name of that variant. */
+#define CYRBM_TABLE_MEMBER(RET, NAME, PARAMS, ARGS) RET(*NAME) PARAMS;
+typedef struct cyrbm_kernel_table {
+    CYRBM_VARIANT_KERNELS(CYRBM_TABLE_MEMBER)
+    CYRBM_COMMON_KERNELS(CYRBM_TABLE_MEMBER)
+    const char *isa;
+} cyrbm_kernel_table;
 
-/* Point the buffers of W into base for a model M, S chain steps and floats of itemsize
- * bytes (64-byte aligned); returns the bytes needed (base NULL: only measures). */
-size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
-                         cyrbm_chib_work *W);
+/* dispatch.c (called by cyrbm._dispatch alone, which links the library): fill the table
+ * with one variant for every family: `force` names it (avx512, avx2, sse2, neon,
+ * generic), or is NULL / "" for the widest this CPU runs.  Returns 0, or -1 (the table
+ * unchanged) when the named variant is not in this build or the CPU cannot run it. */
+int cyrbm_kernels_init(const char *force);
+/* The table, and the variants this build holds (comma-separated, widest first). */
+const cyrbm_kernel_table *cyrbm_kernels(void);
+const char *cyrbm_kernels_built(void);
+
+#ifdef CYRBM_KERNEL_LIBRARY
+/* ---- inside the kernel library: the functions themselves ---- */
+#define CYRBM_DECLARE_COMMON(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME PARAMS;
+CYRBM_COMMON_KERNELS(CYRBM_DECLARE_COMMON)
+#else
+/* ---- in the engine (the Cython modules): every kernel through the one table ----
+ * The library is linked into one extension, cyrbm._dispatch, which owns the table; each
+ * engine module points its cyrbm_kt at that table when it is imported, and calls
+ * cyrbm_<name>(...), one indirect call. */
+static const cyrbm_kernel_table *cyrbm_kt;
+#define CYRBM_RETURN_void
+#define CYRBM_RETURN_int return
+#define CYRBM_RETURN_int32_t return
+#define CYRBM_RETURN_double return
+#define CYRBM_RETURN_size_t return
+#define CYRBM_CALL(RET, NAME, PARAMS, ARGS) \
+    static inline RET cyrbm_##NAME PARAMS { CYRBM_RETURN_##RET cyrbm_kt->NAME ARGS; }
+CYRBM_VARIANT_KERNELS(CYRBM_CALL)
+CYRBM_COMMON_KERNELS(CYRBM_CALL)
+#endif
 
 #ifdef __cplusplus
 }

@@ -48,10 +48,24 @@ static inline uint64_t cyrbm_rng_next(cyrbm_rng *r) {
     return x;
 }
 
-/* Uniform double in [0, 1) with 53 random bits. */
+/* The uniform conversions, each written once (the three conventions above).  The macros
+ * take a uint64_t or a vector of uint64 lanes x (32-bit lanes h for u23) and the bit cast
+ * AS_D / AS_F to float64 / float32 lanes of the same width (simd.h's ASD, ASF).
+ * CYRBM_U53 is cyrbm_u53 for vector lanes: the top 53 bits as two exact 32-bit halves
+ * through the 2^52 trick, (hi 2^32 + lo) 2^-53, the same value. */
 static inline double cyrbm_u53(uint64_t x) { return (double)(x >> 11) * 0x1.0p-53; }
+#define CYRBM_U53(AS_D, x)                                                                \
+    ((((AS_D(((x) >> 43) | 0x4330000000000000ULL) - 0x1p52) * 0x1p32) +                   \
+      (AS_D((((x) >> 11) & 0xffffffffULL) | 0x4330000000000000ULL) - 0x1p52)) * 0x1p-53)
+#define CYRBM_U52(AS_D, x) (AS_D(((x) >> 12) | 0x3FF0000000000000ULL) - 1.0)
+#define CYRBM_U23(AS_F, h) (AS_F(((h) >> 9) | 0x3F800000u) - 1.0f)
 
 static inline double cyrbm_rng_uniform(cyrbm_rng *r) { return cyrbm_u53(cyrbm_rng_next(r)); }
+
+/* The one Bernoulli draw of a chain stream: 1 with probability p (U < p, U a u53
+ * uniform); vector forms: simd.h's CYRBM_DRAW_D / _F (from log-odds) and the eight-lane
+ * draws of cyrbm_bernoulli8 (gibbs_t.h), which give the same bits. */
+static inline int cyrbm_rng_bernoulli(cyrbm_rng *r, double p) { return cyrbm_rng_uniform(r) < p; }
 
 /* Next 64 bits of lane l of an AIS run's interleaved streams (s: 32 words). */
 static inline uint64_t cyrbm_rng_next_lane(uint64_t *s, int l) {
