@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from cyrbm.errors import DataError
+from cyrbm.errors import DataError, ModelMismatchError
 
 __all__ = ["check_binary", "check_options", "check_whole", "as_matrix", "binarize", "hint", "worded"]
 
@@ -44,6 +44,17 @@ def worded(exc, *, parameters=(), hints=()):
     exc.parameters = tuple(getattr(exc, "parameters", ())) + tuple(parameters)
     exc.hints = tuple(getattr(exc, "hints", ())) + tuple(hints)
     return exc
+
+
+def check_visible_rows(v, n_visible, name="data", owner="the model"):
+    """Rows of 0/1 visible vectors for a model of ``n_visible`` visible units: the array
+    from :func:`check_binary` (a 1-D array is one row), or a ModelMismatchError naming
+    ``owner`` when the widths differ."""
+    v = check_binary(v, name=name, allow_1d=True)
+    if v.shape[1] != n_visible:
+        raise ModelMismatchError(
+            f"{name} has {v.shape[1]} columns but {owner} has {n_visible} visible units.")
+    return v
 
 
 def check_binary(X, *, name="data", allow_1d=False):

@@ -17,7 +17,7 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm._random import seed_sequence
-from cyrbm._validation import check_binary, check_memory
+from cyrbm._validation import check_binary, check_memory, check_visible_rows
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import _check_version, _version
 
@@ -77,12 +77,7 @@ class BernoulliMixture:
 
     # ------------------------------------------------------------ probabilities
     def _data(self, v, name="data"):
-        v = check_binary(v, name=name, allow_1d=True)
-        if v.shape[1] != self.n_visible:
-            raise ModelMismatchError(
-                f"{name} has {v.shape[1]} columns but the mixture has {self.n_visible} "
-                f"visible units.")
-        return v
+        return check_visible_rows(v, self.n_visible, name, "the mixture")
 
     def _joint_blocks(self, v):
         """Yield (rows, ln pi_k + ln p(v | k)) over blocks of rows of 0/1 data ``v``."""

@@ -17,7 +17,7 @@ from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_binary, check_memory, check_probabilities
+from cyrbm._validation import check_memory, check_probabilities, check_visible_rows
 from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
 
 FORMAT = "cyrbm.rbm"
@@ -105,11 +105,7 @@ class RBM:
 
     # ------------------------------------------------------------ conditionals
     def _visible_data(self, v, name="data"):
-        v = check_binary(v, name=name, allow_1d=True)
-        if v.shape[1] != self.n_visible:
-            raise ModelMismatchError(
-                f"{name} has {v.shape[1]} columns but the model has {self.n_visible} visible units.")
-        return v
+        return check_visible_rows(v, self.n_visible, name)
 
     def _float_input(self, x, width, what, name):
         x = np.asarray(x)
