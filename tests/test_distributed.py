@@ -66,11 +66,12 @@ def test_slices_and_refusals():
     assert check_client(None) is None
 
 
-def test_no_dask_needed_until_a_client(monkeypatch):
+def test_no_dask_needed_until_a_client(monkeypatch, tmp_path):
     out = subprocess.run([sys.executable, "-c", "import sys, cyrbm, cyrbm.annealing, "
                           "cyrbm.sweep; print(sorted(m for m in sys.modules "
                           "if m.split('.')[0] in ('dask', 'distributed')))"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=child_env(),
+                         cwd=tmp_path)
     assert out.stdout.strip() == "[]"
     monkeypatch.setitem(sys.modules, "distributed", None)       # as if not installed
     ann = cyrbm.Annealer(runs=2, schedule="linear:3", progress=False)

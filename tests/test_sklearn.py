@@ -1,5 +1,7 @@
 """cyrbm.sklearn.BernoulliRBM: scikit-learn's checks, its digits pipeline, ln p(v)."""
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import cyrbm                                                        # noqa: E402
 from cyrbm.sklearn import BernoulliRBM                              # noqa: E402
+
+from _commands import child_env                                     # noqa: E402
 
 #: scikit-learn's checks feed data outside [0, 1] (blobs, 3 * uniform, iris shifted to 0);
 #: a Bernoulli RBM's inputs are probabilities, and cyrbm refuses others with a ValueError
@@ -222,14 +226,12 @@ def test_digits_pipeline_accuracy_at_least_scikit_learns():
     assert accuracy[BernoulliRBM] >= accuracy[SkBernoulliRBM] > 0.5, accuracy
 
 
-def test_import_without_scikit_learn_names_the_extra():
+def test_import_without_scikit_learn_names_the_extra(tmp_path):
     """cyrbm's core imports without scikit-learn; cyrbm.sklearn says which extra to install."""
-    import subprocess
-    import sys
     code = ("import sys; sys.modules['sklearn'] = None\n"
             "import cyrbm, cyrbm.models, cyrbm.training\n"
             "try:\n    import cyrbm.sklearn\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+                         check=True, env=child_env(), cwd=tmp_path).stdout.strip()
     assert out == ('cyrbm.sklearn needs scikit-learn 1.6 or later: install it with '
                    'pip install "cyrbm[sklearn]".')
