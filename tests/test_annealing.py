@@ -754,7 +754,7 @@ def test_784x20_paper_schedule_within_half_a_nat():
 def test_log_partition_checks_its_data_once(monkeypatch):
     """The data are scanned by check_binary once; the base rate and ln p*(v) take the
     checked rows (the same numbers as the public, checking paths)."""
-    from cyrbm import annealing, models
+    from cyrbm import _validation, annealing
     rng = np.random.default_rng(0)
     model = RBM(rng.normal(0, 0.3, (12, 4)), rng.normal(0, 0.2, 12), rng.normal(0, 0.2, 4))
     X = (rng.random((30, 12)) < 0.4).astype(np.uint8)
@@ -763,8 +763,8 @@ def test_log_partition_checks_its_data_once(monkeypatch):
     def counting(X, **kw):
         calls.append(kw.get("name"))
         return check(X, **kw)
-    check = models.check_binary
-    monkeypatch.setattr(models, "check_binary", counting)
+    check = _validation.check_binary
+    monkeypatch.setattr(_validation, "check_binary", counting)     # the model's rows
     monkeypatch.setattr(annealing, "check_binary", counting)
     res = Annealer(runs=4, schedule="linear:20", seed=0).log_partition(
         model, base_rate="data", data=X)
