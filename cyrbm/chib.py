@@ -112,8 +112,8 @@ def _data(data, low):
     return v
 
 
-def _kernel_model(low, top):
-    """The DBN laid out for the kernels, in float32 when both layers are (and every
+def _kernel_dtype(low, top):
+    """The kernels' float type for the DBN: float32 when both layers are (and every
     |weight| <= 80, so that e^w is a finite float32), else float64."""
     from cyrbm import _chib
     f32 = low.dtype == np.float32 and top.dtype == np.float32
@@ -121,9 +121,14 @@ def _kernel_model(low, top):
     if wmax > _chib.MAX_WEIGHT_F64:
         raise EstimatorError(f"the DBN has a weight of magnitude {wmax:.4g}; the estimators "
                              f"take weights up to {_chib.MAX_WEIGHT_F64:g}.")
-    dtype = np.float32 if f32 and wmax <= _chib.MAX_WEIGHT_F32 else np.float64
+    return np.dtype(np.float32 if f32 and wmax <= _chib.MAX_WEIGHT_F32 else np.float64)
+
+
+def _kernel_model(low, top):
+    """The DBN laid out for the kernels (its tables of e^w), in :func:`_kernel_dtype`."""
+    from cyrbm import _chib
     return _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias, top.hbias,
-                           dtype=dtype), np.dtype(dtype).name
+                           dtype=_kernel_dtype(low, top))
 
 
 def _threads(threads, low, top, items, sweeps):
@@ -137,7 +142,7 @@ def _item_slice(low, top, v, j0, j1, settings, *, threads):
     or of per-vector AIS ("ais": ln w), each from its own stream, in calls of about
     0.1 s (Ctrl-C answered between them); the grouping changes no number."""
     method, R, seed, x, refresh, flag = settings
-    model = _kernel_model(low, top)[0]
+    model = _kernel_model(low, top)
     vec = (np.arange(j0, j1) // R).astype(np.int32)
     if method == "chib":
         streams = chib_streams(seed, j1, x)
@@ -288,7 +293,7 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     refresh = _whole(refresh, "refresh")
     lz = _log_z(log_Z)
     v = _data(data, low)
-    dtype = _kernel_model(low, top)[1]
+    dtype = _kernel_dtype(low, top).name
     n = v.shape[0]
     items = n * repeats
     nt = _threads(threads, low, top, items, 2 * steps)
@@ -342,7 +347,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     lz = _log_z(log_Z)
     betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
     v = _data(data, low)
-    dtype = _kernel_model(low, top)[1]
+    dtype = _kernel_dtype(low, top).name
     n = v.shape[0]
     items = n * runs
     nt = _threads(threads, low, top, items, betas.size)
