@@ -1,9 +1,10 @@
 """Build cyrbm's compiled kernels.
 
-The C kernels (cyrbm/_kernels/gibbs.c, anneal.c, chib.c) are compiled once per
-instruction set into static libraries (cyrbm_gibbs_<isa>, ...), linked with dispatch.c and
-common.c into one extension, cyrbm._dispatch, whose one table the other extensions call
-through; dispatch.c picks the variant at import time (the widest the CPU runs).
+The C kernels (cyrbm/_kernels/gibbs.c, anneal.c, chib.c) and each variant's fill of the
+dispatch table (table.c) are compiled once per instruction set into static libraries
+(cyrbm_gibbs_<isa>, ...), linked with dispatch.c and common.c into one extension,
+cyrbm._dispatch, whose one table the other extensions call through; dispatch.c picks the
+variant at import time (the widest the CPU runs).
 
 Environment switches (all optional):
   CYRBM_ISA=LIST      build only these variants (comma-separated: avx512, avx2, sse2,
@@ -156,7 +157,9 @@ def kernel_libraries():
     rel = lambda p: str(p.relative_to(HERE))  # noqa: E731
     libs = [("cyrbm_dispatch", {"sources": [rel(KERNELS / "dispatch.c")], "include_dirs": incl,
                                 "macros": have, "cflags": base})]
-    for family in ("gibbs", "anneal", "chib"):
+    # table.c: each variant's fill of the table (it refers to the variant's kernels, so
+    # its library comes before theirs)
+    for family in ("table", "gibbs", "anneal", "chib"):
         for v in variants:
             libs.append((f"cyrbm_{family}_{v}", {
                 "sources": [rel(KERNELS / f"{family}.c")], "include_dirs": incl,
