@@ -174,12 +174,8 @@ cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssiz
         return -1
     for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
-        if B.float32:
-            cyrbm_chib_items_f32(&B.m, v, vec, t, t + 1, S, tilde_backward, refresh_every,
-                                 streams, lpstar, logphat, w)
-        else:
-            cyrbm_chib_items_f64(&B.m, v, vec, t, t + 1, S, tilde_backward, refresh_every,
-                                 streams, lpstar, logphat, w)
+        k_chib_items(B.float32, &B.m, v, vec, t, t + 1, S, tilde_backward, refresh_every,
+                     streams, lpstar, logphat, w)
     free(block)
     return 0
 
@@ -202,12 +198,8 @@ cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
         return -1
     for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
-        if B.float32:
-            cyrbm_chib_ais_f32(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
-                               refresh_every, streams, logw, w)
-        else:
-            cyrbm_chib_ais_f64(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
-                               refresh_every, streams, logw, w)
+        k_chib_ais(B.float32, &B.m, v, vec, t, t + 1, betas, n_betas, base_q,
+                   refresh_every, streams, logw, w)
     free(block)
     return 0
 
