@@ -227,8 +227,38 @@ def kernel_declarations():
                      lines + fused)
 
 
+def capi_declarations():
+    """Write the typed pairs of the C/Cython API from its entries, each declared once over
+    ``floating`` in cyrbm/capi.pxd: cyrbm/_capi_typed.pxi (included by capi.pxd, installed:
+    the typed names entry_f64 / entry_f32 of versions 1-4, inline aliases of
+    entry[double] / entry[float]) and cyrbm/_capi_table.pxi (included by capi.pyx: the
+    table's declarations from include/cyrbm/cyrbm.h, and _fill_table, which puts the
+    two instances of every entry in it)."""
+    text = (HERE / "cyrbm" / "capi.pxd").read_text(encoding="utf-8")
+    entries = re.findall(r"^cdef int (\w+)\(([^()]*)\) noexcept nogil$", text, flags=re.M)
+    if not entries:
+        sys.exit("cyrbm: found no entries in cyrbm/capi.pxd.")
+    aliases, types, members, fills = [], [], [], []
+    for name, params in entries:
+        params = " ".join(params.split())
+        args = ", ".join(re.findall(r"(\w+)\s*(?:,|$)", params))
+        for ft, fs in (("double", "f64"), ("float", "f32")):
+            typed = re.sub(r"\bfloating\b", ft, params)
+            aliases += [f"cdef inline int {name}_{fs}({typed}) noexcept nogil:",
+                        f"    return {name}({args})"]
+            types.append(f'    ctypedef void *{name}_{fs}_fn "cyrbm_{name}_{fs}_fn"')
+            members.append(f"        {name}_{fs}_fn {name}_{fs}")
+            fills.append(f"    table.{name}_{fs} = <{name}_{fs}_fn> {name}[{ft}]")
+    _write_generated(HERE / "cyrbm" / "_capi_typed.pxi", "cyrbm/capi.pxd", aliases)
+    _write_generated(HERE / "cyrbm" / "_capi_table.pxi", "cyrbm/capi.pxd",
+                     ['cdef extern from "cyrbm/cyrbm.h":'] + types
+                     + ["    ctypedef struct cyrbm_capi:", "        int version"] + members
+                     + ["", "", "cdef void _fill_table(cyrbm_capi *table) noexcept:"] + fills)
+
+
 def extensions():
     kernel_declarations()
+    capi_declarations()
     omp = openmp_flags()
     if omp is None:
         print("cyrbm: building WITHOUT OpenMP: kernels will run single-threaded", flush=True)
