@@ -91,16 +91,11 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = first + t * n // nt
         r1 = first + (t + 1) * n // nt
-        if anneal and f32:
-            cyrbm_ais_block_f32(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
-                                force_refresh)
-        elif anneal:
-            cyrbm_ais_block_f64(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
-                                force_refresh)
-        elif f32:
-            cyrbm_gibbs_tempered_f32(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+        if anneal:
+            k_ais_block(f32, P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
+                        force_refresh)
         else:
-            cyrbm_gibbs_tempered_f64(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+            k_gibbs_tempered(f32, P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -113,10 +108,7 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = t * runs // nt
         r1 = (t + 1) * runs // nt
-        if float32:
-            cyrbm_ais_visible_f32(P, S, r0, r1, beta)
-        else:
-            cyrbm_ais_visible_f64(P, S, r0, r1, beta)
+        k_ais_visible(float32, P, S, r0, r1, beta)
 
 
 cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
@@ -284,10 +276,7 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
     for t in prange(nt, num_threads=nt, schedule='static'):
         m0 = t * ladders // nt
         m1 = (t + 1) * ladders // nt
-        if float32:
-            cyrbm_pt_swaps_f32(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
-        else:
-            cyrbm_pt_swaps_f64(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
+        k_pt_swaps(float32, P, S, m0, m1, K1, temps, order, beta, streams, accepted)
 
 
 cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
