@@ -254,31 +254,45 @@ class RBM:
 
     @classmethod
     def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
-        missing = [k for k in ("W", "vbias", "hbias") if k not in arrays]
-        if missing:
-            raise ModelFileError(
-                f"{what} '{path}' lacks the array{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(repr(m) for m in missing)} (it has {', '.join(sorted(arrays)) or 'none'}).")
-        meta = {}
-        if "meta" in arrays:
-            meta = _io.meta_from_array(arrays["meta"], path, what)
-            _check_version(meta, path, what, FORMAT_VERSION)
-            fmt = meta.get("format", FORMAT)
-            if fmt != FORMAT:
-                raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not an RBM ('{FORMAT}').")
-            _check_records(meta, path, what)
-        W, vbias, hbias = arrays["W"], arrays["vbias"], arrays["hbias"]
-        for name, arr in (("W", W), ("vbias", vbias), ("hbias", hbias)):
-            if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-                raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
-        W, vbias, hbias = _checked_parameters(W, vbias, hbias, f"{what} '{path}'", ModelFileError)
-        _check_meta_shape(meta, W, path, what)
-        if dtype is None:
-            dtype = W.dtype if W.dtype in _DTYPES else np.float64
-        meta = {k: v for k, v in meta.items()
-                if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
-                             "cyrbm_version")}
+        W, vbias, hbias, meta, dtype = read_parameters(arrays, path, what, FORMAT, "an RBM",
+                                                       dtype)
         return cls(W, vbias, hbias, dtype=dtype, meta=meta)
+
+
+def read_parameters(arrays, path, what, fmt, kind, dtype, extra=()):
+    """W, vbias, hbias, the meta record without its format keys, and the dtype (``dtype``,
+    or W's) of a model file's ``arrays`` holding a ``fmt`` (``kind``: "an RBM"); a
+    ModelFileError of one sentence for anything else (missing or non-numeric arrays, a
+    file of another format, a corrupt meta).  ``extra``: names of further arrays that
+    must be numeric when present."""
+    names = ("W", "vbias", "hbias") + tuple(extra)
+    missing = [k for k in names[:3] if k not in arrays]
+    if missing:
+        raise ModelFileError(
+            f"{what} '{path}' lacks the array{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(m) for m in missing)} (it has {', '.join(sorted(arrays)) or 'none'}).")
+    meta = {}
+    if "meta" in arrays:
+        meta = _io.meta_from_array(arrays["meta"], path, what)
+        _check_version(meta, path, what, FORMAT_VERSION)
+        got = meta.get("format", fmt)
+        if got != fmt:
+            raise ModelFileError(f"{what} '{path}' holds a '{got}', not {kind} ('{fmt}').")
+        _check_records(meta, path, what)
+    for name in names:
+        arr = arrays.get(name)
+        if arr is not None and not (np.issubdtype(arr.dtype, np.floating)
+                                    or np.issubdtype(arr.dtype, np.integer)):
+            raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
+    W, vbias, hbias = _checked_parameters(arrays["W"], arrays["vbias"], arrays["hbias"],
+                                          f"{what} '{path}'", ModelFileError)
+    _check_meta_shape(meta, W, path, what)
+    if dtype is None:
+        dtype = W.dtype if W.dtype in _DTYPES else np.float64
+    meta = {k: v for k, v in meta.items()
+            if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
+                         "cyrbm_version", "visible")}
+    return W, vbias, hbias, meta, dtype
 
 
 def _column_means(data):
