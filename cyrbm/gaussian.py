@@ -31,7 +31,7 @@ from cyrbm._random import gaussian_ais_streams, sample_streams
 from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import _float_dtype, _version, expit, read_parameters
+from cyrbm.models import Layers, _float_dtype, _version, expit, read_parameters
 from cyrbm.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update"]
@@ -42,7 +42,7 @@ _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LN2 = math.log(2.0)
 
 
-class GaussianRBM:
+class GaussianRBM(Layers):
     """An RBM with Gaussian visible units of fixed standard deviations ``sigma``.
 
     Parameters
@@ -87,18 +87,6 @@ class GaussianRBM:
         init = RBM.random(n_visible, n_hidden, seed=seed, dtype=np.float64, scale=scale)
         vbias = np.zeros(int(n_visible)) if data is None else np.mean(data, axis=0)
         return cls(init.W, vbias, init.hbias, sigma, dtype=dtype)
-
-    @property
-    def n_visible(self):
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self):
-        return self.W.shape[1]
-
-    @property
-    def dtype(self):
-        return self.W.dtype
 
     def copy(self):
         return self.astype(self.dtype)

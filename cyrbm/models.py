@@ -30,7 +30,24 @@ def _version():
     return __version__
 
 
-class RBM:
+class Layers:
+    """The sizes and dtype of a model with weights ``W`` (n_visible x n_hidden): shared
+    by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`."""
+
+    @property
+    def n_visible(self):
+        return self.W.shape[0]
+
+    @property
+    def n_hidden(self):
+        return self.W.shape[1]
+
+    @property
+    def dtype(self):
+        return self.W.dtype
+
+
+class RBM(Layers):
     """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).
 
     Parameters
@@ -74,18 +91,6 @@ class RBM:
             p = np.clip(_column_means(data), 1e-3, 1 - 1e-3)
             vbias = np.log(p / (1 - p))
         return cls(W, vbias, np.zeros(int(n_hidden)), dtype=dtype)
-
-    @property
-    def n_visible(self):
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self):
-        return self.W.shape[1]
-
-    @property
-    def dtype(self):
-        return self.W.dtype
 
     def copy(self):
         return RBM(self.W, self.vbias, self.hbias, meta=dict(self.meta))
