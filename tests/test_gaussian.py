@@ -255,3 +255,31 @@ def test_files_round_trip_and_refuse_the_other_model(tmp_path):
     np.savez(tmp_path / "bad.npz", W=m.W, vbias=m.vbias, hbias=m.hbias, sigma=-m.sigma)
     with pytest.raises(ModelFileError, match="sigma must be one positive number"):
         GaussianRBM.load(tmp_path / "bad.npz")
+
+
+# -------------------------------------------------------------- command line
+def test_train_visible_gaussian_on_the_command_line(tmp_path, capsys):
+    from _commands import one_error_line, run
+    x = np.random.default_rng(0).normal(size=(200, 5))
+    np.save(tmp_path / "x.npy", x)
+    model = tmp_path / "m.npz"
+    code, out, _ = run(["train", tmp_path / "x.npy", "-o", model, "--visible", "gaussian",
+                        "--hidden", "3", "--epochs", "2", "--method", "pcd"], capsys)
+    assert code == 0 and "5 x 3 Gaussian RBM by PCD-1" in out
+    assert GaussianRBM.load(model).n_hidden == 3
+    # a resume takes --visible from the checkpoint
+    code, out, _ = run(["train", tmp_path / "x.npy", "-o", model, "--epochs", "3",
+                        "--resume"], capsys)
+    assert code == 0 and "Gaussian RBM" in out and "(3 epochs" in out
+    code, out, _ = run(["info", model], capsys)
+    assert code == 0 and out.startswith(f"{model}: Gaussian RBM 5 visible x 3 hidden")
+    x[4, 1] = np.inf
+    np.save(tmp_path / "bad.npy", x)
+    code, _, err = run(["train", tmp_path / "bad.npy", "-o", tmp_path / "b.npz",
+                        "--visible", "gaussian"], capsys)
+    assert code != 0
+    one_error_line(err, "holds inf at row 5, column 2")
+    code, _, err = run(["train", tmp_path / "x.npy", "-o", tmp_path / "b.npz",
+                        "--visible", "gaussian", "--method", "amh"], capsys)
+    assert code != 0
+    one_error_line(err, "--visible gaussian trains with --method cd or pcd, not amh.")
