@@ -22,6 +22,7 @@ array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible`
 "gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.
 """
 import math
+import time
 
 import numpy as np
 
@@ -34,7 +35,8 @@ from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
 from cyrbm.models import Layers, _float_dtype, _version, expit, read_parameters
 from cyrbm.results import AISResult
 
-__all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update"]
+__all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
+           "gaussian_raise_log_weights"]
 
 FORMAT = "cyrbm.gaussian_rbm"
 FORMAT_VERSION = 1
@@ -285,7 +287,7 @@ def gaussian_base(model, base_rate, data):
         if data is None:
             raise AnnealingError("base_rate='data' needs data (or base_data) to fit the "
                                  "base Gaussians to.")
-        return data.mean(axis=0), np.maximum(data.std(axis=0), 1e-3 * model.sigma)
+        return data.mean(axis=0), np.maximum(data.std(axis=0), 1e-3 * model.sigma.astype(np.float64))
     try:
         mu, sd = (np.asarray(a, dtype=np.float64) for a in base_rate)
     except (TypeError, ValueError):
@@ -297,7 +299,53 @@ def gaussian_base(model, base_rate, data):
     if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd)) and np.all(sd > 0)):
         raise AnnealingError("the base means must be finite and its standard deviations "
                              "positive.")
-    return mu, sd
+    return np.ascontiguousarray(mu), np.ascontiguousarray(sd)
+
+
+def _log_Z_base(M, sd):
+    """ln Z of the base: M free hidden units and independent N(mu_i, sd_i^2)."""
+    return M * _LN2 + float(np.sum(np.log(sd))) + len(sd) * _LN_SQRT_2PI
+
+
+def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc):
+    """gauss_run over steps k0 .. k1 - 1 with weights, in pieces (the progress bar moves
+    and Ctrl-C is answered between them; the pieces give the one call's bits)."""
+    bar = progress_bar(annealer.progress, k1 - max(k0, 1), 0, desc, unit="beta")
+    try:
+        for k, k_next in pieces(k0, k1, most=annealer.chunk):
+            _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, v, h,
+                              betas, k, k_next, True, streams, log_w, annealer.threads)
+            if bar is not None:
+                bar.update(k_next - max(k, 1))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):
+    """RAISE (Burda, Grosse & Salakhutdinov 2015) on a Gaussian RBM: ``chains`` reverse
+    chains from each row of ``v`` (rows checked) down ``annealer``'s schedule to the base
+    ``(mu, sd)``: a Gibbs sweep T_K at beta_K = 1 without a weight, then for k = K-1 .. 0
+    the weight ln p*_k(v_k) - ln p*_{k+1}(v_k) and a sweep at beta_k.  Returns ln w,
+    (n, chains) float64, with ln w = ln p*(v) - ln Z_A + the sum: E[w] = p(v) under the
+    annealing model, so its logarithm is a conservative estimate of ln p(v).  Chain
+    i chains + c draws from stream i chains + c of ``gaussian_ais_streams(seed, .., key)``."""
+    n, chains = v.shape[0], int(chains)
+    R = n * chains
+    check_memory(R * (model.n_visible * model.dtype.itemsize + model.n_hidden + 64),
+                 f"{R} RAISE chains")
+    betas = annealer.betas
+    streams = gaussian_ais_streams(annealer.seed, R, key)
+    x = np.ascontiguousarray(np.repeat(v, chains, axis=0), dtype=model.dtype)
+    h = np.zeros((R, model.n_hidden), dtype=np.uint8)
+    log_w = np.zeros(R)
+    base = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in base)
+    _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, x, h,
+                      np.ones(2), 1, 2, False, streams, log_w, annealer.threads)   # T_K
+    _anneal_pieces(annealer, model, base, x, h, np.ascontiguousarray(betas[::-1]), 1,
+                   betas.size, streams, log_w, "RAISE")
+    lp = np.repeat(model._log_unnormalized_rows(v), chains)
+    return (lp - _log_Z_base(model.n_hidden, base[1]) + log_w).reshape(n, chains)
 
 
 def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base_data=None,
@@ -306,42 +354,33 @@ def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base
     units), from a base A of independent Gaussians N(mu_i, sd_i^2) with the model's
     hidden units free: ln Z_A = M ln 2 + sum_i ln(sqrt(2 pi) sd_i), and
 
-        ln p*_k(v) = -(1 - beta_k) sum_i (v_i - mu_i)^2 / (2 sd_i^2) - beta_k F_B-terms,
+        ln p*_k(v) = -(1 - beta_k) sum_i (v_i - mu_i)^2 / (2 sd_i^2)
+                     - beta_k sum_i (v_i - b_i)^2 / (2 sigma_i^2)
+                     + sum_j softplus(beta_k (c_j + sum_i W_ij v_i / sigma_i))
 
     (kernels.h: cyrbm_gauss_pair); run r draws v exactly from A, then alternates the
     weight ln p*_k(v) - ln p*_{k-1}(v) and a Gibbs sweep at beta_k, on its own stream
     (``cyrbm._random.gaussian_ais_streams``), so the result does not depend on threads.
     What :meth:`cyrbm.Annealer.log_partition` runs for a Gaussian RBM; returns an
     :class:`AISResult` (sigma-hat of ln Z, the ESS) like the binary case's."""
-    import time
     D, M, R = model.n_visible, model.n_hidden, annealer.runs
     check_memory(R * (D * model.dtype.itemsize + M + 64), f"{R} AIS runs")
     v_data = None if data is None else model._visible_data(data, "data")
     fit = v_data if base_data is None else model._visible_data(base_data, "base_data")
     mu, sd = gaussian_base(model, base_rate, fit)
-    log_Z_base = M * _LN2 + float(np.sum(np.log(sd))) + D * _LN_SQRT_2PI
     betas = annealer.betas
-    K = betas.size - 1
     streams = gaussian_ais_streams(annealer.seed, R, key)
     v = np.zeros((R, D), dtype=model.dtype)
     h = np.zeros((R, M), dtype=np.uint8)
     log_w = np.zeros(R)
     t0 = time.perf_counter()
-    bar = progress_bar(annealer.progress, K, 0, "AIS ln Z", unit="beta")
-    try:
-        for k, k1 in pieces(0, K + 1, most=annealer.chunk):
-            _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, mu, sd, v, h,
-                              betas, k, k1, True, streams, log_w, annealer.threads)
-            if bar is not None:
-                bar.update(k1 - max(k, 1))
-    finally:
-        if bar is not None:
-            bar.close()
+    _anneal_pieces(annealer, model, (mu, sd), v, h, betas, 0, betas.size, streams, log_w,
+                   "AIS ln Z")
     seconds = time.perf_counter() - t0
     mean_lp = None
     if v_data is not None:
         mean_lp = float(np.mean(model._log_unnormalized_rows(v_data)))
-    return AISResult(kind="partition", log_weights=log_w, log_Z_base=log_Z_base,
+    return AISResult(kind="partition", log_weights=log_w, log_Z_base=_log_Z_base(M, sd),
                      betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
                      dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
                      samples=v, mean_log_unnormalized=mean_lp,
