@@ -36,7 +36,7 @@ from cyrbm.models import Layers, _float_dtype, _version, expit, read_parameters
 from cyrbm.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
-           "gaussian_raise_log_weights"]
+           "gaussian_raise_log_weights", "warn_scale"]
 
 FORMAT = "cyrbm.gaussian_rbm"
 FORMAT_VERSION = 1
@@ -247,6 +247,20 @@ class GaussianRBM(Layers):
 
 
 # ------------------------------------------------------------------------- training
+def warn_scale(data, sigma, name="training data"):
+    """One warning sentence (UserWarning) when the data's variances are far from sigma^2:
+    the median over the visible units of var(v_i) / sigma_i^2 outside [1/4, 4] (a
+    fixed-sigma model cannot then fit the data's scale).  Returns the median ratio."""
+    import warnings
+    ratio = float(np.median(np.var(data, axis=0) / np.asarray(sigma, np.float64) ** 2))
+    if not 0.25 <= ratio <= 4:
+        warnings.warn(f"{name} has variances {ratio:.3g} times sigma^2 (the median over the "
+                      f"visible units); standardise or whiten the data, or give the model "
+                      f"a sigma near the data's standard deviations.", UserWarning,
+                      stacklevel=3)
+    return ratio
+
+
 def gaussian_cd_update(model, velocity, batch, chains, streams, settings):
     """One CD-k / PCD-k step of a :class:`GaussianRBM` (``Trainer``'s update for Gaussian
     visible units): the chains (INOUT, batch x n_visible, the model's dtype; CD restarts

@@ -38,7 +38,7 @@ from cyrbm._validation import (_is_finite_real as _real, check_binary, check_mem
                                check_probabilities, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
-from cyrbm.gaussian import GaussianRBM, gaussian_cd_update
+from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
@@ -417,6 +417,8 @@ class Trainer:
                 "streams": make_streams(self.seed, "chains", B), "history": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
             }
+        if gaussian:
+            warn_scale(data, model.sigma)
         self.model = model
         self.history = state["history"]
         self._state = state
