@@ -366,7 +366,7 @@ def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base
                            key=0):
     """ln Z of a :class:`GaussianRBM` by AIS (SM08 Eq. 13-18 with Gaussian visible
     units), from a base A of independent Gaussians N(mu_i, sd_i^2) with the model's
-    hidden units free: ln Z_A = M ln 2 + sum_i ln(sqrt(2 pi) sd_i), and
+    hidden units free: ln Z_A = M ln 2 + sum_i ln(sqrt(2 pi) sd_i), and::
 
         ln p*_k(v) = -(1 - beta_k) sum_i (v_i - mu_i)^2 / (2 sd_i^2)
                      - beta_k sum_i (v_i - b_i)^2 / (2 sigma_i^2)
