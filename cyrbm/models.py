@@ -34,17 +34,9 @@ class Layers:
     """The sizes and dtype of a model with weights ``W`` (n_visible x n_hidden): shared
     by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`."""
 
-    @property
-    def n_visible(self):
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self):
-        return self.W.shape[1]
-
-    @property
-    def dtype(self):
-        return self.W.dtype
+    n_visible = property(lambda self: self.W.shape[0], doc="Visible units (rows of W).")
+    n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
+    dtype = property(lambda self: self.W.dtype, doc="The parameters' float type.")
 
 
 class RBM(Layers):
