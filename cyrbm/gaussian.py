@@ -32,7 +32,8 @@ from cyrbm._random import gaussian_ais_streams, sample_streams
 from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import Layers, _float_dtype, _version, expit, read_parameters
+from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
+                          expit, read_parameters)
 from cyrbm.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
@@ -63,7 +64,6 @@ class GaussianRBM(Layers):
     visible = "gaussian"
 
     def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None):
-        from cyrbm.models import _DTYPES, _checked_parameters
         W = np.asarray(W)
         if dtype is None:
             dtype = W.dtype if W.dtype in _DTYPES else np.float64
@@ -85,7 +85,6 @@ class GaussianRBM(Layers):
                sigma=1.0):
         """A fresh model: W ~ N(0, scale^2) (the RBM's initial draw), c = 0, and b the
         data's column means when ``data`` is given, else 0."""
-        from cyrbm.models import RBM
         init = RBM.random(n_visible, n_hidden, seed=seed, dtype=np.float64, scale=scale)
         vbias = np.zeros(int(n_visible)) if data is None else np.mean(data, axis=0)
         return cls(init.W, vbias, init.hbias, sigma, dtype=dtype)
@@ -200,10 +199,10 @@ class GaussianRBM(Layers):
             v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=self.dtype)
             k0 = 1
         T = auto_threads(threads, n * self.n_visible * self.n_hidden)
-        self._gibbs(v, streams, k0, steps + 1, T)
+        self._sweeps(v, streams, k0, steps + 1, T)
         return v
 
-    def _gibbs(self, v, streams, k0, k1, n_threads):
+    def _sweeps(self, v, streams, k0, k1, n_threads):
         """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT), chain r on
         streams[r] (INOUT); step 0 draws from N(b, sigma^2).  Returns the hidden states
         of the last step."""
@@ -276,7 +275,7 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings):
     if not settings["persistent"]:
         chains[...] = batch
     if k > 0:
-        model._gibbs(chains, streams, 1, k + 1, n_threads)
+        model._sweeps(chains, streams, 1, k + 1, n_threads)
     s = model.sigma.astype(np.float64)
     vk = chains.astype(np.float64)
     p0, pk = expit(model._hidden_inputs(batch)), expit(model._hidden_inputs(vk))

@@ -370,6 +370,9 @@ class Trainer:
             self.visible = "gaussian"
             self._check_visible(self.method)
         gaussian = self.visible == "gaussian"
+        if gaussian and model is not None and not isinstance(model, GaussianRBM):
+            raise ValueError("visible='gaussian' trains a GaussianRBM, not the binary model "
+                             "given.")
         if gaussian and self.probabilities:
             raise ValueError("probabilities=True is for binary visible units, not Gaussian ones.")
         data = (check_probabilities(data, name="training data") if self.probabilities

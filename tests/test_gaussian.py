@@ -251,6 +251,9 @@ def test_bad_training_input_is_refused_in_one_sentence():
         Trainer(3, method="pt", visible="gaussian")
     with pytest.raises(ValueError, match="visible must be 'binary' or 'gaussian'"):
         Trainer(3, visible="real")
+    with pytest.raises(ValueError, match="trains a GaussianRBM, not the binary model given"):
+        Trainer(3, visible="gaussian").fit(data[:5], model=RBM(np.zeros((4, 3)), np.zeros(4),
+                                                                 np.zeros(3)))
     with pytest.warns(UserWarning, match=r"training data has variances 1\.0\de\+04 times "
                                          r"sigma\^2 \(the median over the visible units\)"):
         Trainer(2, visible="gaussian", epochs=1, monitor_size=0).fit(_mixture_data()[1] * 100)
