@@ -260,7 +260,7 @@ def warn_scale(data, sigma, name="training data"):
     return ratio
 
 
-def gaussian_cd_update(model, velocity, batch, chains, streams, settings):
+def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_sigma=None):
     """One CD-k / PCD-k step of a :class:`GaussianRBM` (``Trainer``'s update for Gaussian
     visible units): the chains (INOUT, batch x n_visible, the model's dtype; CD restarts
     them at ``batch``) take ``settings["k"]`` Gibbs sweeps on the engine (chain r on
@@ -269,8 +269,10 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings):
         dW = sum (v/sigma) p(h | v)^T,  db = sum (v - b) / sigma^2,  dc = sum p(h | v),
 
     over the data less over the chains, takes the momentum step of
-    ``_gibbs.apply_update`` (the binary models' own).  Returns False when a parameter
-    became non-finite."""
+    ``_gibbs.apply_update`` (the binary models' own).  With ``vel_sigma`` (INOUT, the
+    velocity of ln sigma) sigma is learned too, by the same step on ln sigma with the
+    gradient sum (v - b)^2 / sigma^2 - (v / sigma) (W p(h | v)) (all from the parameters
+    before the step).  Returns False when a parameter became non-finite."""
     k, n_threads = settings["k"], settings["n_threads"]
     if not settings["persistent"]:
         chains[...] = batch
@@ -282,6 +284,18 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings):
     grads = ((batch / s).T @ p0 - (vk / s).T @ pk, np.sum(batch - vk, axis=0) / (s * s),
              p0.sum(axis=0) - pk.sum(axis=0))
     grads = tuple(np.ascontiguousarray(g, dtype=model.dtype) for g in grads)
+    if vel_sigma is not None:
+        W, b = model.W.astype(np.float64), model.vbias.astype(np.float64)
+
+        def terms(v, p):
+            return np.sum(((v - b) / s) ** 2 - (v / s) * (p @ W.T), axis=0)
+
+        vel_sigma *= settings["momentum"]
+        vel_sigma += (settings["learning_rate"] * settings["scale"]
+                      * (terms(batch, p0) - terms(vk, pk))).astype(model.dtype)
+        model.sigma[...] = np.exp(np.log(s) + vel_sigma)
+        if not np.all(np.isfinite(model.sigma)) or np.any(model.sigma <= 0):
+            return False
     return _gibbs.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
 
 

@@ -149,6 +149,9 @@ class Trainer:
         methods cd and pcd).  ``fit(model=GaussianRBM)`` implies "gaussian".
     sigma : float or array
         The standard deviations of a new Gaussian model's visible units (default 1).
+    learn_sigma : bool
+        Gaussian units only: learn sigma too (as ln sigma, by the same momentum step; see
+        :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
     hop_prob, modes, radius, hop_weight : AMH only
         p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
         (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
@@ -171,7 +174,8 @@ class Trainer:
                  monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
-                 radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0):
+                 radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0,
+                 learn_sigma=False):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -201,7 +205,7 @@ class Trainer:
                                      modes, radius, hop_weight, mode_every)
         if visible not in ("binary", "gaussian"):
             raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
-        self.visible, self.sigma = visible, sigma
+        self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
         self._check_visible(method)
         self.n_hidden = int(n_hidden)
         self.method = method
@@ -288,6 +292,8 @@ class Trainer:
     def _check_visible(self, method):
         if self.visible == "gaussian" and method not in ("cd", "pcd"):
             raise ValueError(f"a Gaussian RBM trains with method cd or pcd, not {method}.")
+        if self.learn_sigma and self.visible != "gaussian":
+            raise ValueError("learn_sigma is for Gaussian visible units (visible='gaussian').")
 
     # ------------------------------------------------------------- settings
     def settings(self):
@@ -302,6 +308,7 @@ class Trainer:
             "monitor_size": self.monitor_size,
             **SAMPLERS[self.method].settings(self),
             **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
+            **({"learn_sigma": True} if self.learn_sigma else {}),
         }
 
     def save_modes(self, path):
@@ -419,6 +426,7 @@ class Trainer:
                 "vel_hbias": np.zeros_like(model.hbias),
                 "streams": make_streams(self.seed, "chains", B), "history": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
+                **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
             }
         if gaussian:
             warn_scale(data, model.sigma)
@@ -509,7 +517,8 @@ class Trainer:
                     velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
                     if self.visible == "gaussian":
                         ok = gaussian_cd_update(model, velocity, batch, chains,
-                                                state["streams"], settings)
+                                                state["streams"], settings,
+                                                state.get("vel_sigma"))
                     elif self.probabilities:
                         if grads is None:
                             grads = tuple(np.empty_like(a) for a in params)
@@ -597,6 +606,8 @@ class Trainer:
                        "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
         if state["chains"] is not None:
             arrays["trainer_chains"] = state["chains"]
+        if "vel_sigma" in state:
+            arrays["trainer_vel_sigma"] = state["vel_sigma"]
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
                        for key in sampler.keys})
@@ -649,6 +660,11 @@ class Trainer:
             "history": list(training.get("history", [])),
         }
         SAMPLERS[self.method].restore(state, arrays, path)
+        if self.learn_sigma:
+            if "trainer_vel_sigma" not in arrays:
+                raise ModelFileError(f"checkpoint '{path}' was not made with learn_sigma, so "
+                                     f"it cannot be resumed with it.")
+            state["vel_sigma"] = np.ascontiguousarray(arrays["trainer_vel_sigma"], self.dtype)
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")
