@@ -17,6 +17,7 @@ _TRAIN_SETTINGS = {
     "--dtype": "dtype", "--monitor": "monitor_size",
     "--temperatures": "temperatures", "--chains": "chains", "--hop-prob": "hop_prob",
     "--modes": "modes", "--radius": "radius", "--hop-weight": "hop_weight",
+    "--visible": "visible",
 }
 
 
@@ -46,6 +47,11 @@ def _train_settings(args):
     dtype = args["--dtype"]
     if dtype not in ("float32", "float64"):
         raise UsageError(f"--dtype must be float32 or float64, not {dtype!r}.")
+    visible = args.get("--visible") or "binary"
+    if visible not in ("binary", "gaussian"):
+        raise UsageError(f"--visible must be binary or gaussian, not {visible!r}.")
+    if visible == "gaussian" and method not in ("cd", "pcd"):
+        raise UsageError(f"--visible gaussian trains with --method cd or pcd, not {method}.")
     return {
         "n_hidden": _whole(args, "--hidden", 1),
         "method": method,
@@ -57,7 +63,7 @@ def _train_settings(args):
         "momentum": _real(args, "--momentum", low=0, high=1, high_open=True),
         "weight_decay": _real(args, "--weight-decay", low=0),
         "seed": _whole(args, "--seed", 0),
-        "dtype": dtype,
+        "dtype": dtype, "visible": visible,
         "monitor_size": ("auto" if args["--monitor"] == "auto"
                          else _whole(args, "--monitor", 0, what=" (or auto)")),
         # the options of PT and AMH, only when given (Trainer's defaults otherwise)
@@ -146,6 +152,7 @@ def epoch_line(record, epoch=None):
                      f"({record['hops_proposed']} hops, {record['modes']} modes)")
     if "reconstruction_error" in record:
         parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
+    if "pseudo_log_likelihood" in record:
         parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
     return "  ".join(parts)
 
@@ -181,8 +188,11 @@ def cmd_train(args, out):
         if lines:
             print(epoch_line(record), file=sys.stderr, flush=True)
 
+    gaussian = settings["visible"] == "gaussian"
+    if gaussian and binarize is not None:
+        raise UsageError("--binarize is for binary visible units, not --visible gaussian.")
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
-                     seed=settings["seed"])
+                     seed=settings["seed"], real=gaussian)
     sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
                                               "radius", "hop_weight")
                if settings.get(key) is not None}
@@ -194,7 +204,7 @@ def cmd_train(args, out):
         seed=settings["seed"], threads=threads, dtype=settings["dtype"],
         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
         checkpoint_seconds=checkpoint_seconds,
-        monitor_size=settings["monitor_size"],
+        monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         **sampler)
     t0 = time.perf_counter()
@@ -227,11 +237,14 @@ def cmd_train(args, out):
         ramp = (f" (k from {trainer.k_first} to {trainer.k_last} over epochs 1-"
                 f"{trainer.k_span}, then {trainer.k_last})"
                 if trainer.k_first != trainer.k_last and trainer.k_span < trainer.epochs else "")
-        print(f"trained a {model.n_visible} x {model.n_hidden} RBM by {trainer.method.upper()}-"
+        kind = "Gaussian RBM" if gaussian else "RBM"
+        print(f"trained a {model.n_visible} x {model.n_hidden} {kind} by {trainer.method.upper()}-"
               f"{trainer.k}{ramp} on {data.shape[0]} rows of '{args['DATA']}' "
               f"({trainer.epochs} epochs, {result['seconds']:.2f} s)", file=out)
         if last.get("pseudo_log_likelihood") is not None:
             print(f"pseudo-log-likelihood per sample {last['pseudo_log_likelihood']:.4f} nats, "
                   f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
+        elif last.get("reconstruction_error") is not None:
+            print(f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
         print(f"wrote {model_path}" + (f" (checkpoint {written})" if written else ""), file=out)
     return 0
