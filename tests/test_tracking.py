@@ -173,3 +173,31 @@ def test_test_data_needs_tracking():
     with pytest.raises(ValueError, match="track_logz"):
         Trainer(4, epochs=1, progress=False).fit(load_data("digits:test"),
                                                  test_data=load_data("digits:test"))
+
+
+# ------------------------------------------------------------------ command line
+def test_cli_track_logz_prints_it_per_epoch_and_in_json(tmp_path, capsys):
+    import json
+    from _commands import run
+    out_path, plot = tmp_path / "m.npz", tmp_path / "curve.png"
+    args = ["train", "digits", "-o", out_path, "--hidden", "12", "--epochs", "2",
+            "--batch", "60", "--seed", "4", "--track-logz", "--track-every", "10",
+            "--data", "digits:test", "--no-progress"]
+    code, out, err = run(args[:-1] + ["--plot", plot], capsys)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 2 and all("ln Z" in l and "test log-likelihood" in l for l in lines)
+    assert "tracked ln Z" in out and plot.stat().st_size > 0
+    code, out, err = run(args + ["--json", "--checkpoint", tmp_path / "other.npz"], capsys)
+    result = json.loads(out)
+    rungs = [r for record in result["history"] for r in record["tracked"]]
+    assert [r["update"] for r in rungs] == list(range(0, 61, 10))
+    assert result["log_Z"] == rungs[-1]["log_Z"] and len(result["log_likelihood_interval"]) == 2
+
+
+def test_cli_tracking_options_need_track_logz(tmp_path, capsys):
+    from _commands import one_error_line, run
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--track-every", "5"],
+                         capsys)
+    assert code != 0
+    one_error_line(err, "--track-logz")
