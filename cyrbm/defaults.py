@@ -29,9 +29,9 @@ ADAPT_EVERY = 50
 #: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
 #: schedule and Gibbs sweeps before the runs, between neighbouring checkpoints
 #: (bench/track_cost.py: at most 10% of the training time on 784 x 500)
-TRACK_RUNS = 32
-TRACK_BETAS = 100
-TRACK_BURN_IN = 20
+TRACK_RUNS = 16
+TRACK_BETAS = 30
+TRACK_BURN_IN = 5
 
 # ---------------------------------------------------- Annealer (cyrbm.annealing)
 AIS_RUNS = 100

@@ -31,14 +31,12 @@ carried on to the next link.
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import expit, log_expit
 
 from cyrbm import defaults
 from cyrbm._random import seed_sequence
 from cyrbm.annealing import Annealer
 from cyrbm.exact import EXACT_START_UNITS, exact_log_partition
-from cyrbm.models import RBM
+from cyrbm.models import RBM, expit
 from cyrbm.results import logmeanexp
 
 __all__ = ["bennett_acceptance_ratio", "LogZTracker", "MIN_OVERLAP"]
@@ -56,7 +54,8 @@ def bennett_acceptance_ratio(w_forward, w_reverse):
 
         sum_F 1 / (1 + e^(M - w_F + Delta)) = sum_R 1 / (1 + e^(-M - w_R - Delta)),
 
-    (monotone in Delta: solved by bracketing).  Its variance is the asymptotic one of
+    (its two sides differ by a decreasing function of Delta: solved by bisection between
+    the one-sided estimates, to the last bit).  Its variance is the asymptotic one of
     Shirts, Bair, Hooker & Pande (2003), Eq. 10 (the two-state MBAR covariance):
 
         var(Delta) = (1/N) <1 / (2 + 2 cosh x)>^-1 - (1/n_F + 1/n_R),
@@ -93,10 +92,19 @@ def bennett_acceptance_ratio(w_forward, w_reverse):
     while balance(hi) > 0:
         hi += width
         width *= 2
-    delta = lo if lo == hi else brentq(balance, lo, hi, xtol=1e-12, rtol=1e-14)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if balance(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    delta = 0.5 * (lo + hi)
     x = np.concatenate([m - wf + delta, m + wr + delta])
-    # 1 / (2 + 2 cosh x) = sigma(x) sigma(-x), in logs for large |x|
-    mean_term = float(np.mean(np.exp(log_expit(x) + log_expit(-x))))
+    # 1 / (2 + 2 cosh x) = sigma(x) sigma(-x) = e^(-|x|) / (1 + e^(-|x|))^2, for any |x|
+    e = np.exp(-np.abs(x))
+    mean_term = float(np.mean(e / (1.0 + e) ** 2))
     n = nf + nr
     overlap = min(1.0, mean_term * n * n / (nf * nr))
     var = (1.0 / nf + 1.0 / nr) * (1.0 / overlap - 1.0) if overlap > 0 else math.inf
