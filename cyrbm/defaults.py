@@ -27,11 +27,13 @@ MODE_EVERY = 100
 #: PT with an adaptive ladder: updates between re-tunings
 ADAPT_EVERY = 50
 #: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
-#: schedule and Gibbs sweeps before the runs, between neighbouring checkpoints
-#: (bench/track_cost.py: at most 10% of the training time on 784 x 500)
+#: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
+#: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).
+#: Fewer burn-in sweeps biased the first epoch's link on MNIST-like digits (5 sweeps:
+#: 4 nats, 8 of its standard errors, too low; bench/README.md)
 TRACK_RUNS = 16
 TRACK_BETAS = 30
-TRACK_BURN_IN = 5
+TRACK_BURN_IN = 50
 
 # ---------------------------------------------------- Annealer (cyrbm.annealing)
 AIS_RUNS = 100
