@@ -7,7 +7,8 @@ every epoch, ``cyrbm.defaults.TRACK_RUNS`` runs of ``TRACK_BETAS`` betas each wa
 neighbours); and with the test log-likelihood of every rung too, ``fit(X,
 test_data=T)``.  It prints the seconds of each whole ``fit`` (the minimum over --repeat
 alternating runs), the extra shares, and the tracked curve (ln Z +- 3 se, the test
-log-likelihood, the overlap of each link).  The tracked runs also pay for their first
+log-likelihood, the overlap and betas of each link: a link short of overlap is run
+again with more betas, cyrbm.tracking).  The tracked runs also pay for their first
 rung (the initial model from its W = 0 copy).  The test log-likelihood costs one
 ln p*(v) per test row and rung (its share grows with --test).
 
@@ -97,10 +98,10 @@ def main(argv=None):
           f"({100 * (best['ln Z'] - plain) / plain:+.1f}%, target: at most +10%)")
     print(f"training, tracking ln Z and test ln p: {best['ln Z and test']:8.3f} s  "
           f"({100 * (best['ln Z and test'] - plain) / plain:+.1f}%)")
-    print("\n  update      ln Z    +- 3 se   test ln p(v)   overlap")
+    print("\n  update      ln Z    +- 3 se   test ln p(v)   overlap   betas")
     for record in trainer.history:
         for r in record["tracked"]:
-            overlap = "" if "overlap" not in r else f"{r['overlap']:.3f}"
+            overlap = "" if "overlap" not in r else f"{r['overlap']:.3f}   {r['betas']:5d}"
             print(f"  {r['update']:6d} {r['log_Z']:9.3f} {3 * r['log_Z_se']:9.3f} "
                   f"{r['log_likelihood']:12.3f}   {overlap}"
                   + ("  (warning)" if r.get("overlap_warning") else ""))
