@@ -21,8 +21,9 @@ Here:
 * BAR's asymptotic variance holds only when enough runs fall where the two models
   overlap: a link with fewer than ``MIN_OVERLAP_RUNS`` runs in the overlap (the
   overlap, below, times the runs of one direction) is run again with ``REFINE_FACTOR``
-  times the betas, up to ``REFINE`` times, and if it is still short it gets a warning:
-  its error bar, and so every interval after it, cannot be trusted.  (On 784 x 500
+  times the betas, up to ``refine`` times (default none: the cost budget), and if it is
+  still short it gets a warning: its error bar, and so every interval after it, cannot
+  be trusted.  (On 784 x 500
   MNIST-like digits, 16 runs of 30 betas from the initial model to the first epoch's
   had overlap 0.14, 2.3 runs, and Delta 4.7 nats = 5 of its standard errors too low;
   with 300 betas, overlap 0.34 to 0.45, it agreed with 100 runs of 14,500 betas.)
@@ -54,9 +55,8 @@ __all__ = ["bennett_acceptance_ratio", "LogZTracker", "MIN_OVERLAP_RUNS"]
 
 #: A link needs this many runs (of the fewer of its two directions) in the overlap ...
 MIN_OVERLAP_RUNS = 5.0
-#: ... else it is run again with REFINE_FACTOR times the betas, at most REFINE times.
+#: ... else it is run again with REFINE_FACTOR times the betas (at most ``refine`` times).
 REFINE_FACTOR = 4
-REFINE = 2
 
 
 def bennett_acceptance_ratio(w_forward, w_reverse):
@@ -143,6 +143,8 @@ class LogZTracker:
         AIS runs per direction, betas of each link's linear schedule (at first: see
         ``MIN_OVERLAP_RUNS``), Gibbs sweeps that start the runs when they do not start
         from exact draws.
+    refine : int
+        Times a link short of overlap is run again with REFINE_FACTOR times the betas.
     start : "auto", "exact" or "gibbs"
         Exact draws when the smaller layer has at most EXACT_START_UNITS units ("auto").
     threads : int or None
@@ -151,8 +153,10 @@ class LogZTracker:
     """
 
     def __init__(self, seed, *, runs=defaults.TRACK_RUNS, betas=defaults.TRACK_BETAS,
-                 burn_in=defaults.TRACK_BURN_IN, start="auto", threads=None, state=None):
+                 burn_in=defaults.TRACK_BURN_IN, refine=defaults.TRACK_REFINE, start="auto",
+                 threads=None, state=None):
         self.seed, self.runs, self.betas = int(seed), int(runs), int(betas)
+        self.refine = int(refine)
         self.burn_in, self.start, self.threads = int(burn_in), start, threads
         self.last = None            # the last rung's model (RBM)
         self.log_Z = self.var = None
@@ -183,11 +187,11 @@ class LogZTracker:
         B = RBM(model.W, model.vbias, model.hbias)
         A = self.last
         betas = self.betas
-        for attempt in range(REFINE + 1):
+        for attempt in range(self.refine + 1):
             fwd = self._ratio(A, B, 0, self.chains, betas, attempt)
             rev = self._ratio(B, A, 1, fwd.samples, betas, attempt)
             delta, se, overlap = bennett_acceptance_ratio(fwd.log_weights, rev.log_weights)
-            if overlap * self.runs >= MIN_OVERLAP_RUNS or attempt == REFINE:
+            if overlap * self.runs >= MIN_OVERLAP_RUNS or attempt == self.refine:
                 break
             betas *= REFINE_FACTOR
         self.links += 1

@@ -129,7 +129,9 @@ class Trainer:
         Track ln Z through training (cyrbm.tracking): a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch), its first rung's ln Z
         exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
-        (``track_runs`` runs each way, ``track_betas`` betas), the variances summed.  The
+        (``track_runs`` runs each way, ``track_betas`` betas, run again with 4 times the
+        betas up to ``track_refine`` times while fewer than 5 runs overlap), the
+        variances summed.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
@@ -175,7 +177,7 @@ class Trainer:
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None, track_logz=False,
                  track_every=None, track_runs=defaults.TRACK_RUNS,
-                 track_betas=defaults.TRACK_BETAS):
+                 track_betas=defaults.TRACK_BETAS, track_refine=defaults.TRACK_REFINE):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -208,6 +210,7 @@ class Trainer:
                             else check_whole(track_every, "track_every", 1))
         self.track_runs = check_whole(track_runs, "track_runs", 2)
         self.track_betas = check_whole(track_betas, "track_betas", 2)
+        self.track_refine = check_whole(track_refine, "track_refine", 0)
         self.test_data = None               # set by fit: rows of the tracked log-likelihood
         self.n_hidden = int(n_hidden)
         self.method = method
@@ -304,7 +307,8 @@ class Trainer:
             "monitor_size": self.monitor_size,
             **SAMPLERS[self.method].settings(self),
             **({"track_logz": {"every": self.track_every, "runs": self.track_runs,
-                               "betas": self.track_betas}} if self.track_logz else {}),
+                               "betas": self.track_betas, "refine": self.track_refine}}
+               if self.track_logz else {}),
         }
 
     def save_modes(self, path):
@@ -576,7 +580,8 @@ class Trainer:
         tracker = state.get("tracker")
         if tracker is None:
             tracker = LogZTracker(self.seed, runs=self.track_runs, betas=self.track_betas,
-                                  threads=n_threads, state=state.get("track_state"))
+                                  refine=self.track_refine, threads=n_threads,
+                                  state=state.get("track_state"))
             state["tracker"] = tracker
             state.setdefault("track_pending", [])
             if tracker.last is None:

@@ -130,7 +130,7 @@ def test_a_poor_overlap_is_reported():
     rng = np.random.default_rng(2)
     A = RBM(np.zeros((20, 16)), np.zeros(20), np.zeros(16))
     B = RBM(rng.normal(0, 5.0, (20, 16)), np.zeros(20), np.zeros(16))
-    tracker = LogZTracker(0, runs=8, betas=2)
+    tracker = LogZTracker(0, runs=8, betas=2, refine=2)
     tracker.begin(A)
     r = tracker.step(B, 5)
     assert r["overlap"] * 8 < 5 and r["betas"] == 32     # after two refinements, 2 -> 32
