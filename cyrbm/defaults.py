@@ -30,7 +30,7 @@ ADAPT_EVERY = 50
 #: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
 #: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).
 #: Fewer burn-in sweeps biased the first epoch's link on MNIST-like digits (5 sweeps:
-#: 4 nats, 8 of its standard errors, too low; bench/README.md)
+#: 3 to 8 of its standard errors too low; cyrbm.tracking)
 TRACK_RUNS = 16
 TRACK_BETAS = 30
 TRACK_BURN_IN = 50

@@ -14,24 +14,23 @@ Here:
   (:func:`bennett_acceptance_ratio`), with the asymptotic variance of Shirts, Bair,
   Hooker & Pande (2003, PRL 91, 140601, Eq. 10), the two-state case of MBAR;
 * ln Z of rung n is ln Z_0 + sum of the Deltas, and its variance the sum of theirs: each
-  link's runs draw from streams of their own (purpose "ais", key (9, link, direction)),
-  so the links' estimates are independent given their starting states (the starting
-  states carried from link to link are a Markov chain's, whose dependence is neglected,
-  as SM08 neglect that of their Gibbs starts);
+  link's runs draw from streams of their own (purpose "ais", key (9, link, direction,
+  attempt)), so the links' estimates are independent given their starting states (the
+  starting states carried from link to link are a Markov chain's, whose dependence is
+  neglected, as SM08 neglect that of their Gibbs starts);
 * BAR's asymptotic variance holds only when enough runs fall where the two models
   overlap: a link with fewer than ``MIN_OVERLAP_RUNS`` runs in the overlap (the
   overlap, below, times the runs of one direction) is run again with ``REFINE_FACTOR``
-  times the betas, up to ``refine`` times (default none: the cost budget), and if it is
+  times the betas, up to ``refine`` times (default none, for the cost), and if it is
   still short it gets a warning: its error bar, and so every interval after it, cannot
-  be trusted.  (On 784 x 500
-  MNIST-like digits, 16 runs of 30 betas from the initial model to the first epoch's
-  had overlap 0.14, 2.3 runs, and Delta 4.7 nats = 5 of its standard errors too low;
-  with 300 betas, overlap 0.34 to 0.45, it agreed with 100 runs of 14,500 betas.)
-  Early in training, when the model moves fast, links thus cost more.  Starting
-  states matter as much: the reverse runs start from the forward runs' end states, which
-  AIS of few betas leaves far from p_B, so their ``burn_in`` sweeps must bring them
-  there (the same link with 5 burn-in sweeps, overlap 0.31, was 4 nats, 8 standard
-  errors, too low; with 50, 0.3 nats from the fresh AIS).
+  be trusted.
+
+The starting states matter as much as the betas: the reverse runs start from the
+forward runs' end states, which AIS of few betas leaves away from p_B, and their
+``burn_in`` sweeps must bring them there.  On a 784 x 500 RBM of MNIST-like digits the
+link from the initial model to the first epoch's (16 runs each way) was 3 to 8 of its
+standard errors too low with 5 burn-in sweeps (30 to 300 betas), and within its errors
+of 100 runs of 14,500 betas with 50 (bench/README.md).
 
 Starting states: when the smaller layer can be enumerated the runs of both directions
 start from exact draws of their first model (``log_ratio``'s ``start="exact"``).

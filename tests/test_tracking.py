@@ -138,10 +138,11 @@ def test_a_poor_overlap_is_reported():
     assert "\n" not in r["overlap_warning"]
 
 
-def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path):
+@pytest.mark.parametrize("every", [7, None])
+def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path, every):
     X = load_data("digits")
     ck = tmp_path / "ck.npz"
-    settings = {**SETTINGS, "track_every": 7}
+    settings = {**SETTINGS, "track_every": every}
 
     def interrupt(record):
         if record["epoch"] == 1:
@@ -158,7 +159,7 @@ def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path):
     straight = Trainer(12, epochs=3, **settings)
     straight.fit(X)
     assert rungs_of(resumed.history) == rungs_of(straight.history)
-    assert len(rungs_of(straight.history)) == 1 + 3 * 30 // 7
+    assert len(rungs_of(straight.history)) == 1 + (3 if every is None else 3 * 30 // every)
     np.testing.assert_array_equal(resumed.model.W, straight.model.W)
 
 
