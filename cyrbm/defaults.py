@@ -36,7 +36,7 @@ TRACK_BETAS = 30
 TRACK_BURN_IN = 50
 #: times a link short of overlap is run again with 4 times the betas (cyrbm.tracking):
 #: none by default, for the cost; 2 made the error bars of a 784 x 500 run 7 times
-#: smaller and cost as much as the training early on (bench/README.md)
+#: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
 TRACK_REFINE = 0
 
 # ---------------------------------------------------- Annealer (cyrbm.annealing)
