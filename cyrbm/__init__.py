@@ -65,13 +65,14 @@ _LAZY = {
     "train_test_split": "cyrbm.datasets",
     "DBN": "cyrbm.models", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
     "train_dbn": "cyrbm.greedy", "BernoulliMixture": "cyrbm.mixture",
+    "GaussianRBM": "cyrbm.gaussian",
 }
 
 __all__ = [
     "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
     "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
-    "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture",
+    "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture", "GaussianRBM",
 ]
 
 

@@ -91,16 +91,11 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = first + t * n // nt
         r1 = first + (t + 1) * n // nt
-        if anneal and f32:
-            cyrbm_ais_block_f32(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
-                                force_refresh)
-        elif anneal:
-            cyrbm_ais_block_f64(P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
-                                force_refresh)
-        elif f32:
-            cyrbm_gibbs_tempered_f32(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+        if anneal:
+            k_ais_block(f32, P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
+                        force_refresh)
         else:
-            cyrbm_gibbs_tempered_f64(P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+            k_gibbs_tempered(f32, P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -113,10 +108,7 @@ cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = t * runs // nt
         r1 = (t + 1) * runs // nt
-        if float32:
-            cyrbm_ais_visible_f32(P, S, r0, r1, beta)
-        else:
-            cyrbm_ais_visible_f64(P, S, r0, r1, beta)
+        k_ais_visible(float32, P, S, r0, r1, beta)
 
 
 cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
@@ -284,10 +276,7 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
     for t in prange(nt, num_threads=nt, schedule='static'):
         m0 = t * ladders // nt
         m1 = (t + 1) * ladders // nt
-        if float32:
-            cyrbm_pt_swaps_f32(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
-        else:
-            cyrbm_pt_swaps_f64(P, S, m0, m1, K1, temps, order, beta, streams, accepted)
+        k_pt_swaps(float32, P, S, m0, m1, K1, temps, order, beta, streams, accepted)
 
 
 cdef bint valid_ladder(const double *temps, Py_ssize_t n) noexcept nogil:
@@ -403,6 +392,49 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
         raise MemoryError("no memory for the tempered chains.")
     if status != 0:
         raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
+
+
+def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
+              const floating[::1] sigma, const double[::1] mu, const double[::1] sd,
+              floating[:, ::1] v, uint8_t[:, ::1] h, const double[::1] betas,
+              Py_ssize_t k0, Py_ssize_t k1, bint weights, uint64_t[:, ::1] streams,
+              double[::1] logw, int n_threads=1):
+    """Steps k0 <= k < k1 of R runs between independent Gaussians N(mu, sd^2) and the
+    Gaussian-visible RBM (W, vbias, hbias, sigma) (cyrbm_gauss_steps, common_t.h): the
+    Gaussian visible layer of the engine, its one driver for AIS (``weights``: ln w in
+    ``logw``, INOUT), Gibbs sampling and training's negative phase (every beta 1).
+
+    ``v`` (R x n_visible, INOUT) real-valued states, ``h`` (R x n_hidden, OUT) the last
+    hidden states; run r draws from streams[r] alone (INOUT, (R, 4) uint64), so the
+    result does not depend on ``n_threads``."""
+    cdef Py_ssize_t R = v.shape[0], D = W.shape[0], M = W.shape[1], r
+    if (v.shape[1] != D or h.shape[0] != R or h.shape[1] != M or vbias.shape[0] != D
+            or sigma.shape[0] != D or hbias.shape[0] != M or mu.shape[0] != D
+            or sd.shape[0] != D or logw.shape[0] != R):
+        raise ValueError("gauss_run: the shapes of the model, base, runs and weights do not match.")
+    if streams.shape[0] != R or streams.shape[1] != 4:
+        raise ValueError(f"gauss_run: streams must have shape ({R}, 4).")
+    if not (0 <= k0 <= k1 <= betas.shape[0]):
+        raise ValueError("gauss_run: the steps are not within the schedule.")
+    if R == 0 or k0 == k1:
+        return
+    cdef cyrbm_gauss_pair P
+    P.D, P.M = D, M
+    P.W, P.b, P.c, P.s = &W[0, 0], &vbias[0], &hbias[0], &sigma[0]
+    P.mu, P.sd = &mu[0], &sd[0]
+    cdef double *x
+    cdef int bad = 0
+    with nogil, parallel(num_threads=cap_threads(n_threads, R * (k1 - k0) * D * M // 50000)):
+        x = <double *> malloc((M + 1) * sizeof(double))
+        for r in prange(R, schedule='static'):
+            if x == NULL:
+                bad += 1
+                continue
+            k_gauss_steps(&P, &v[r, 0], &h[r, 0], x, &betas[0], k0, k1, weights,
+                          <cyrbm_rng *> &streams[r, 0], &logw[r])
+        free(x)
+    if bad:
+        raise MemoryError("out of memory in gauss_run")
 
 
 def chain_uniforms(uint64_t[:, ::1] streams, Py_ssize_t n):

@@ -5,9 +5,9 @@ per-vector AIS over a two-layer DBN's first hidden layer.
 * ``chib_alloc`` / ``chib_free`` (cdef, nogil, malloc-based): the one layout of the
   kernels' model buffers (W1^T and e^(W1^T), W2 and e^W2 padded to 32 elements, biases,
   row sums, rescaling periods), used by ``ChibModel`` and by the C API's entry.
-* ``chib_run`` / ``chib_ais_run``: OpenMP over items (a test vector and a repeat), one
-  scratch block per thread, one random stream per item, so results do not depend on the
-  number of threads.  ``chib_combine`` averages the repeats of each vector in P.
+* ``chib_run`` / ``chib_ais_run`` on one driver, ``_run_items``: OpenMP over items (a
+  test vector and a repeat), one scratch block per thread, one random stream per item, so
+  results do not depend on the number of threads.  ``chib_combine`` averages the repeats of each vector in P.
 
 The loops themselves are in cyrbm/_kernels/chib.c and chib_t.h.
 """
@@ -53,6 +53,34 @@ cdef inline Py_ssize_t _period(double wmax, double budget) noexcept nogil:
     return <Py_ssize_t> k
 
 
+cdef inline double _max_abs(const floating *W, Py_ssize_t n, double limit) noexcept nogil:
+    """The largest |W[i]|, i < n; -1 when one is beyond ``limit`` (or NaN)."""
+    cdef Py_ssize_t i
+    cdef double w, mx = 0.0
+    for i in range(n):
+        w = fabs(<double> W[i])
+        if not (w <= limit):
+            return -1.0
+        if w > mx:
+            mx = w
+    return mx
+
+
+cdef inline double _table_row(floating *w, floating *e, Py_ssize_t ld, const floating *src,
+                              Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
+    """One row of a layer's tables: w[i] = src[i stride] and e[i] = e^w[i] for i < n, e = 1
+    in the padding up to ld; returns the row's sum (float64, in order)."""
+    cdef Py_ssize_t i
+    cdef double acc = 0.0
+    for i in range(ld):
+        e[i] = 1
+    for i in range(n):
+        w[i] = src[i * stride]
+        e[i] = <floating> _exp(<double> src[i * stride])
+        acc += <double> src[i * stride]
+    return acc
+
+
 cdef int chib_alloc(chib_buffers *B, const floating *W1, const floating *b1,
                     const floating *c1, const floating *W2, const floating *b2,
                     const floating *c2, Py_ssize_t D, Py_ssize_t H1,
@@ -66,7 +94,7 @@ cdef int chib_alloc(chib_buffers *B, const floating *W1, const floating *b1,
     cdef bint f32 = floating is float
     cdef size_t s = sizeof(floating), total = 0
     cdef Py_ssize_t ld1, ld2, i, j
-    cdef double w, wmax1 = 0.0, wmax2 = 0.0, limit = 80.0 if f32 else 700.0, acc
+    cdef double wmax1, wmax2, limit = 80.0 if f32 else 700.0
     cdef char *base
     cdef floating *W1T
     cdef floating *E1
@@ -82,18 +110,10 @@ cdef int chib_alloc(chib_buffers *B, const floating *W1, const floating *b1,
     B.float32 = f32
     if D < 1 or H1 < 1 or H2 < 1 or D > (1 << 24) or H1 > (1 << 24) or H2 > (1 << 24):
         return -2
-    for i in range(D * H1):
-        w = fabs(<double> W1[i])
-        if not (w <= limit):
-            return -3
-        if w > wmax1:
-            wmax1 = w
-    for i in range(H1 * H2):
-        w = fabs(<double> W2[i])
-        if not (w <= limit):
-            return -3
-        if w > wmax2:
-            wmax2 = w
+    wmax1 = _max_abs(W1, D * H1, limit)
+    wmax2 = _max_abs(W2, H1 * H2, limit) if wmax1 >= 0.0 else -1.0
+    if wmax1 < 0.0 or wmax2 < 0.0:
+        return -3
     ld1, ld2 = _pad32(D), _pad32(H2)
     for k in range(2):
         total = 0
@@ -113,22 +133,8 @@ cdef int chib_alloc(chib_buffers *B, const floating *W1, const floating *b1,
             if B.block == NULL:
                 return -1
     for j in range(H1):
-        acc = 0.0
-        for i in range(ld1):
-            E1[j * ld1 + i] = 1
-        for i in range(D):
-            W1T[j * ld1 + i] = W1[i * H1 + j]
-            E1[j * ld1 + i] = <floating> _exp(<double> W1[i * H1 + j])
-            acc += <double> W1[i * H1 + j]
-        s1[j] = acc
-        acc = 0.0
-        for i in range(ld2):
-            E2[j * ld2 + i] = 1
-        for i in range(H2):
-            pW2[j * ld2 + i] = W2[j * H2 + i]
-            E2[j * ld2 + i] = <floating> _exp(<double> W2[j * H2 + i])
-            acc += <double> W2[j * H2 + i]
-        s2[j] = acc
+        s1[j] = _table_row(W1T + j * ld1, E1 + j * ld1, ld1, W1 + j, D, H1)
+        s2[j] = _table_row(pW2 + j * ld2, E2 + j * ld2, ld2, W2 + j * H2, H2, 1)
         pb2[j] = b2[j]
         pc1[j] = c1[j]
     for i in range(D):
@@ -156,12 +162,26 @@ cdef char *_work(chib_buffers *B, Py_ssize_t S, int nt, size_t *stride) noexcept
     return <char *> malloc(stride[0] * nt + 64)
 
 
-cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssize_t n_items,
-                  Py_ssize_t S, int tilde_backward, Py_ssize_t refresh_every,
-                  cyrbm_rng *streams, double *lpstar, double *logphat,
-                  int n_threads) noexcept nogil:
-    """The estimator (MS09 Figure 1) for n_items items, item t on the test vector
-    vec[t] (a row of v, n x D) with stream streams[t]: see cyrbm_chib_items."""
+cdef struct _chib_job:
+    # what each item runs: per-vector AIS (cyrbm_chib_ais: betas, n_betas, base_q; out1 =
+    # logw) or the estimator (cyrbm_chib_items: S, tilde_backward; out1 = lpstar, out2 =
+    # logphat)
+    bint ais
+    Py_ssize_t S
+    int tilde_backward
+    const double *betas
+    Py_ssize_t n_betas
+    int base_q
+    double *out1
+    double *out2
+
+
+cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const int32_t *vec,
+                    Py_ssize_t n_items, Py_ssize_t refresh_every, cyrbm_rng *streams,
+                    int n_threads) noexcept nogil:
+    """The one driver of the items (chib_run, chib_ais_run): OpenMP over items, item t on
+    the test vector vec[t] (a row of v, n x D) with stream streams[t], one scratch block
+    per thread, so results do not depend on the number of threads."""
     cdef int nt = cap_threads(n_threads, n_items)
     cdef size_t stride
     cdef char *block
@@ -169,19 +189,30 @@ cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssiz
     cdef Py_ssize_t t
     if n_items <= 0:
         return 0
-    block = _work(B, S, nt, &stride)
+    block = _work(B, 1 if J.ais else J.S, nt, &stride)
     if block == NULL:
         return -1
     for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
-        if B.float32:
-            cyrbm_chib_items_f32(&B.m, v, vec, t, t + 1, S, tilde_backward, refresh_every,
-                                 streams, lpstar, logphat, w)
+        if J.ais:
+            k_chib_ais(B.float32, &B.m, v, vec, t, t + 1, J.betas, J.n_betas, J.base_q,
+                       refresh_every, streams, J.out1, w)
         else:
-            cyrbm_chib_items_f64(&B.m, v, vec, t, t + 1, S, tilde_backward, refresh_every,
-                                 streams, lpstar, logphat, w)
+            k_chib_items(B.float32, &B.m, v, vec, t, t + 1, J.S, J.tilde_backward,
+                         refresh_every, streams, J.out1, J.out2, w)
     free(block)
     return 0
+
+
+cdef int chib_run(chib_buffers *B, const uint8_t *v, const int32_t *vec, Py_ssize_t n_items,
+                  Py_ssize_t S, int tilde_backward, Py_ssize_t refresh_every,
+                  cyrbm_rng *streams, double *lpstar, double *logphat,
+                  int n_threads) noexcept nogil:
+    """The estimator (MS09 Figure 1) for n_items items, item t on the test vector
+    vec[t] (a row of v, n x D) with stream streams[t]: see cyrbm_chib_items."""
+    cdef _chib_job J
+    J.ais, J.S, J.tilde_backward, J.out1, J.out2 = False, S, tilde_backward, lpstar, logphat
+    return _run_items(B, &J, v, vec, n_items, refresh_every, streams, n_threads)
 
 
 cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
@@ -190,26 +221,9 @@ cdef int chib_ais_run(chib_buffers *B, const uint8_t *v, const int32_t *vec,
                       int n_threads) noexcept nogil:
     """Per-vector AIS over h1 for n_items items, from Q(h1 | v) (base_q) or the uniform
     distribution (see cyrbm_chib_ais)."""
-    cdef int nt = cap_threads(n_threads, n_items)
-    cdef size_t stride
-    cdef char *block
-    cdef char *w
-    cdef Py_ssize_t t
-    if n_items <= 0:
-        return 0
-    block = _work(B, 1, nt, &stride)
-    if block == NULL:
-        return -1
-    for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
-        w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
-        if B.float32:
-            cyrbm_chib_ais_f32(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
-                               refresh_every, streams, logw, w)
-        else:
-            cyrbm_chib_ais_f64(&B.m, v, vec, t, t + 1, betas, n_betas, base_q,
-                               refresh_every, streams, logw, w)
-    free(block)
-    return 0
+    cdef _chib_job J
+    J.ais, J.betas, J.n_betas, J.base_q, J.out1 = True, betas, n_betas, base_q, logw
+    return _run_items(B, &J, v, vec, n_items, refresh_every, streams, n_threads)
 
 
 cdef void chib_combine(const double *a, const double *b, Py_ssize_t n, Py_ssize_t R,

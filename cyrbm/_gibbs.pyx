@@ -647,16 +647,16 @@ def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssi
         raise ValueError("bias shapes do not match W")
 
 
-cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_hidden
-                           const floating[::1] vbias,         # IN
-                           const floating[::1] hbias,         # IN
-                           const uint8_t[:, ::1] v_data,      # IN  batch x n_visible
-                           uint8_t[:, ::1] v_chain,           # INOUT chains
-                           uint64_t[:, ::1] streams,          # INOUT one per chain
-                           floating[:, ::1] dW,               # OUT
-                           floating[::1] dvbias,              # OUT
-                           floating[::1] dhbias,              # OUT
-                           const cd_settings *cfg, Workspace workspace):
+def _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_hidden
+                   const floating[::1] vbias,         # IN
+                   const floating[::1] hbias,         # IN
+                   const uint8_t[:, ::1] v_data,      # IN  batch x n_visible
+                   uint8_t[:, ::1] v_chain,           # INOUT chains
+                   uint64_t[:, ::1] streams,          # INOUT one per chain
+                   floating[:, ::1] dW,               # OUT
+                   floating[::1] dvbias,              # OUT
+                   floating[::1] dhbias,              # OUT
+                   dict settings, Workspace workspace):
     """Sums over a mini-batch of the CD-k / PCD-k gradient (SM08 Eq. 7; Hu & Yu Sec. 3).
 
     dW = sum_n v_n p(h | v_n)^T - sum_n v~_n p(h | v~_n)^T, likewise for the biases, where
@@ -672,6 +672,7 @@ cdef object _cd_statistics(const floating[:, ::1] W,        # IN  n_visible x n_
     calls (one is made for the call when None).  ``cd_update`` does this and
     ``apply_update`` in one pass.
     """
+    cdef cd_settings cfg = _settings(settings)
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i
     cdef int n_threads = cfg.n_threads
     _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
@@ -726,17 +727,17 @@ cdef inline int momentum_row(floating *W, floating *vel, const floating *d, Py_s
     return k_momentum(W, vel, d, M, lr, mom, wd, sc, NULL)
 
 
-cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
-                       floating[::1] vbias,                    # INOUT
-                       floating[::1] hbias,                    # INOUT
-                       floating[:, ::1] vel_W,                 # INOUT velocities
-                       floating[::1] vel_vbias,                # INOUT
-                       floating[::1] vel_hbias,                # INOUT
-                       const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
-                       uint8_t[:, ::1] v_chain,                # INOUT chains
-                       uint64_t[:, ::1] streams,               # INOUT one per chain
-                       const cd_settings *cfg, Workspace workspace,
-                       chain_inputs):                          # IN  batch x n_hidden or None
+def _cd_update(floating[:, ::1] W,                   # INOUT parameters
+               floating[::1] vbias,                    # INOUT
+               floating[::1] hbias,                    # INOUT
+               floating[:, ::1] vel_W,                 # INOUT velocities
+               floating[::1] vel_vbias,                # INOUT
+               floating[::1] vel_hbias,                # INOUT
+               const uint8_t[:, ::1] v_data,           # IN  batch x n_visible
+               uint8_t[:, ::1] v_chain,                # INOUT chains
+               uint64_t[:, ::1] streams,               # INOUT one per chain
+               dict settings, Workspace workspace,
+               chain_inputs):                          # IN  batch x n_hidden or None
     """One CD-k / PCD-k training step: ``cd_statistics`` then ``apply_update`` (same
     arguments), bit-identical to them, but without storing the weight gradient.
     ``chain_inputs`` (k = 0 only): the chains' W^T v as kept by their sampler (see
@@ -748,6 +749,7 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
     mini-batch, as much as the gradient itself.  Returns False if any parameter became
     non-finite.
     """
+    cdef cd_settings cfg = _settings(settings)
     cdef Py_ssize_t B = v_data.shape[0], D = W.shape[0], M = W.shape[1], i, b, r1
     cdef int n_threads = cfg.n_threads
     _check_step(B, D, M, vbias.shape[0], hbias.shape[0], v_chain.shape, v_data.shape[1],
@@ -797,23 +799,24 @@ cdef object _cd_update(floating[:, ::1] W,                   # INOUT parameters
     return bad == 0
 
 
-cdef object _apply_update(floating[:, ::1] W,                # INOUT parameters
-                          floating[::1] vbias,                 # INOUT
-                          floating[::1] hbias,                 # INOUT
-                          const floating[:, ::1] dW,           # IN  gradient sums
-                          const floating[::1] dvbias,          # IN
-                          const floating[::1] dhbias,          # IN
-                          floating[:, ::1] vel_W,              # INOUT velocities
-                          floating[::1] vel_vbias,             # INOUT
-                          floating[::1] vel_hbias,             # INOUT
-                          const cd_settings *cfg,
-                          floating[:, ::1] WT):                # OUT W.T unless None
+def _apply_update(floating[:, ::1] W,                # INOUT parameters
+                  floating[::1] vbias,                 # INOUT
+                  floating[::1] hbias,                 # INOUT
+                  const floating[:, ::1] dW,           # IN  gradient sums
+                  const floating[::1] dvbias,          # IN
+                  const floating[::1] dhbias,          # IN
+                  floating[:, ::1] vel_W,              # INOUT velocities
+                  floating[::1] vel_vbias,             # INOUT
+                  floating[::1] vel_hbias,             # INOUT
+                  dict settings,
+                  floating[:, ::1] WT):                # OUT W.T unless None
     """One momentum step: vel = momentum*vel + lr*(scale*grad - weight_decay*W); W += vel.
 
     Weight decay (L2) applies to W only.  WT, unless None, is refreshed to W.T
     (``cd_statistics`` does not need it).  Returns False if any parameter became
     non-finite (the caller then restores its last good state).
     """
+    cdef cd_settings cfg = _settings(settings)
     cdef Py_ssize_t D = W.shape[0], M = W.shape[1], i
     if (dW.shape[0] != D or dW.shape[1] != M or vel_W.shape[0] != D or vel_W.shape[1] != M
             or vbias.shape[0] != D or dvbias.shape[0] != D or vel_vbias.shape[0] != D
@@ -865,14 +868,7 @@ def cd_statistics(params, v_data, v_chain, streams, grads, dict settings, Worksp
     (INOUT) one per chain; ``settings``: a dict of k, persistent, learning_rate, momentum,
     weight_decay, scale, n_threads (only k, persistent and n_threads are used here).
     See _cd_statistics for the arithmetic."""
-    cdef cd_settings cfg = _settings(settings)
-    W, vbias, hbias = params
-    dW, dvbias, dhbias = grads
-    if np.asarray(W).dtype == np.float32:
-        return _cd_statistics[float](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
-                                     dhbias, &cfg, workspace)
-    return _cd_statistics[double](W, vbias, hbias, v_data, v_chain, streams, dW, dvbias,
-                                  dhbias, &cfg, workspace)
+    return _cd_statistics(*params, v_data, v_chain, streams, *grads, settings, workspace)
 
 
 def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
@@ -887,14 +883,8 @@ def cd_update(params, velocity, v_data, v_chain, streams, dict settings,
     chains (batch x n_hidden, W's dtype), kept by the sampler that drew them (parallel
     tempering's engine), so the negative phase takes sigma(chain_inputs + hbias) instead
     of a product.  Returns False if any parameter became non-finite."""
-    cdef cd_settings cfg = _settings(settings)
-    W, vbias, hbias = params
-    vel_W, vel_vbias, vel_hbias = velocity
-    if np.asarray(W).dtype == np.float32:
-        return _cd_update[float](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                                 v_chain, streams, &cfg, workspace, chain_inputs)
-    return _cd_update[double](W, vbias, hbias, vel_W, vel_vbias, vel_hbias, v_data,
-                              v_chain, streams, &cfg, workspace, chain_inputs)
+    return _cd_update(*params, *velocity, v_data, v_chain, streams, settings, workspace,
+                      chain_inputs)
 
 
 def apply_update(params, grads, velocity, dict settings, WT=None):
@@ -904,12 +894,4 @@ def apply_update(params, grads, velocity, dict settings, WT=None):
     decay (L2) applies to W only; ``WT``, unless None, is refreshed to W.T (OUT).  Returns
     False if any parameter became non-finite (the caller then restores its last good
     state)."""
-    cdef cd_settings cfg = _settings(settings)
-    W, vbias, hbias = params
-    dW, dvbias, dhbias = grads
-    vel_W, vel_vbias, vel_hbias = velocity
-    if np.asarray(W).dtype == np.float32:
-        return _apply_update[float](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
-                                    vel_hbias, &cfg, WT)
-    return _apply_update[double](W, vbias, hbias, dW, dvbias, dhbias, vel_W, vel_vbias,
-                                 vel_hbias, &cfg, WT)
+    return _apply_update(*params, *grads, *velocity, settings, WT)

@@ -104,3 +104,10 @@ def per_vector_ais_streams(seed, Py_ssize_t items):
 def bound_streams(seed, Py_ssize_t n):
     """The streams of the DBN bound's samples of Q (SM08 Eq. 19-24): one per data vector."""
     return make_streams(seed, "bound", n)
+
+
+def gaussian_ais_streams(seed, Py_ssize_t runs, key=0):
+    """The streams of AIS runs on a Gaussian RBM (cyrbm.gaussian: one chain stream a run,
+    cyrbm_gauss_steps): (runs, 4) uint64, purpose "ais", keys 16 + key (clear of the
+    binary runs' keys 0-8)."""
+    return make_streams(seed, "ais", runs, 16 + key)

@@ -108,6 +108,16 @@ def check_probabilities(X, *, name="data"):
     return X
 
 
+def check_real(X, *, name="data", allow_1d=False):
+    """Check that an in-memory array holds finite real numbers (the data of Gaussian
+    visible units) and return it as C-contiguous float64; NaN or an infinity is refused
+    with a message naming the first bad row and column (from 1)."""
+    X = as_matrix(_as_numeric_array(X, name), name, allow_1d=allow_1d, flatten=False)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    _require_finite(X, name)
+    return X
+
+
 def check_options(binarize, threshold, scale):
     """Check load_data's options; return the threshold (0.5 when None)."""
     if binarize not in (None, "threshold", "stochastic"):

@@ -34,6 +34,7 @@ from cyrbm._validation import check_binary, check_memory, check_run_memory, hint
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
+from cyrbm.gaussian import GaussianRBM, gaussian_log_partition
 from cyrbm.models import as_rbm
 from cyrbm.results import AISResult, logmeanexp
 from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
@@ -166,7 +167,11 @@ class Annealer:
 
         Parameters
         ----------
-        model : RBM
+        model : RBM or GaussianRBM
+            A :class:`cyrbm.gaussian.GaussianRBM` is annealed from independent Gaussians
+            (:func:`cyrbm.gaussian.gaussian_log_partition`): ``base_rate`` "data" (the
+            default when data are given) fits their means and standard deviations,
+            None takes the model's (b, sigma), or give a pair (means, sds).
         base_rate : None, "data" or array_like
             b_A: None gives zeros (a uniform base); "data" fits it to ``base_data`` (or,
             if that is not given, ``data``) by maximum likelihood smoothed with
@@ -187,6 +192,12 @@ class Annealer:
         AISResult
         """
         check_client(client)
+        if isinstance(model, GaussianRBM):       # Gaussian visible units: their own base
+            if client is not None:
+                raise AnnealingError("AIS on a Gaussian RBM runs here, not on a cluster.")
+            return gaussian_log_partition(self, model, "data" if base_rate is None and (
+                data is not None or base_data is not None) else base_rate, data,
+                base_data=base_data, key=_key)
         model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)

@@ -6,7 +6,8 @@
 # parameters: the call's pointer types choose); ``entry[double]`` / ``entry[float]`` are
 # its two instances, the ones the C API's table holds (entry_f64 / entry_f32 in
 # include/cyrbm/cyrbm.h).  The typed names of versions 1-4 (gibbs_sweeps_f64, ...) are
-# kept for cimporting code, as inline aliases of the instances:
+# kept for cimporting code, as inline aliases of the instances (generated at build time
+# into _capi_typed.pxi, installed beside this file):
 #
 #   from cyrbm.capi cimport log_unnormalized_f64, gibbs_sweeps_f32, cyrbm_rng
 #
@@ -86,108 +87,7 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
                    cyrbm_rng *swap_streams, int64_t *accepted, int n_threads) noexcept nogil
 
 
-# ---- the typed names of versions 1-4 (kept for cimporting code) ----
-cdef inline int gibbs_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                                 uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
-                                 int n_threads) noexcept nogil:
-    return gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
-                        n_threads)
-cdef inline int gibbs_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                                 Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                                 uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
-                                 int n_threads) noexcept nogil:
-    return gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
-                        n_threads)
-cdef inline int log_unnormalized_f64(const double *W, const double *vbias,
-                                     const double *hbias, Py_ssize_t n_visible,
-                                     Py_ssize_t n_hidden, const uint8_t *v, Py_ssize_t n,
-                                     double *out, int n_threads) noexcept nogil:
-    return log_unnormalized(W, vbias, hbias, n_visible, n_hidden, v, n, out, n_threads)
-cdef inline int log_unnormalized_f32(const float *W, const float *vbias,
-                                     const float *hbias, Py_ssize_t n_visible,
-                                     Py_ssize_t n_hidden, const uint8_t *v, Py_ssize_t n,
-                                     double *out, int n_threads) noexcept nogil:
-    return log_unnormalized(W, vbias, hbias, n_visible, n_hidden, v, n, out, n_threads)
-cdef inline int ais_log_partition_f64(const double *W, const double *vbias,
-                                      const double *hbias, Py_ssize_t n_visible,
-                                      Py_ssize_t n_hidden, const double *base_rate,
-                                      const double *betas, Py_ssize_t n_betas,
-                                      Py_ssize_t runs, uint64_t *streams,
-                                      Py_ssize_t refresh_every, double *log_weights,
-                                      double *log_Z_base, uint8_t *samples,
-                                      int n_threads) noexcept nogil:
-    return ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
-                             n_betas, runs, streams, refresh_every, log_weights,
-                             log_Z_base, samples, n_threads)
-cdef inline int ais_log_partition_f32(const float *W, const float *vbias,
-                                      const float *hbias, Py_ssize_t n_visible,
-                                      Py_ssize_t n_hidden, const float *base_rate,
-                                      const double *betas, Py_ssize_t n_betas,
-                                      Py_ssize_t runs, uint64_t *streams,
-                                      Py_ssize_t refresh_every, double *log_weights,
-                                      double *log_Z_base, uint8_t *samples,
-                                      int n_threads) noexcept nogil:
-    return ais_log_partition(W, vbias, hbias, n_visible, n_hidden, base_rate, betas,
-                             n_betas, runs, streams, refresh_every, log_weights,
-                             log_Z_base, samples, n_threads)
-cdef inline int exact_log_partition_f64(const double *W, const double *vbias,
-                                        const double *hbias, Py_ssize_t n_visible,
-                                        Py_ssize_t n_hidden, double *log_Z,
-                                        int n_threads) noexcept nogil:
-    return exact_log_partition(W, vbias, hbias, n_visible, n_hidden, log_Z, n_threads)
-cdef inline int exact_log_partition_f32(const float *W, const float *vbias,
-                                        const float *hbias, Py_ssize_t n_visible,
-                                        Py_ssize_t n_hidden, double *log_Z,
-                                        int n_threads) noexcept nogil:
-    return exact_log_partition(W, vbias, hbias, n_visible, n_hidden, log_Z, n_threads)
-cdef inline int chib_log_prob_f64(const double *W1, const double *vbias1,
-                                  const double *hbias1, const double *W2,
-                                  const double *vbias2, const double *hbias2,
-                                  Py_ssize_t n_visible, Py_ssize_t n_hidden1,
-                                  Py_ssize_t n_hidden2, const uint8_t *v, Py_ssize_t n,
-                                  Py_ssize_t steps, Py_ssize_t repeats, double log_Z,
-                                  cyrbm_rng *streams, double *out,
-                                  int n_threads) noexcept nogil:
-    return chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
-                         n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
-cdef inline int chib_log_prob_f32(const float *W1, const float *vbias1,
-                                  const float *hbias1, const float *W2,
-                                  const float *vbias2, const float *hbias2,
-                                  Py_ssize_t n_visible, Py_ssize_t n_hidden1,
-                                  Py_ssize_t n_hidden2, const uint8_t *v, Py_ssize_t n,
-                                  Py_ssize_t steps, Py_ssize_t repeats, double log_Z,
-                                  cyrbm_rng *streams, double *out,
-                                  int n_threads) noexcept nogil:
-    return chib_log_prob(W1, vbias1, hbias1, W2, vbias2, hbias2, n_visible, n_hidden1,
-                         n_hidden2, v, n, steps, repeats, log_Z, streams, out, n_threads)
-cdef inline int dbn_bound_terms_f64(const double **W, const double **vbias,
-                                    const double **hbias, const Py_ssize_t *sizes,
-                                    Py_ssize_t n_layers, const uint8_t *v, Py_ssize_t n,
-                                    Py_ssize_t samples, cyrbm_rng *streams, double *lpv,
-                                    double *lrest, double *lq, double *ent,
-                                    int n_threads) noexcept nogil:
-    return dbn_bound_terms(W, vbias, hbias, sizes, n_layers, v, n, samples, streams, lpv,
-                           lrest, lq, ent, n_threads)
-cdef inline int dbn_bound_terms_f32(const float **W, const float **vbias,
-                                    const float **hbias, const Py_ssize_t *sizes,
-                                    Py_ssize_t n_layers, const uint8_t *v, Py_ssize_t n,
-                                    Py_ssize_t samples, cyrbm_rng *streams, double *lpv,
-                                    double *lrest, double *lq, double *ent,
-                                    int n_threads) noexcept nogil:
-    return dbn_bound_terms(W, vbias, hbias, sizes, n_layers, v, n, samples, streams, lpv,
-                           lrest, lq, ent, n_threads)
-cdef inline int pt_sweeps_f64(const double *W, const double *vbias, const double *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                              Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
-                              int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
-                              int64_t *accepted, int n_threads) noexcept nogil:
-    return pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps, steps,
-                     streams, swap_streams, accepted, n_threads)
-cdef inline int pt_sweeps_f32(const float *W, const float *vbias, const float *hbias,
-                              Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v,
-                              Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
-                              int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
-                              int64_t *accepted, int n_threads) noexcept nogil:
-    return pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps, steps,
-                     streams, swap_streams, accepted, n_threads)
+# ---- the typed names of versions 1-4 (kept for cimporting code): entry_f64 / entry_f32,
+# inline aliases of entry[double] / entry[float], generated by setup.py from the entries
+# above (capi_declarations) ----
+include "_capi_typed.pxi"

@@ -112,8 +112,8 @@ def _data(data, low):
     return v
 
 
-def _kernel_model(low, top):
-    """The DBN laid out for the kernels, in float32 when both layers are (and every
+def _kernel_dtype(low, top):
+    """The kernels' float type for the DBN: float32 when both layers are (and every
     |weight| <= 80, so that e^w is a finite float32), else float64."""
     from cyrbm import _chib
     f32 = low.dtype == np.float32 and top.dtype == np.float32
@@ -121,9 +121,37 @@ def _kernel_model(low, top):
     if wmax > _chib.MAX_WEIGHT_F64:
         raise EstimatorError(f"the DBN has a weight of magnitude {wmax:.4g}; the estimators "
                              f"take weights up to {_chib.MAX_WEIGHT_F64:g}.")
-    dtype = np.float32 if f32 and wmax <= _chib.MAX_WEIGHT_F32 else np.float64
-    return _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias, top.hbias,
-                           dtype=dtype), np.dtype(dtype).name
+    return np.dtype(np.float32 if f32 and wmax <= _chib.MAX_WEIGHT_F32 else np.float64)
+
+
+class _KernelDBN:
+    """The DBN's two layers and their kernel tables (:class:`cyrbm._chib.ChibModel`, the
+    e^w tables: 11 MB for a 784-500-2000 DBN in float32), built on first use and shared
+    by every task of a process: on a Dask worker the tasks of one call receive the same
+    scattered object, so its threads read one copy of the tables, as a local run's
+    threads do (two copies would double what the sweeps stream through the cache).
+    Pickles as the layers alone."""
+
+    def __init__(self, low, top):
+        import threading
+        self.low, self.top = low, top
+        self._model = None
+        self._lock = threading.Lock()
+
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                from cyrbm import _chib
+                low, top = self.low, self.top
+                self._model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias,
+                                              top.hbias, dtype=_kernel_dtype(low, top))
+            return self._model
+
+    def __getstate__(self):
+        return {"low": self.low, "top": self.top}
+
+    def __setstate__(self, state):
+        self.__init__(state["low"], state["top"])
 
 
 def _threads(threads, low, top, items, sweeps):
@@ -131,13 +159,13 @@ def _threads(threads, low, top, items, sweeps):
     return auto_threads(threads, work)
 
 
-def _item_slice(low, top, v, j0, j1, settings, *, threads):
+def _item_slice(dbn, v, j0, j1, settings, *, threads):
     """Items j0 .. j1 (test vector j // R, repeat or run j % R) of the Chib-style
     estimator (``settings[0] == "chib"``: ln P*(v, h*) and ln T-hat, MS09 Eq. 11-15)
     or of per-vector AIS ("ais": ln w), each from its own stream, in calls of about
     0.1 s (Ctrl-C answered between them); the grouping changes no number."""
     method, R, seed, x, refresh, flag = settings
-    model = _kernel_model(low, top)[0]
+    model = dbn.model()
     vec = (np.arange(j0, j1) // R).astype(np.int32)
     if method == "chib":
         streams = chib_streams(seed, j1, x)
@@ -159,11 +187,12 @@ def _item_slice(low, top, v, j0, j1, settings, *, threads):
 def _items(client, chunk, low, top, v, items, settings, threads):
     """_item_slice over all the items: here, or on a Dask cluster in tasks of ``chunk``
     items (cyrbm.distributed; the same bits).  Returns the slices' results in order."""
+    dbn = _KernelDBN(low, top)
     if client is None:
-        return [_item_slice(low, top, v, 0, items, settings, threads=threads)]
+        return [_item_slice(dbn, v, 0, items, settings, threads=threads)]
     from cyrbm.distributed import default_chunk, map_slices
     return map_slices(client, _item_slice, items, chunk or default_chunk(client, items),
-                      shared=(low, top, v), args=(settings,), desc=settings[0], unit="item")
+                      shared=(dbn, v), args=(settings,), desc=settings[0], unit="item")
 
 
 # ------------------------------------------------------------------------- result
@@ -288,7 +317,7 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     refresh = _whole(refresh, "refresh")
     lz = _log_z(log_Z)
     v = _data(data, low)
-    dtype = _kernel_model(low, top)[1]
+    dtype = _kernel_dtype(low, top).name
     n = v.shape[0]
     items = n * repeats
     nt = _threads(threads, low, top, items, 2 * steps)
@@ -342,7 +371,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     lz = _log_z(log_Z)
     betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
     v = _data(data, low)
-    dtype = _kernel_model(low, top)[1]
+    dtype = _kernel_dtype(low, top).name
     n = v.shape[0]
     items = n * runs
     nt = _threads(threads, low, top, items, betas.size)

@@ -43,7 +43,7 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm.errors import DataError
-from cyrbm._validation import check_binary  # noqa: F401  (re-exported)
+from cyrbm._validation import check_binary, check_real  # noqa: F401  (re-exported)
 from cyrbm._validation import as_matrix as _as_matrix, binarize as _binarize
 from cyrbm._validation import check_options as _check_options
 from cyrbm._validation import data_generator
@@ -157,7 +157,8 @@ def load_digits(split="all", *, return_labels=False):
     return X
 
 
-def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, scale=None):
+def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, scale=None,
+              real=False):
     """Load binary training or test data from a file or a bundled data set.
 
     Parameters
@@ -205,6 +206,10 @@ def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, sca
         largest value exceeds 1, divide ``uint8`` data (such as MNIST IDX files)
         by 255 and any other data by its largest value.  So the 0..16 optical
         digits are divided by 16 and MNIST by 255.
+    real : bool
+        Real-valued data (for a :class:`cyrbm.gaussian.GaussianRBM`): returned as float64,
+        divided by ``scale`` when given, only NaN and infinities refused; ``binarize``
+        must then be None.
 
     Returns
     -------
@@ -222,8 +227,12 @@ def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, sca
         and column, numbered from 1.
     """
     threshold = _check_options(binarize, threshold, scale)
+    if real and binarize is not None:
+        raise DataError("real-valued data are not binarized: give binarize=None with real=True.")
     array, what = _read_source(source, key)
     X = _as_matrix(array, what, allow_1d=False, flatten=True)
+    if real:
+        return check_real(X if scale is None else np.asarray(X, np.float64) / scale, name=what)
     return _binarize(X, what, binarize, threshold, seed, scale)
 
 

@@ -30,7 +30,16 @@ def _version():
     return __version__
 
 
-class RBM:
+class Layers:
+    """The sizes and dtype of a model with weights ``W`` (n_visible x n_hidden): shared
+    by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`."""
+
+    n_visible = property(lambda self: self.W.shape[0], doc="Visible units (rows of W).")
+    n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
+    dtype = property(lambda self: self.W.dtype, doc="The parameters' float type.")
+
+
+class RBM(Layers):
     """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).
 
     Parameters
@@ -74,18 +83,6 @@ class RBM:
             p = np.clip(_column_means(data), 1e-3, 1 - 1e-3)
             vbias = np.log(p / (1 - p))
         return cls(W, vbias, np.zeros(int(n_hidden)), dtype=dtype)
-
-    @property
-    def n_visible(self):
-        return self.W.shape[0]
-
-    @property
-    def n_hidden(self):
-        return self.W.shape[1]
-
-    @property
-    def dtype(self):
-        return self.W.dtype
 
     def copy(self):
         return RBM(self.W, self.vbias, self.hbias, meta=dict(self.meta))
@@ -254,31 +251,45 @@ class RBM:
 
     @classmethod
     def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
-        missing = [k for k in ("W", "vbias", "hbias") if k not in arrays]
-        if missing:
-            raise ModelFileError(
-                f"{what} '{path}' lacks the array{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(repr(m) for m in missing)} (it has {', '.join(sorted(arrays)) or 'none'}).")
-        meta = {}
-        if "meta" in arrays:
-            meta = _io.meta_from_array(arrays["meta"], path, what)
-            _check_version(meta, path, what, FORMAT_VERSION)
-            fmt = meta.get("format", FORMAT)
-            if fmt != FORMAT:
-                raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not an RBM ('{FORMAT}').")
-            _check_records(meta, path, what)
-        W, vbias, hbias = arrays["W"], arrays["vbias"], arrays["hbias"]
-        for name, arr in (("W", W), ("vbias", vbias), ("hbias", hbias)):
-            if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-                raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
-        W, vbias, hbias = _checked_parameters(W, vbias, hbias, f"{what} '{path}'", ModelFileError)
-        _check_meta_shape(meta, W, path, what)
-        if dtype is None:
-            dtype = W.dtype if W.dtype in _DTYPES else np.float64
-        meta = {k: v for k, v in meta.items()
-                if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
-                             "cyrbm_version")}
+        W, vbias, hbias, meta, dtype = read_parameters(arrays, path, what, FORMAT, "an RBM",
+                                                       dtype)
         return cls(W, vbias, hbias, dtype=dtype, meta=meta)
+
+
+def read_parameters(arrays, path, what, fmt, kind, dtype, extra=()):
+    """W, vbias, hbias, the meta record without its format keys, and the dtype (``dtype``,
+    or W's) of a model file's ``arrays`` holding a ``fmt`` (``kind``: "an RBM"); a
+    ModelFileError of one sentence for anything else (missing or non-numeric arrays, a
+    file of another format, a corrupt meta).  ``extra``: names of further arrays that
+    must be numeric when present."""
+    names = ("W", "vbias", "hbias") + tuple(extra)
+    missing = [k for k in names[:3] if k not in arrays]
+    if missing:
+        raise ModelFileError(
+            f"{what} '{path}' lacks the array{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(m) for m in missing)} (it has {', '.join(sorted(arrays)) or 'none'}).")
+    meta = {}
+    if "meta" in arrays:
+        meta = _io.meta_from_array(arrays["meta"], path, what)
+        _check_version(meta, path, what, FORMAT_VERSION)
+        got = meta.get("format", fmt)
+        if got != fmt:
+            raise ModelFileError(f"{what} '{path}' holds a '{got}', not {kind} ('{fmt}').")
+        _check_records(meta, path, what)
+    for name in names:
+        arr = arrays.get(name)
+        if arr is not None and not (np.issubdtype(arr.dtype, np.floating)
+                                    or np.issubdtype(arr.dtype, np.integer)):
+            raise ModelFileError(f"{what} '{path}': array '{name}' is not numeric ({arr.dtype}).")
+    W, vbias, hbias = _checked_parameters(arrays["W"], arrays["vbias"], arrays["hbias"],
+                                          f"{what} '{path}'", ModelFileError)
+    _check_meta_shape(meta, W, path, what)
+    if dtype is None:
+        dtype = W.dtype if W.dtype in _DTYPES else np.float64
+    meta = {k: v for k, v in meta.items()
+            if k not in ("format", "format_version", "dtype", "n_visible", "n_hidden",
+                         "cyrbm_version", "visible")}
+    return W, vbias, hbias, meta, dtype
 
 
 def _column_means(data):

@@ -34,10 +34,11 @@ from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
-from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory,
+from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory, check_real,
                                check_probabilities, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
+from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh")
@@ -153,6 +154,15 @@ class Trainer:
     chains : int or None
         PT only: persistent ladders M (default: the batch size).  The negative phase of
         update t uses the T = 1 states of ladders (t B + i) mod M, i < B.
+    visible : {"binary", "gaussian"}
+        The visible units: binary (an :class:`RBM`, 0/1 data) or Gaussian (a
+        :class:`cyrbm.gaussian.GaussianRBM` of fixed ``sigma``, rows of finite reals;
+        methods cd and pcd).  ``fit(model=GaussianRBM)`` implies "gaussian".
+    sigma : float or array
+        The standard deviations of a new Gaussian model's visible units (default 1).
+    learn_sigma : bool
+        Gaussian units only: learn sigma too (as ln sigma, by the same momentum step; see
+        :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
     hop_prob, modes, radius, hop_weight : AMH only
         p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
         (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
@@ -175,9 +185,10 @@ class Trainer:
                  monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
-                 radius=None, hop_weight=None, mode_every=None, track_logz=False,
-                 track_every=None, track_runs=defaults.TRACK_RUNS,
-                 track_betas=defaults.TRACK_BETAS, track_refine=defaults.TRACK_REFINE):
+                 radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0,
+                 learn_sigma=False, track_logz=False, track_every=None,
+                 track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
+                 track_refine=defaults.TRACK_REFINE):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -205,6 +216,10 @@ class Trainer:
                 raise ValueError(message)
         self._check_sampler_settings(method, temperatures, chains, adapt_every, hop_prob,
                                      modes, radius, hop_weight, mode_every)
+        if visible not in ("binary", "gaussian"):
+            raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
+        self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
+        self._check_visible(method)
         self.track_logz = bool(track_logz)
         self.track_every = (None if track_every is None
                             else check_whole(track_every, "track_every", 1))
@@ -212,6 +227,9 @@ class Trainer:
         self.track_betas = check_whole(track_betas, "track_betas", 2)
         self.track_refine = check_whole(track_refine, "track_refine", 0)
         self.test_data = None               # set by fit: rows of the tracked log-likelihood
+        if self.track_logz and visible == "gaussian":
+            raise ValueError("track_logz follows ln Z of binary RBMs, not of a Gaussian RBM "
+                             "(visible='gaussian').")
         self.n_hidden = int(n_hidden)
         self.method = method
         self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"
@@ -294,6 +312,12 @@ class Trainer:
         self.hop_weight = hop_weight
         self.mode_every = int(mode_every)
 
+    def _check_visible(self, method):
+        if self.visible == "gaussian" and method not in ("cd", "pcd"):
+            raise ValueError(f"a Gaussian RBM trains with method cd or pcd, not {method}.")
+        if self.learn_sigma and self.visible != "gaussian":
+            raise ValueError("learn_sigma is for Gaussian visible units (visible='gaussian').")
+
     # ------------------------------------------------------------- settings
     def settings(self):
         """The settings that define a run (saved in checkpoints and model meta)."""
@@ -309,6 +333,8 @@ class Trainer:
             **({"track_logz": {"every": self.track_every, "runs": self.track_runs,
                                "betas": self.track_betas, "refine": self.track_refine}}
                if self.track_logz else {}),
+            **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
+            **({"learn_sigma": True} if self.learn_sigma else {}),
         }
 
     def save_modes(self, path):
@@ -376,7 +402,17 @@ class Trainer:
             After Ctrl-C, once a checkpoint of the current state has been written.
         """
         self.probabilities = bool(probabilities)
+        if isinstance(model, GaussianRBM):
+            self.visible = "gaussian"
+            self._check_visible(self.method)
+        gaussian = self.visible == "gaussian"
+        if gaussian and model is not None and not isinstance(model, GaussianRBM):
+            raise ValueError("visible='gaussian' trains a GaussianRBM, not the binary model "
+                             "given.")
+        if gaussian and self.probabilities:
+            raise ValueError("probabilities=True is for binary visible units, not Gaussian ones.")
         data = (check_probabilities(data, name="training data") if self.probabilities
+                else check_real(data, name="training data") if gaussian
                 else check_binary(data, name="training data"))
         n, D = data.shape
         if n == 0:
@@ -409,7 +445,10 @@ class Trainer:
             state = self._load_checkpoint(D, fingerprint)
             model = state["model"]
         else:
-            if model is None:
+            if model is None and gaussian:
+                model = GaussianRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
+                                           data=data, sigma=self.sigma)
+            elif model is None:
                 model = RBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype, data=data)
             else:
                 if model.n_visible != D:
@@ -424,7 +463,10 @@ class Trainer:
                 "streams": make_streams(self.seed, "chains", B), "history": [],
                 "tracker": None, "track_pending": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
+                **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
             }
+        if gaussian:
+            warn_scale(data, model.sigma)
         self.model = model
         self.history = state["history"]
         self._state = state
@@ -478,8 +520,8 @@ class Trainer:
         if monitor_rows > 0:
             rng = np.random.default_rng(seed_sequence(self.seed, "monitor"))
             rows = np.sort(rng.permutation(n)[:monitor_rows])
-            monitor = _states(data[rows], np.random.default_rng(
-                seed_sequence(self.seed, "monitor", 1)))
+            monitor = data[rows] if self.visible == "gaussian" else _states(
+                data[rows], np.random.default_rng(seed_sequence(self.seed, "monitor", 1)))
 
         interrupted = _InterruptFlag()
         bar = None
@@ -511,7 +553,11 @@ class Trainer:
                                     scale=1.0 / B, n_threads=T)
                     params = (model.W, model.vbias, model.hbias)
                     velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
-                    if self.probabilities:
+                    if self.visible == "gaussian":
+                        ok = gaussian_cd_update(model, velocity, batch, chains,
+                                                state["streams"], settings,
+                                                state.get("vel_sigma"))
+                    elif self.probabilities:
                         if grads is None:
                             grads = tuple(np.empty_like(a) for a in params)
                         probability_statistics(params, batch, chains, state["streams"], grads,
@@ -552,8 +598,9 @@ class Trainer:
                     self._describe_track(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
-                    record["pseudo_log_likelihood"] = float(np.mean(
-                        model.pseudo_log_likelihood(monitor, threads=T)))
+                    if self.visible == "binary":
+                        record["pseudo_log_likelihood"] = float(np.mean(
+                            model.pseudo_log_likelihood(monitor, threads=T)))
                 state["history"].append(record)
                 if self.callback is not None:
                     self.callback(record)
@@ -625,7 +672,8 @@ class Trainer:
     def _training_record(self, state, shape):
         return {"settings": self.settings(), "epochs_done": state["epoch"],
                 "n_updates": state["n_updates"], "data_shape": list(shape),
-                "input": "probabilities" if self.probabilities else "binary",
+                "input": ("probabilities" if self.probabilities else
+                          "real" if self.visible == "gaussian" else "binary"),
                 "history": state["history"]}
 
     def _save_checkpoint(self, state, fingerprint):
@@ -648,6 +696,8 @@ class Trainer:
                        "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
         if state["chains"] is not None:
             arrays["trainer_chains"] = state["chains"]
+        if "vel_sigma" in state:
+            arrays["trainer_vel_sigma"] = state["vel_sigma"]
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
                        for key in sampler.keys})
@@ -663,7 +713,8 @@ class Trainer:
         if not os.path.exists(path):
             raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
         arrays = _io.read_npz(path, "checkpoint")
-        model = RBM.from_arrays(arrays, path, what="checkpoint")
+        model = (GaussianRBM if self.visible == "gaussian" else RBM).from_arrays(
+            arrays, path, what="checkpoint")
         info = model.meta.get("checkpoint")
         training = model.meta.get("training", {})
         if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
@@ -696,7 +747,7 @@ class Trainer:
             "vel_vbias": np.ascontiguousarray(arrays["trainer_vel_vbias"], dtype=self.dtype),
             "vel_hbias": np.ascontiguousarray(arrays["trainer_vel_hbias"], dtype=self.dtype),
             "streams": np.ascontiguousarray(arrays["trainer_streams"], dtype=np.uint64),
-            "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=np.uint8)
+            "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=_chain_dtype(self))
                        if SAMPLERS[self.method].keeps_chains else None),
             "history": list(training.get("history", [])),
         }
@@ -708,6 +759,11 @@ class Trainer:
             state["track_state"] = {**{key: np.array(arrays[f"trainer_track_{key}"])
                                        for key in ("W", "vbias", "hbias", "chains")}, **track}
             state["track_pending"] = list(track.get("pending", []))
+        if self.learn_sigma:
+            if "trainer_vel_sigma" not in arrays:
+                raise ModelFileError(f"checkpoint '{path}' was not made with learn_sigma, so "
+                                     f"it cannot be resumed with it.")
+            state["vel_sigma"] = np.ascontiguousarray(arrays["trainer_vel_sigma"], self.dtype)
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")
@@ -764,6 +820,11 @@ def _epoch_order(seed, epoch, n, length):
     perm = rng.permutation(n)
     reps = -(-length // n)
     return np.tile(perm, reps)[:length]
+
+
+def _chain_dtype(trainer):
+    """The dtype of the training chains: 0/1 states, or a Gaussian model's reals."""
+    return trainer.dtype if trainer.visible == "gaussian" else np.uint8
 
 
 def _states(rows, rng):
@@ -864,7 +925,7 @@ class _CD(_Sampler):
 
     def __init__(self, trainer, state, model, B, n_threads):
         super().__init__(trainer, state, model, B, n_threads)
-        self.chains = np.empty((B, model.n_visible), np.uint8)
+        self.chains = np.empty((B, model.n_visible), _chain_dtype(trainer))
 
 
 class _PCD(_Sampler):
@@ -875,7 +936,10 @@ class _PCD(_Sampler):
     def fresh(cls, trainer, data, B):
         # persistent chains start at random training rows
         rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 1))
-        return {"chains": _states(data[rng.integers(0, data.shape[0], B)], rng)}
+        rows = data[rng.integers(0, data.shape[0], B)]
+        if trainer.visible == "gaussian":
+            return {"chains": np.ascontiguousarray(rows, dtype=trainer.dtype)}
+        return {"chains": _states(rows, rng)}
 
 
 class _PT(_Sampler):

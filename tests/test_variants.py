@@ -5,7 +5,8 @@ generic on x86-64); each is chosen in turn at run time (cyrbm._dispatch.use_kern
 one switch of the one dispatch table, as the CYRBM_FORCE_ISA environment variable does at
 import) and must reproduce the default
 variant's numbers exactly: base-rate AIS, ratio AIS, exact ln Z, the pseudo-log-likelihood,
-RBM.sample and CD/PCD training, in float32 and float64.  .ci/run also builds restricted variants
+RBM.sample and CD/PCD training, the Gaussian RBM's AIS, RAISE, sampling and PCD, in
+float32 and float64.  .ci/run also builds restricted variants
 (CYRBM_ISA=...) and shows that a changed summation order breaks the same check.
 """
 import numpy as np
@@ -95,6 +96,18 @@ def numbers(dtype):
                             learning_rate=0.05, seed=11, threads=2, dtype=dtype,
                             monitor_size=0, progress=False).fit(data)
         out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
+    # Gaussian visible units (cyrbm_gauss_steps, cyrbm_rng_normal): AIS, RAISE, sampling
+    # and PCD training on real-valued data
+    from cyrbm.gaussian import GaussianRBM
+    gauss = GaussianRBM(W, b, a, 0.5 + rng.random(D), dtype=dtype)
+    real = gauss.sample(60, steps=5, seed=2, threads=2)
+    sandwich = ann.evaluate(gauss, real[:3], base_data=real, chains=2)
+    out["gauss_ais"], out["gauss_raise"] = sandwich.ais.log_weights, sandwich.raise_log_weights
+    out["gauss_sample"] = real
+    fit = cyrbm.Trainer(M, method="pcd", k=2, epochs=2, batch_size=30, seed=11, threads=2,
+                        dtype=dtype, monitor_size=0, progress=False,
+                        visible="gaussian").fit(real)
+    out["gauss_pcd"] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     return out
 
 

@@ -1,41 +1,49 @@
 /* The one dispatch table: one variant of every kernel, chosen at run time for all
  * families at once (-DCYRBM_HAVE_<ISA> for each variant the build holds; setup.py passes
- * them).  Linked, with every variant and common.c, into the one extension that owns the
+ * them), filled by that variant's cyrbm_fill_<isa> (table.c).  Linked, with every variant and common.c, into the one extension that owns the
  * table (cyrbm._dispatch); the engine modules call through it (kernels.h). */
 #define CYRBM_KERNEL_LIBRARY 1
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
 
-/* the variants' own symbols */
-#define DECLARE_AVX512(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_avx512 PARAMS;
-#define DECLARE_AVX2(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_avx2 PARAMS;
-#define DECLARE_SSE2(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_sse2 PARAMS;
-#define DECLARE_NEON(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_neon PARAMS;
-#define DECLARE_GENERIC(RET, NAME, PARAMS, ARGS) RET cyrbm_##NAME##_generic PARAMS;
+/* The variants this build holds (-DCYRBM_HAVE_<ISA>, from setup.py), widest first:
+ * CYRBM_BUILT(V) is V(isa) for each. */
 #ifdef CYRBM_HAVE_AVX512
-CYRBM_VARIANT_KERNELS(DECLARE_AVX512)
+#define CYRBM_BUILT_AVX512(V) V(avx512)
+#else
+#define CYRBM_BUILT_AVX512(V)
 #endif
 #ifdef CYRBM_HAVE_AVX2
-CYRBM_VARIANT_KERNELS(DECLARE_AVX2)
-#endif
-#ifdef CYRBM_HAVE_SSE2
-CYRBM_VARIANT_KERNELS(DECLARE_SSE2)
+#define CYRBM_BUILT_AVX2(V) V(avx2)
+#else
+#define CYRBM_BUILT_AVX2(V)
 #endif
 #ifdef CYRBM_HAVE_NEON
-CYRBM_VARIANT_KERNELS(DECLARE_NEON)
+#define CYRBM_BUILT_NEON(V) V(neon)
+#else
+#define CYRBM_BUILT_NEON(V)
+#endif
+#ifdef CYRBM_HAVE_SSE2
+#define CYRBM_BUILT_SSE2(V) V(sse2)
+#else
+#define CYRBM_BUILT_SSE2(V)
 #endif
 #ifdef CYRBM_HAVE_GENERIC
-CYRBM_VARIANT_KERNELS(DECLARE_GENERIC)
+#define CYRBM_BUILT_GENERIC(V) V(generic)
+#else
+#define CYRBM_BUILT_GENERIC(V)
 #endif
+#define CYRBM_BUILT(V)                                                                    \
+    CYRBM_BUILT_AVX512(V) CYRBM_BUILT_AVX2(V) CYRBM_BUILT_NEON(V) CYRBM_BUILT_SSE2(V)     \
+    CYRBM_BUILT_GENERIC(V)
+
+/* each variant's fill of the table (table.c, compiled once per variant) */
+#define DECLARE_FILL(isa) void cyrbm_fill_##isa(cyrbm_kernel_table *table);
+CYRBM_BUILT(DECLARE_FILL)
 
 static cyrbm_kernel_table table;
 
-#define FILL_AVX512(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_avx512;
-#define FILL_AVX2(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_avx2;
-#define FILL_SSE2(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_sse2;
-#define FILL_NEON(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_neon;
-#define FILL_GENERIC(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME##_generic;
 #define FILL_COMMON(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME;
 
 const cyrbm_kernel_table *cyrbm_kernels(void) { return &table; }
@@ -65,21 +73,9 @@ static int take(const char *isa, const char *want) {
     const char *got = NULL;
     if (want && *want && strcmp(want, isa) != 0) return 0;
     if (!runs(isa)) return 0;
-#ifdef CYRBM_HAVE_AVX512
-    if (strcmp(isa, "avx512") == 0) { CYRBM_VARIANT_KERNELS(FILL_AVX512) got = "avx512"; }
-#endif
-#ifdef CYRBM_HAVE_AVX2
-    if (strcmp(isa, "avx2") == 0) { CYRBM_VARIANT_KERNELS(FILL_AVX2) got = "avx2"; }
-#endif
-#ifdef CYRBM_HAVE_SSE2
-    if (strcmp(isa, "sse2") == 0) { CYRBM_VARIANT_KERNELS(FILL_SSE2) got = "sse2"; }
-#endif
-#ifdef CYRBM_HAVE_NEON
-    if (strcmp(isa, "neon") == 0) { CYRBM_VARIANT_KERNELS(FILL_NEON) got = "neon"; }
-#endif
-#ifdef CYRBM_HAVE_GENERIC
-    if (strcmp(isa, "generic") == 0) { CYRBM_VARIANT_KERNELS(FILL_GENERIC) got = "generic"; }
-#endif
+#define TAKE(v) if (strcmp(isa, #v) == 0) { cyrbm_fill_##v(&table); got = #v; }
+    CYRBM_BUILT(TAKE)
+#undef TAKE
     if (got == NULL) return 0;
     table.isa = got;
     CYRBM_COMMON_KERNELS(FILL_COMMON)
@@ -104,21 +100,7 @@ __attribute__((constructor)) static void choose_at_load(void) {
 
 /* the variants this build holds, widest first */
 const char *cyrbm_kernels_built(void) {
-    return ""
-#ifdef CYRBM_HAVE_AVX512
-           "avx512,"
-#endif
-#ifdef CYRBM_HAVE_AVX2
-           "avx2,"
-#endif
-#ifdef CYRBM_HAVE_NEON
-           "neon,"
-#endif
-#ifdef CYRBM_HAVE_SSE2
-           "sse2,"
-#endif
-#ifdef CYRBM_HAVE_GENERIC
-           "generic,"
-#endif
-        ;
+#define NAME(v) #v ","
+    return "" CYRBM_BUILT(NAME);
+#undef NAME
 }

@@ -89,9 +89,22 @@ void FN(cyrbm_expit)(T *restrict x, ptrdiff_t n) {
  * ------------------------------------------------------------------------------------ */
 #if CYRBM_VBYTES >= 64
 #define KMAX 4
+#define CYRBM_GROUP_CASES_5_8(GROUP)
 #else
 #define KMAX 8
+#define CYRBM_GROUP_CASES_5_8(GROUP) \
+    case 5: GROUP(5); break; case 6: GROUP(6); break; case 7: GROUP(7); break; \
+    case 8: GROUP(8); break;
 #endif
+/* The one choice of a column group's width: GROUP(K) for the group of K = n native
+ * vectors (1..KMAX), K a constant in each call, so that each width gets its own unrolled
+ * instance. */
+#define CYRBM_GROUP_SWITCH(n, GROUP)                                                      \
+    switch (n) {                                                                          \
+    case 1: GROUP(1); break; case 2: GROUP(2); break; case 3: GROUP(3); break;            \
+    case 4: GROUP(4); break; CYRBM_GROUP_CASES_5_8(GROUP)                                 \
+    default: break;                                                                       \
+    }
 #define CYRBM_SUBSET_CHUNK 4
 
 CYRBM_INLINE void FN(cyrbm_store_group)(T *o, VT *a, int K, int expit) {
@@ -129,15 +142,9 @@ void FN(cyrbm_rowsums)(T *restrict out, ptrdiff_t ldo, const T *restrict bias,
     ptrdiff_t c0;
     for (c0 = 0; c0 < nn; c0 += KMAX) {
         const ptrdiff_t o = c0 * VL;
-        switch (nn - c0 < KMAX ? (int)(nn - c0) : KMAX) {
-#define CYRBM_CASE(K) case K: FN(cyrbm_rowsums_group)(out + o, ldo, bias + o, A + o, lda, idx, ldi, cnt, n_rows, K, expit); break;
-        CYRBM_CASE(1) CYRBM_CASE(2) CYRBM_CASE(3) CYRBM_CASE(4)
-#if KMAX > 4
-        CYRBM_CASE(5) CYRBM_CASE(6) CYRBM_CASE(7) CYRBM_CASE(8)
-#endif
-#undef CYRBM_CASE
-        default: break;
-        }
+#define GROUP(K) FN(cyrbm_rowsums_group)(out + o, ldo, bias + o, A + o, lda, idx, ldi, cnt, n_rows, K, expit)
+        CYRBM_GROUP_SWITCH(nn - c0 < KMAX ? (int)(nn - c0) : KMAX, GROUP)
+#undef GROUP
     }
 }
 
@@ -180,15 +187,9 @@ void FN(cyrbm_rowdiffs)(T *restrict out, ptrdiff_t ldo, ptrdiff_t ncols, const T
     ptrdiff_t c0;
     for (c0 = 0; c0 < nn; c0 += KMAX) {
         const ptrdiff_t o = c0 * VL, w = ncols - o < KMAX * VL ? ncols - o : KMAX * VL;
-        switch (nn - c0 < KMAX ? (int)(nn - c0) : KMAX) {
-#define CYRBM_CASE(K) case K: FN(cyrbm_rowdiffs_group)(out + o, ldo, w, A + o, B + o, lda, pos, npos, neg, nneg, ldl, n_rows, K); break;
-        CYRBM_CASE(1) CYRBM_CASE(2) CYRBM_CASE(3) CYRBM_CASE(4)
-#if KMAX > 4
-        CYRBM_CASE(5) CYRBM_CASE(6) CYRBM_CASE(7) CYRBM_CASE(8)
-#endif
-#undef CYRBM_CASE
-        default: break;
-        }
+#define GROUP(K) FN(cyrbm_rowdiffs_group)(out + o, ldo, w, A + o, B + o, lda, pos, npos, neg, nneg, ldl, n_rows, K)
+        CYRBM_GROUP_SWITCH(nn - c0 < KMAX ? (int)(nn - c0) : KMAX, GROUP)
+#undef GROUP
     }
 }
 
@@ -242,18 +243,14 @@ void FN(cyrbm_subset_sums)(T *restrict out, ptrdiff_t ldo, const T *restrict bia
     ptrdiff_t c0;
     for (c0 = 0; c0 < nn; c0 += KMAX) {
         const ptrdiff_t o = c0 * VL;
-        switch (nn - c0 < KMAX ? (int)(nn - c0) : KMAX) {
-#define CYRBM_CASE(K) case K: FN(cyrbm_subset_group)(out + o, ldo, bias + o, A + o, lda, n_src, codes, ldc, n_rows, K, expit, tab); break;
-        CYRBM_CASE(1) CYRBM_CASE(2) CYRBM_CASE(3) CYRBM_CASE(4)
-#if KMAX > 4
-        CYRBM_CASE(5) CYRBM_CASE(6) CYRBM_CASE(7) CYRBM_CASE(8)
-#endif
-#undef CYRBM_CASE
-        default: break;
-        }
+#define GROUP(K) FN(cyrbm_subset_group)(out + o, ldo, bias + o, A + o, lda, n_src, codes, ldc, n_rows, K, expit, tab)
+        CYRBM_GROUP_SWITCH(nn - c0 < KMAX ? (int)(nn - c0) : KMAX, GROUP)
+#undef GROUP
     }
 }
 #undef KMAX
+#undef CYRBM_GROUP_CASES_5_8
+#undef CYRBM_GROUP_SWITCH
 
 /* out[j] = 0 + (A[0, j] - B[0, j]) + (A[1, j] - B[1, j]) + ... for j < n, in row order:
  * the hidden-bias gradient. */

@@ -242,6 +242,19 @@ typedef struct {
                             cyrbm_rng *streams, double *logw, void *work),                \
       (M, v, vec, i0, i1, betas, n_betas, base_q, refresh_every, streams, logw, work))
 
+/* A Gaussian-visible RBM B and the base model A it is annealed from (MS09 Sec. 5.2; SM08
+ * Eq. 13-18 with Gaussian visible units).  B: energy sum_i (v_i - b_i)^2 / (2 s_i^2)
+ * - c.h - sum_ij (v_i / s_i) W_ij h_j; A: independent Gaussians N(mu_i, sd_i^2), its
+ * hidden units free; between them
+ *   ln p*_beta(v) = -(1 - beta) sum_i (v_i - mu_i)^2 / (2 sd_i^2)
+ *                   - beta sum_i (v_i - b_i)^2 / (2 s_i^2) + sum_j softplus(beta x_j),
+ * x = c + W^T (v / s).  Sampling and training use beta = 1 (A then has no weight). */
+typedef struct {
+    ptrdiff_t D, M;                 /* visible and hidden units */
+    const void *W, *b, *c, *s;      /* the kernel's float type: D x M (C order), D, M, D */
+    const double *mu, *sd;          /* D each: the base's means and standard deviations */
+} cyrbm_gauss_pair;
+
 /* ---- no vector code, compiled once (common.c) ----
  * column_lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending) whose list
  *   idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol).
@@ -254,10 +267,16 @@ typedef struct {
  * chib_layout: point the buffers of W into base for a model M, S chain steps and floats
  *   of itemsize bytes (64-byte aligned); returns the bytes needed (base NULL: only
  *   measures).
- * stop_watch_begin / _end: see "stopping on Ctrl-C" above. */
+ * stop_watch_begin / _end: see "stopping on Ctrl-C" above.
+ * gauss_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_gauss_pair
+ *   (common_t.h), v real-valued (INOUT v, h, rng, logw; scratch x of M doubles). */
 #define CYRBM_COMMON_TYPED_KERNELS(X, FT, FS)                                             \
     X(int32_t, bernoulli_##FS, (const FT *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state, \
-                                int32_t *idx), (p, n, rng, state, idx))
+                                int32_t *idx), (p, n, rng, state, idx))                   \
+    X(void, gauss_steps_##FS, (const cyrbm_gauss_pair *P, FT *v, uint8_t *h, double *x,   \
+                               const double *betas, ptrdiff_t k0, ptrdiff_t k1, int weights, \
+                               cyrbm_rng *rng, double *logw),                             \
+      (P, v, h, x, betas, k0, k1, weights, rng, logw))
 #define CYRBM_COMMON_KERNELS(X)                                                           \
     CYRBM_EACH_TYPE(CYRBM_COMMON_TYPED_KERNELS, X)                                        \
     X(void, stop_watch_begin, (void), ())                                                 \

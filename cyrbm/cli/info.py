@@ -25,12 +25,18 @@ def cmd_info(args, out):
     if "layer0_W" in arrays or ("W" not in arrays and any(k.startswith("layer") for k in arrays)):
         from cyrbm.cli.dbn import dbn_info
         return dbn_info(path, arrays, out, args["--json"])
-    model = RBM.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
+    gaussian = meta.get("visible") == "gaussian"
+    if gaussian:
+        from cyrbm.gaussian import GaussianRBM
+        model = GaussianRBM.from_arrays(arrays, path)
+    else:
+        model = RBM.from_arrays(arrays, path)
     training = model.meta.get("training", {})
     history = training.get("history", [])
     info = {
-        "model": path, "n_visible": model.n_visible, "n_hidden": model.n_hidden,
+        "model": path, "visible": "gaussian" if gaussian else "binary",
+        "n_visible": model.n_visible, "n_hidden": model.n_hidden,
         "dtype": model.dtype.name, "format_version": meta.get("format_version"),
         "written_by": meta.get("cyrbm_version"),
         "is_checkpoint": "checkpoint" in meta,
@@ -40,7 +46,8 @@ def cmd_info(args, out):
     if args["--json"]:
         print(json.dumps(info))
         return 0
-    print(f"{path}: RBM {model.n_visible} visible x {model.n_hidden} hidden, {model.dtype.name}",
+    kind = "Gaussian RBM" if gaussian else "RBM"
+    print(f"{path}: {kind} {model.n_visible} visible x {model.n_hidden} hidden, {model.dtype.name}",
           file=out)
     if meta:
         print(f"  format version {meta.get('format_version')}, written by cyrbm "

@@ -28,8 +28,8 @@ Usage:
               [--resume] [--binarize MODE] [--threshold X] [--monitor N]
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
-              [--hop-weight W] [--track-logz] [--track-every N] [--data DATA]
-              [--plot FILE]
+              [--hop-weight W] [--visible TYPE] [--track-logz] [--track-every N]
+              [--data DATA] [--plot FILE]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
@@ -117,6 +117,9 @@ Options:
                              the work, at most one per core (results do not
                              depend on it).
   --dtype DTYPE              float32 or float64 [default: float32].
+  --visible TYPE             train: binary, or gaussian (a Gaussian RBM of unit
+                             sigma on real-valued DATA, standardised or whitened;
+                             methods cd and pcd) [default: binary].
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-seconds S     Least seconds between checkpoints (0: after every
                              epoch); one is always written at the end and on
@@ -283,7 +286,7 @@ _VALUE_OPTIONS = {
     "--output", "--hidden", "--method", "--k", "--epochs", "--batch", "--lr", "--lr-decay",
     "--momentum", "--weight-decay", "--seed", "--threads", "--dtype", "--checkpoint",
     "--checkpoint-every", "--checkpoint-seconds", "--binarize", "--threshold", "--monitor",
-    "--data", "--base-data",
+    "--data", "--base-data", "--visible",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--layers", "--samples", "--entropy", "--logz",

@@ -17,6 +17,7 @@ _TRAIN_SETTINGS = {
     "--dtype": "dtype", "--monitor": "monitor_size",
     "--temperatures": "temperatures", "--chains": "chains", "--hop-prob": "hop_prob",
     "--modes": "modes", "--radius": "radius", "--hop-weight": "hop_weight",
+    "--visible": "visible",
 }
 
 
@@ -46,6 +47,11 @@ def _train_settings(args):
     dtype = args["--dtype"]
     if dtype not in ("float32", "float64"):
         raise UsageError(f"--dtype must be float32 or float64, not {dtype!r}.")
+    visible = args.get("--visible") or "binary"
+    if visible not in ("binary", "gaussian"):
+        raise UsageError(f"--visible must be binary or gaussian, not {visible!r}.")
+    if visible == "gaussian" and method not in ("cd", "pcd"):
+        raise UsageError(f"--visible gaussian trains with --method cd or pcd, not {method}.")
     return {
         "n_hidden": _whole(args, "--hidden", 1),
         "method": method,
@@ -57,7 +63,7 @@ def _train_settings(args):
         "momentum": _real(args, "--momentum", low=0, high=1, high_open=True),
         "weight_decay": _real(args, "--weight-decay", low=0),
         "seed": _whole(args, "--seed", 0),
-        "dtype": dtype,
+        "dtype": dtype, "visible": visible,
         "monitor_size": ("auto" if args["--monitor"] == "auto"
                          else _whole(args, "--monitor", 0, what=" (or auto)")),
         # the options of PT and AMH, only when given (Trainer's defaults otherwise)
@@ -147,6 +153,7 @@ def epoch_line(record, epoch=None):
                      f"({record['hops_proposed']} hops, {record['modes']} modes)")
     if "reconstruction_error" in record:
         parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
+    if "pseudo_log_likelihood" in record:
         parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
     if "log_Z" in record:
         parts.append(f"ln Z {record['log_Z']:.3f} +- {3 * record['log_Z_se']:.3f}")
@@ -197,8 +204,13 @@ def cmd_train(args, out):
         if record.get("overlap_warning") and not quiet:
             print(f"cyrbm train: warning: {record['overlap_warning']}", file=sys.stderr)
 
+    gaussian = settings["visible"] == "gaussian"
+    if gaussian and binarize is not None:
+        raise UsageError("--binarize is for binary visible units, not --visible gaussian.")
+    if gaussian and track:
+        raise UsageError("--track-logz follows ln Z of binary RBMs, not of --visible gaussian.")
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
-                     seed=settings["seed"])
+                     seed=settings["seed"], real=gaussian)
     test = None if args["--data"] is None else load_data(
         args["--data"], binarize=binarize, threshold=threshold, seed=settings["seed"])
     sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
@@ -212,7 +224,7 @@ def cmd_train(args, out):
         seed=settings["seed"], threads=threads, dtype=settings["dtype"],
         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
         checkpoint_seconds=checkpoint_seconds,
-        monitor_size=settings["monitor_size"],
+        monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         track_logz=track, track_every=track_every, **sampler)
     t0 = time.perf_counter()
@@ -250,12 +262,15 @@ def cmd_train(args, out):
         ramp = (f" (k from {trainer.k_first} to {trainer.k_last} over epochs 1-"
                 f"{trainer.k_span}, then {trainer.k_last})"
                 if trainer.k_first != trainer.k_last and trainer.k_span < trainer.epochs else "")
-        print(f"trained a {model.n_visible} x {model.n_hidden} RBM by {trainer.method.upper()}-"
+        kind = "Gaussian RBM" if gaussian else "RBM"
+        print(f"trained a {model.n_visible} x {model.n_hidden} {kind} by {trainer.method.upper()}-"
               f"{trainer.k}{ramp} on {data.shape[0]} rows of '{args['DATA']}' "
               f"({trainer.epochs} epochs, {result['seconds']:.2f} s)", file=out)
         if last.get("pseudo_log_likelihood") is not None:
             print(f"pseudo-log-likelihood per sample {last['pseudo_log_likelihood']:.4f} nats, "
                   f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
+        elif last.get("reconstruction_error") is not None:
+            print(f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
         if last.get("log_Z") is not None:
             print(f"tracked ln Z {last['log_Z']:.4f} +- {3 * last['log_Z_se']:.4f} (3 se)"
                   + ("" if last.get("log_likelihood") is None else

@@ -1,0 +1,416 @@
+"""The RBM with Gaussian visible units and binary hidden units (Murray & Salakhutdinov
+2009, Sec. 5.2: the first layer of their image-patch DBN).
+
+Energy, with fixed standard deviations sigma_i (1 for standardised or whitened data)::
+
+    E(v, h) = sum_i (v_i - b_i)^2 / (2 sigma_i^2) - c.h - sum_ij (v_i / sigma_i) W_ij h_j,
+
+so h_j | v ~ Bernoulli(sigma(c_j + sum_i W_ij v_i / sigma_i)) and v_i | h ~
+N(b_i + sigma_i (W h)_i, sigma_i^2).  Summing h out, ln p*(v) = -F(v) with the free
+energy F(v) = sum_i (v_i - b_i)^2 / (2 sigma_i^2) - sum_j softplus(c_j + (v / sigma)^T W_j).
+Integrating v out for each h is a Gaussian integral::
+
+    Z = sum_h exp(c.h) prod_i sqrt(2 pi) sigma_i exp(b_i u_i / sigma_i + u_i^2 / 2),
+    u = W h,
+
+so ln Z is exact by enumerating the hidden layer (:meth:`GaussianRBM.log_partition`).
+Sampling, training's negative phase and AIS run on the engine's Gaussian visible layer
+(``cyrbm._anneal.gauss_run``, the kernel ``cyrbm_gauss_steps``).
+
+File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
+array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
+"gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.
+"""
+import math
+import time
+
+import numpy as np
+
+from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm._progress import progress_bar
+from cyrbm._random import gaussian_ais_streams, sample_streams
+from cyrbm._threads import auto_threads, pieces
+from cyrbm._validation import check_memory, check_real
+from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
+from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
+                          expit, read_parameters)
+from cyrbm.results import AISResult
+
+__all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
+           "gaussian_raise_log_weights", "warn_scale"]
+
+FORMAT = "cyrbm.gaussian_rbm"
+FORMAT_VERSION = 1
+_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_LN2 = math.log(2.0)
+
+
+class GaussianRBM(Layers):
+    """An RBM with Gaussian visible units of fixed standard deviations ``sigma``.
+
+    Parameters
+    ----------
+    W : array, shape (n_visible, n_hidden)
+    vbias : array, shape (n_visible,)
+        b, the visible means when h = 0.
+    hbias : array, shape (n_hidden,)
+        c.
+    sigma : float or array, shape (n_visible,)
+        Positive standard deviations (default 1).
+    dtype : float32 or float64, optional
+    meta : dict, optional
+    """
+
+    visible = "gaussian"
+
+    def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None):
+        W = np.asarray(W)
+        if dtype is None:
+            dtype = W.dtype if W.dtype in _DTYPES else np.float64
+        dtype = _float_dtype(dtype)
+        W, vbias, hbias = _checked_parameters(W, vbias, hbias, "the given parameters")
+        sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (W.shape[0],)) \
+            if np.ndim(sigma) == 0 else np.asarray(sigma, dtype=np.float64)
+        if sigma.shape != (W.shape[0],) or not np.all(np.isfinite(sigma)) or np.any(sigma <= 0):
+            raise ModelMismatchError(f"sigma must be one positive number or {W.shape[0]} of "
+                                     f"them (one per visible unit).")
+        self.W = np.array(W, dtype=dtype, order="C", copy=True)
+        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
+        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
+        self.sigma = np.array(sigma, dtype=dtype, order="C", copy=True)
+        self.meta = dict(meta or {})
+
+    @classmethod
+    def random(cls, n_visible, n_hidden, *, seed=0, dtype=np.float32, scale=0.01, data=None,
+               sigma=1.0):
+        """A fresh model: W ~ N(0, scale^2) (the RBM's initial draw), c = 0, and b the
+        data's column means when ``data`` is given, else 0."""
+        init = RBM.random(n_visible, n_hidden, seed=seed, dtype=np.float64, scale=scale)
+        vbias = np.zeros(int(n_visible)) if data is None else np.mean(data, axis=0)
+        return cls(init.W, vbias, init.hbias, sigma, dtype=dtype)
+
+    def copy(self):
+        return self.astype(self.dtype)
+
+    def astype(self, dtype):
+        """The same model stored in ``dtype`` (float32 or float64)."""
+        return GaussianRBM(self.W, self.vbias, self.hbias, self.sigma, dtype=dtype,
+                           meta=dict(self.meta))
+
+    def __repr__(self):
+        return (f"GaussianRBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, "
+                f"dtype={self.dtype.name})")
+
+    # ------------------------------------------------------------ conditionals
+    def _visible_data(self, v, name="data"):
+        """Rows of finite reals of this model's width (float64)."""
+        v = check_real(v, name=name, allow_1d=True)
+        if v.shape[1] != self.n_visible:
+            raise ModelMismatchError(f"{name} has {v.shape[1]} columns but the model has "
+                                     f"{self.n_visible} visible units.")
+        return v
+
+    def _hidden_inputs(self, v):
+        """c + W^T (v / sigma) of checked rows, float64."""
+        return (v / self.sigma) @ self.W.astype(np.float64) + self.hbias
+
+    def hidden_probs(self, v):
+        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i / sigma_i), one row per v."""
+        return expit(self._hidden_inputs(self._visible_data(v)))
+
+    def visible_mean(self, h):
+        """E[v | h] = b + sigma (W h), one row per h (0/1 states or probabilities)."""
+        h = np.atleast_2d(np.asarray(h, dtype=np.float64))
+        if h.ndim != 2 or h.shape[1] != self.n_hidden:
+            raise ModelMismatchError(f"h must have {self.n_hidden} columns (hidden units).")
+        return self.vbias + self.sigma * (h @ self.W.T.astype(np.float64))
+
+    def reconstruction_error(self, v):
+        """Mean over rows of sum_i (v_i - E[v_i | p(h | v)])^2."""
+        v = self._visible_data(v)
+        return float(np.mean(np.sum((v - self.visible_mean(expit(self._hidden_inputs(v))))
+                                    ** 2, axis=1)))
+
+    # ------------------------------------------------------- probabilities
+    def log_unnormalized(self, v, *, threads=None):
+        """ln p*(v) = -F(v) = -sum_i (v_i - b_i)^2 / (2 sigma_i^2)
+        + sum_j softplus(c_j + sum_i W_ij v_i / sigma_i), float64."""
+        return self._log_unnormalized_rows(self._visible_data(v), threads)
+
+    def _log_unnormalized_rows(self, v, threads=None):
+        z = (v - self.vbias) / self.sigma
+        return -0.5 * np.sum(z * z, axis=1) + np.sum(np.logaddexp(0.0, self._hidden_inputs(v)),
+                                                      axis=1)
+
+    def free_energy(self, v, *, threads=None):
+        """F(v) = -ln p*(v)."""
+        return -self.log_unnormalized(v, threads=threads)
+
+    def log_partition(self, *, max_units=20):
+        """ln Z exactly, by the Gaussian integral over v for each of the 2^n_hidden
+        hidden states: ln Z = sum_i ln(sqrt(2 pi) sigma_i)
+        + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i + u_i^2 / 2)), u = W h; float64,
+        in blocks of 2^12 states, a stable log-sum-exp.  Refuses (AnnealingError) more
+        than ``max_units`` hidden units."""
+        M = self.n_hidden
+        if M > max_units:
+            raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{M} hidden states "
+                                 f"and the limit is {max_units} units; estimate it by AIS "
+                                 f"(Annealer.log_partition) instead.")
+        W = self.W.astype(np.float64)
+        s, b, c = (a.astype(np.float64) for a in (self.sigma, self.vbias, self.hbias))
+        block = 1 << min(M, 12)
+        bits = (np.arange(block)[:, None] >> np.arange(min(M, 12))) & 1
+        high = M - min(M, 12)
+        terms = np.empty(1 << high)
+        for t in range(1 << high):
+            h = np.zeros((block, M))
+            h[:, :min(M, 12)] = bits
+            h[:, min(M, 12):] = (t >> np.arange(high)) & 1
+            u = h @ W.T
+            e = h @ c + u @ (b / s) + 0.5 * np.sum(u * u, axis=1)
+            mx = e.max()
+            terms[t] = mx + math.log(np.sum(np.exp(e - mx)))
+        mx = terms.max()
+        return float(np.sum(np.log(s)) + self.n_visible * _LN_SQRT_2PI
+                     + mx + math.log(np.sum(np.exp(terms - mx))))
+
+    def log_prob(self, v, log_Z=None):
+        """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64; a density."""
+        v = self._visible_data(v)
+        return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
+                                                 else float(log_Z))
+
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None):
+        """Draw ``n`` visible vectors by block Gibbs sampling: h | v, then v | h Gaussian
+        with mean b + sigma (W h) and sd sigma.  Each chain starts from ``init`` (rows of
+        real data, cycled) or from N(b, sigma^2), runs ``steps`` sweeps from its own
+        stream, and returns its final state: the result depends on ``seed`` only, not on
+        the number of threads.  Returns an (n, n_visible) array of the model's dtype."""
+        n, steps = int(n), int(steps)
+        if n < 0 or steps < 0:
+            raise ValueError("n and steps must be non-negative.")
+        streams = sample_streams(seed, n)
+        if init is None:
+            v = np.zeros((n, self.n_visible), dtype=self.dtype)
+            k0 = 0                      # step 0: the exact draw from N(b, sigma^2)
+        else:
+            init = self._visible_data(init, "init")
+            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=self.dtype)
+            k0 = 1
+        T = auto_threads(threads, n * self.n_visible * self.n_hidden)
+        self._sweeps(v, streams, k0, steps + 1, T)
+        return v
+
+    def _sweeps(self, v, streams, k0, k1, n_threads):
+        """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT), chain r on
+        streams[r] (INOUT); step 0 draws from N(b, sigma^2).  Returns the hidden states
+        of the last step."""
+        h = np.zeros((v.shape[0], self.n_hidden), dtype=np.uint8)
+        base = self.vbias.astype(np.float64), self.sigma.astype(np.float64)
+        _anneal.gauss_run(self.W, self.vbias, self.hbias, self.sigma, *base, v, h,
+                          np.ones(max(k1, 1)), k0, k1, False, streams, np.zeros(v.shape[0]),
+                          n_threads)
+        return h
+
+    # ---------------------------------------------------------------- files
+    def to_arrays(self, extra_meta=None):
+        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "visible": "gaussian",
+                "dtype": self.dtype.name, "n_visible": int(self.n_visible),
+                "n_hidden": int(self.n_hidden), "cyrbm_version": _version()}
+        meta.update({k: v for k, v in self.meta.items() if k not in meta})
+        if extra_meta:
+            meta.update(extra_meta)
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, "sigma": self.sigma,
+                "meta": _io.meta_to_array(meta)}
+
+    def save(self, path):
+        """Write the model to ``path`` (.npz) atomically."""
+        _io.atomic_savez(path, self.to_arrays())
+
+    @classmethod
+    def load(cls, path, *, dtype=None):
+        """Read a Gaussian RBM file; a ModelFileError of one sentence for anything else
+        (a binary RBM's file included)."""
+        return cls.from_arrays(_io.read_npz(path), path, dtype=dtype)
+
+    @classmethod
+    def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
+        W, vbias, hbias, meta, dtype = read_parameters(arrays, path, what, FORMAT,
+                                                       "a Gaussian RBM", dtype, ("sigma",))
+        sigma = np.asarray(arrays["sigma"]) if "sigma" in arrays else 1.0
+        try:
+            return cls(W, vbias, hbias, sigma, dtype=dtype, meta=meta)
+        except ModelMismatchError as exc:
+            raise ModelFileError(f"{what} '{path}': {exc}") from None
+
+
+# ------------------------------------------------------------------------- training
+def warn_scale(data, sigma, name="training data"):
+    """One warning sentence (UserWarning) when the data's variances are far from sigma^2:
+    the median over the visible units of var(v_i) / sigma_i^2 outside [1/4, 4] (a
+    fixed-sigma model cannot then fit the data's scale).  Returns the median ratio."""
+    import warnings
+    ratio = float(np.median(np.var(data, axis=0) / np.asarray(sigma, np.float64) ** 2))
+    if not 0.25 <= ratio <= 4:
+        warnings.warn(f"{name} has variances {ratio:.3g} times sigma^2 (the median over the "
+                      f"visible units); standardise or whiten the data, or give the model "
+                      f"a sigma near the data's standard deviations.", UserWarning,
+                      stacklevel=3)
+    return ratio
+
+
+def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_sigma=None):
+    """One CD-k / PCD-k step of a :class:`GaussianRBM` (``Trainer``'s update for Gaussian
+    visible units): the chains (INOUT, batch x n_visible, the model's dtype; CD restarts
+    them at ``batch``) take ``settings["k"]`` Gibbs sweeps on the engine (chain r on
+    streams[r]), then the gradient of ln p(v) (SM08 Eq. 7 with this energy),
+
+        dW = sum (v/sigma) p(h | v)^T,  db = sum (v - b) / sigma^2,  dc = sum p(h | v),
+
+    over the data less over the chains, takes the momentum step of
+    ``_gibbs.apply_update`` (the binary models' own).  With ``vel_sigma`` (INOUT, the
+    velocity of ln sigma) sigma is learned too, by the same step on ln sigma with the
+    gradient sum (v - b)^2 / sigma^2 - (v / sigma) (W p(h | v)) (all from the parameters
+    before the step).  Returns False when a parameter became non-finite."""
+    k, n_threads = settings["k"], settings["n_threads"]
+    if not settings["persistent"]:
+        chains[...] = batch
+    if k > 0:
+        model._sweeps(chains, streams, 1, k + 1, n_threads)
+    s = model.sigma.astype(np.float64)
+    vk = chains.astype(np.float64)
+    p0, pk = expit(model._hidden_inputs(batch)), expit(model._hidden_inputs(vk))
+    grads = ((batch / s).T @ p0 - (vk / s).T @ pk, np.sum(batch - vk, axis=0) / (s * s),
+             p0.sum(axis=0) - pk.sum(axis=0))
+    grads = tuple(np.ascontiguousarray(g, dtype=model.dtype) for g in grads)
+    if vel_sigma is not None:
+        W, b = model.W.astype(np.float64), model.vbias.astype(np.float64)
+
+        def terms(v, p):
+            return np.sum(((v - b) / s) ** 2 - (v / s) * (p @ W.T), axis=0)
+
+        vel_sigma *= settings["momentum"]
+        vel_sigma += (settings["learning_rate"] * settings["scale"]
+                      * (terms(batch, p0) - terms(vk, pk))).astype(model.dtype)
+        model.sigma[...] = np.exp(np.log(s) + vel_sigma)
+        if not np.all(np.isfinite(model.sigma)) or np.any(model.sigma <= 0):
+            return False
+    return _gibbs.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
+
+
+# ------------------------------------------------------------------------------ AIS
+def gaussian_base(model, base_rate, data):
+    """(mu, sd) of AIS's base of independent Gaussians for ``model``: fitted to ``data``
+    (rows checked) with base_rate "data" (per unit the mean and the standard deviation,
+    floored at 1e-3 sigma_i), the model's own (b, sigma) with None, or a given pair."""
+    D = model.n_visible
+    if base_rate is None:
+        return model.vbias.astype(np.float64), model.sigma.astype(np.float64)
+    if isinstance(base_rate, str):
+        if base_rate != "data":
+            raise AnnealingError(f"base_rate must be None, 'data' or a pair (means, standard "
+                                 f"deviations), not {base_rate!r}.")
+        if data is None:
+            raise AnnealingError("base_rate='data' needs data (or base_data) to fit the "
+                                 "base Gaussians to.")
+        return data.mean(axis=0), np.maximum(data.std(axis=0), 1e-3 * model.sigma.astype(np.float64))
+    try:
+        mu, sd = (np.asarray(a, dtype=np.float64) for a in base_rate)
+    except (TypeError, ValueError):
+        raise AnnealingError("base_rate of a Gaussian RBM must be None, 'data' or a pair "
+                             "(means, standard deviations).") from None
+    if mu.shape != (D,) or sd.shape != (D,):
+        raise ModelMismatchError(f"the base means and standard deviations must have {D} "
+                                 f"entries each (the model's visible units).")
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd)) and np.all(sd > 0)):
+        raise AnnealingError("the base means must be finite and its standard deviations "
+                             "positive.")
+    return np.ascontiguousarray(mu), np.ascontiguousarray(sd)
+
+
+def _log_Z_base(M, sd):
+    """ln Z of the base: M free hidden units and independent N(mu_i, sd_i^2)."""
+    return M * _LN2 + float(np.sum(np.log(sd))) + len(sd) * _LN_SQRT_2PI
+
+
+def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc):
+    """gauss_run over steps k0 .. k1 - 1 with weights, in pieces (the progress bar moves
+    and Ctrl-C is answered between them; the pieces give the one call's bits)."""
+    bar = progress_bar(annealer.progress, k1 - max(k0, 1), 0, desc, unit="beta")
+    try:
+        for k, k_next in pieces(k0, k1, most=annealer.chunk):
+            _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, v, h,
+                              betas, k, k_next, True, streams, log_w, annealer.threads)
+            if bar is not None:
+                bar.update(k_next - max(k, 1))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):
+    """RAISE (Burda, Grosse & Salakhutdinov 2015) on a Gaussian RBM: ``chains`` reverse
+    chains from each row of ``v`` (rows checked) down ``annealer``'s schedule to the base
+    ``(mu, sd)``: a Gibbs sweep T_K at beta_K = 1 without a weight, then for k = K-1 .. 0
+    the weight ln p*_k(v_k) - ln p*_{k+1}(v_k) and a sweep at beta_k.  Returns ln w,
+    (n, chains) float64, with ln w = ln p*(v) - ln Z_A + the sum: E[w] = p(v) under the
+    annealing model, so its logarithm is a conservative estimate of ln p(v).  Chain
+    i chains + c draws from stream i chains + c of ``gaussian_ais_streams(seed, .., key)``."""
+    n, chains = v.shape[0], int(chains)
+    R = n * chains
+    check_memory(R * (model.n_visible * model.dtype.itemsize + model.n_hidden + 64),
+                 f"{R} RAISE chains")
+    betas = annealer.betas
+    streams = gaussian_ais_streams(annealer.seed, R, key)
+    x = np.ascontiguousarray(np.repeat(v, chains, axis=0), dtype=model.dtype)
+    h = np.zeros((R, model.n_hidden), dtype=np.uint8)
+    log_w = np.zeros(R)
+    base = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in base)
+    _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, x, h,
+                      np.ones(2), 1, 2, False, streams, log_w, annealer.threads)   # T_K
+    _anneal_pieces(annealer, model, base, x, h, np.ascontiguousarray(betas[::-1]), 1,
+                   betas.size, streams, log_w, "RAISE")
+    lp = np.repeat(model._log_unnormalized_rows(v), chains)
+    return (lp - _log_Z_base(model.n_hidden, base[1]) + log_w).reshape(n, chains)
+
+
+def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base_data=None,
+                           key=0):
+    """ln Z of a :class:`GaussianRBM` by AIS (SM08 Eq. 13-18 with Gaussian visible
+    units), from a base A of independent Gaussians N(mu_i, sd_i^2) with the model's
+    hidden units free: ln Z_A = M ln 2 + sum_i ln(sqrt(2 pi) sd_i), and::
+
+        ln p*_k(v) = -(1 - beta_k) sum_i (v_i - mu_i)^2 / (2 sd_i^2)
+                     - beta_k sum_i (v_i - b_i)^2 / (2 sigma_i^2)
+                     + sum_j softplus(beta_k (c_j + sum_i W_ij v_i / sigma_i))
+
+    (kernels.h: cyrbm_gauss_pair); run r draws v exactly from A, then alternates the
+    weight ln p*_k(v) - ln p*_{k-1}(v) and a Gibbs sweep at beta_k, on its own stream
+    (``cyrbm._random.gaussian_ais_streams``), so the result does not depend on threads.
+    What :meth:`cyrbm.Annealer.log_partition` runs for a Gaussian RBM; returns an
+    :class:`AISResult` (sigma-hat of ln Z, the ESS) like the binary case's."""
+    D, M, R = model.n_visible, model.n_hidden, annealer.runs
+    check_memory(R * (D * model.dtype.itemsize + M + 64), f"{R} AIS runs")
+    v_data = None if data is None else model._visible_data(data, "data")
+    fit = v_data if base_data is None else model._visible_data(base_data, "base_data")
+    mu, sd = gaussian_base(model, base_rate, fit)
+    betas = annealer.betas
+    streams = gaussian_ais_streams(annealer.seed, R, key)
+    v = np.zeros((R, D), dtype=model.dtype)
+    h = np.zeros((R, M), dtype=np.uint8)
+    log_w = np.zeros(R)
+    t0 = time.perf_counter()
+    _anneal_pieces(annealer, model, (mu, sd), v, h, betas, 0, betas.size, streams, log_w,
+                   "AIS ln Z")
+    seconds = time.perf_counter() - t0
+    mean_lp = None
+    if v_data is not None:
+        mean_lp = float(np.mean(model._log_unnormalized_rows(v_data)))
+    return AISResult(kind="partition", log_weights=log_w, log_Z_base=_log_Z_base(M, sd),
+                     betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
+                     dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
+                     samples=v, mean_log_unnormalized=mean_lp,
+                     n_data=0 if v_data is None else v_data.shape[0],
+                     extra={"base_rate": "data" if isinstance(base_rate, str) else
+                            ("model" if base_rate is None else "given"), "visible": "gaussian"})
