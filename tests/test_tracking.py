@@ -203,3 +203,8 @@ def test_cli_tracking_options_need_track_logz(tmp_path, capsys):
                          capsys)
     assert code != 0
     one_error_line(err, "--track-logz")
+
+
+def test_a_gaussian_rbm_is_not_tracked():
+    with pytest.raises(ValueError, match="binary RBMs"):
+        Trainer(4, visible="gaussian", track_logz=True)
