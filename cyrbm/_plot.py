@@ -1,8 +1,11 @@
-"""The ``cyrbm evaluate --plot`` figure (needs the optional extra ``plot``: matplotlib).
+"""The ``cyrbm evaluate --plot`` and ``cyrbm train --track-logz --plot`` figures (need
+the optional extra ``plot``: matplotlib).
 
-Three panels: ln Z-hat against the number of AIS runs with ln(Z-hat +- 3 sigma-hat) bars
-(as SM08's Figure 3), a histogram of the runs' log weights, and the AIS/RAISE gap of the
-mean test log-probability against the number of betas K.
+evaluate: three panels: ln Z-hat against the number of AIS runs with ln(Z-hat +- 3
+sigma-hat) bars (as SM08's Figure 3), a histogram of the runs' log weights, and the
+AIS/RAISE gap of the mean test log-probability against the number of betas K.
+train: the learning curve, the tracked ln Z and (with test data) the mean test
+log-likelihood of every rung of the ladder against the updates, +- 3 se.
 """
 import io
 import math
@@ -11,7 +14,7 @@ import numpy as np
 
 from cyrbm.errors import CyrbmError
 
-__all__ = ["write_evaluation_plot", "running_estimates"]
+__all__ = ["write_evaluation_plot", "running_estimates", "write_learning_curve"]
 
 
 def running_estimates(log_weights, log_z_base, points=25):
@@ -33,9 +36,7 @@ def running_estimates(log_weights, log_z_base, points=25):
     return rows
 
 
-def write_evaluation_plot(path, result, gap_by_k):
-    """Draw the figure for an EvaluationResult and write it to ``path`` (PNG, atomically);
-    ``gap_by_k`` is :func:`cyrbm.evaluation.gap_curve`'s list of (K, gap, se)."""
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -43,7 +44,46 @@ def write_evaluation_plot(path, result, gap_by_k):
     except ImportError:
         raise CyrbmError("--plot needs matplotlib: install cyrbm with the 'plot' extra "
                          "(pip install 'cyrbm[plot]').") from None
+    return plt
+
+
+def _save(fig, plt, path):
     from cyrbm._io import atomic_write
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    atomic_write(path, lambda f: f.write(buf.getvalue()))
+
+
+def write_learning_curve(path, history):
+    """Draw the learning curve of a tracked training run (the rungs in the Trainer's
+    history records, ``tracked``) and write it to ``path`` (PNG, atomically): ln Z and,
+    when recorded, the mean test log-likelihood against the updates, bars +- 3 se."""
+    plt = _pyplot()
+    rungs = [r for record in history for r in record.get("tracked", [])]
+    with_ll = any("log_likelihood" in r for r in rungs)
+    fig, axes = plt.subplots(1, 2 if with_ll else 1, figsize=(10 if with_ll else 5, 3.8),
+                             squeeze=False)
+    t = [r["update"] for r in rungs]
+    bars = [3.0 * r["log_Z_se"] for r in rungs]
+    ax = axes[0, 0]
+    ax.errorbar(t, [r["log_Z"] for r in rungs], yerr=bars, fmt="o-", ms=3, capsize=2)
+    ax.set_xlabel("updates")
+    ax.set_ylabel("tracked ln Z, +- 3 se")
+    if with_ll:
+        ax = axes[0, 1]
+        ax.errorbar(t, [r.get("log_likelihood") for r in rungs], yerr=bars, fmt="s-", ms=3,
+                    capsize=2, color="tab:green")
+        ax.set_xlabel("updates")
+        ax.set_ylabel("mean test ln p(v), +- 3 se")
+    _save(fig, plt, path)
+
+
+def write_evaluation_plot(path, result, gap_by_k):
+    """Draw the figure for an EvaluationResult and write it to ``path`` (PNG, atomically);
+    ``gap_by_k`` is :func:`cyrbm.evaluation.gap_curve`'s list of (K, gap, se)."""
+    plt = _pyplot()
     ais = result.ais
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     rows = running_estimates(ais.log_weights, ais.log_Z_base)
@@ -77,8 +117,4 @@ def write_evaluation_plot(path, result, gap_by_k):
     ax.set_xlabel("betas K")
     ax.set_ylabel("AIS - RAISE mean test ln p, +- 3 se")
     ax.set_title(f"gap {result.gap:.3f} nats at K = {ais.betas}")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    atomic_write(path, lambda f: f.write(buf.getvalue()))
+    _save(fig, plt, path)

@@ -26,6 +26,18 @@ HOP_WEIGHT = "uniform"
 MODE_EVERY = 100
 #: PT with an adaptive ladder: updates between re-tunings
 ADAPT_EVERY = 50
+#: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
+#: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
+#: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).
+#: Fewer burn-in sweeps biased the first epoch's link on MNIST-like digits (5 sweeps:
+#: 3 to 8 of its standard errors too low; cyrbm.tracking)
+TRACK_RUNS = 16
+TRACK_BETAS = 30
+TRACK_BURN_IN = 50
+#: times a link short of overlap is run again with 4 times the betas (cyrbm.tracking):
+#: none by default, for the cost; 2 made the error bars of a 784 x 500 run 7 times
+#: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
+TRACK_REFINE = 0
 
 # ---------------------------------------------------- Annealer (cyrbm.annealing)
 AIS_RUNS = 100

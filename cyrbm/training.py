@@ -126,6 +126,17 @@ class Trainer:
     checkpoint_every : int or None
         Most epochs between checkpoints: one is written after this many epochs even if
         ``checkpoint_seconds`` have not passed (None: by time only).
+    track_logz : bool
+        Track ln Z through training (cyrbm.tracking): a ladder of the model at every
+        ``track_every`` updates (None: at the end of every epoch), its first rung's ln Z
+        exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
+        (``track_runs`` runs each way, ``track_betas`` betas, run again with 4 times the
+        betas up to ``track_refine`` times while fewer than 5 runs overlap), the
+        variances summed.  The
+        history records then hold ``tracked`` (the rungs of the epoch: ``update``,
+        ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
+        ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
+        ``log_likelihood_interval``, +- 3 se) and the last rung's figures.
     monitor_size : int or "auto"
         Training rows (a fixed random subset) on which the reconstruction error and the
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
@@ -175,7 +186,9 @@ class Trainer:
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0,
-                 learn_sigma=False):
+                 learn_sigma=False, track_logz=False, track_every=None,
+                 track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
+                 track_refine=defaults.TRACK_REFINE):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -207,6 +220,16 @@ class Trainer:
             raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
         self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
         self._check_visible(method)
+        self.track_logz = bool(track_logz)
+        self.track_every = (None if track_every is None
+                            else check_whole(track_every, "track_every", 1))
+        self.track_runs = check_whole(track_runs, "track_runs", 2)
+        self.track_betas = check_whole(track_betas, "track_betas", 2)
+        self.track_refine = check_whole(track_refine, "track_refine", 0)
+        self.test_data = None               # set by fit: rows of the tracked log-likelihood
+        if self.track_logz and visible == "gaussian":
+            raise ValueError("track_logz follows ln Z of binary RBMs, not of a Gaussian RBM "
+                             "(visible='gaussian').")
         self.n_hidden = int(n_hidden)
         self.method = method
         self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"
@@ -307,6 +330,9 @@ class Trainer:
             "n_hidden": self.n_hidden, "dtype": self.dtype.name,
             "monitor_size": self.monitor_size,
             **SAMPLERS[self.method].settings(self),
+            **({"track_logz": {"every": self.track_every, "runs": self.track_runs,
+                               "betas": self.track_betas, "refine": self.track_refine}}
+               if self.track_logz else {}),
             **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),
         }
@@ -338,7 +364,8 @@ class Trainer:
         return self.learning_rate / (1.0 + n_updates / self.lr_decay)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, data, *, model=None, resume=False, probabilities=False, warm_start=False):
+    def fit(self, data, *, model=None, resume=False, probabilities=False, warm_start=False,
+            test_data=None):
         """Train on ``data`` (0/1 rows) and return the model.
 
         Parameters
@@ -364,6 +391,8 @@ class Trainer:
             total): on the same data, fits of 1 + 2 epochs give one fit of 3 bit for bit.
             ``model``, if given, replaces the parameters (they may have been changed
             since).  In memory only: checkpoints are unchanged.
+        test_data : array (n, n_visible) of 0/1, optional
+            With ``track_logz``: the rows whose mean ln p(v) each rung records.
 
         Raises
         ------
@@ -388,6 +417,13 @@ class Trainer:
         n, D = data.shape
         if n == 0:
             raise ModelMismatchError("training data has no rows.")
+        self.test_data = None
+        if test_data is not None:
+            if not self.track_logz:
+                raise ValueError("test_data is the data of the tracked log-likelihood: "
+                                 "give it with track_logz=True.")
+            from cyrbm._validation import check_visible_rows
+            self.test_data = check_visible_rows(test_data, D, "test data")
         if self.method == "amh" and self.radius is not None and self.radius > D:
             raise ValueError(f"the Hamming radius R between modes must be at most the number "
                              f"of visible units ({D}), not {self.radius}.")
@@ -425,6 +461,7 @@ class Trainer:
                 "vel_W": np.zeros_like(model.W), "vel_vbias": np.zeros_like(model.vbias),
                 "vel_hbias": np.zeros_like(model.hbias),
                 "streams": make_streams(self.seed, "chains", B), "history": [],
+                "tracker": None, "track_pending": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
                 **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
             }
@@ -476,6 +513,7 @@ class Trainer:
         n_batches = max(1, -(-n // B))
         workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         sampler = SAMPLERS[self.method](self, state, model, B, T)
+        tracker = self._tracker(state, model, T)
         monitor = None
         monitor_rows = (auto_monitor_rows(model.n_visible, model.n_hidden)
                         if self.monitor_size == "auto" else self.monitor_size)
@@ -534,6 +572,9 @@ class Trainer:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
                     state["n_updates"] += 1
+                    if tracker is not None and self.track_every is not None \
+                            and state["n_updates"] % self.track_every == 0:
+                        self._track(state, tracker, model, T)
                     if bar is not None:
                         bar.update(1)
                     if interrupted.flag:
@@ -545,12 +586,16 @@ class Trainer:
                 if bar is not None:
                     bar.close()
                     bar = None
+                if tracker is not None and self.track_every is None:
+                    self._track(state, tracker, model, T)
                 record = {
                     "epoch": epoch + 1, "k": k,
                     "learning_rate": self.learning_rate_at(state["n_updates"]),
                     "seconds": seconds_before + time.perf_counter() - t0,
                 }
                 sampler.describe(state, record)
+                if tracker is not None:
+                    self._describe_track(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
                     if self.visible == "binary":
@@ -572,6 +617,48 @@ class Trainer:
             interrupted.uninstall()
         sampler.keep(state)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    def _tracker(self, state, model, n_threads):
+        """The ln Z ladder of a tracked run (cyrbm.tracking), begun at the first model
+        when the state has none yet; None without tracking."""
+        if not self.track_logz:
+            return None
+        from cyrbm.tracking import LogZTracker
+        tracker = state.get("tracker")
+        if tracker is None:
+            tracker = LogZTracker(self.seed, runs=self.track_runs, betas=self.track_betas,
+                                  refine=self.track_refine, threads=n_threads,
+                                  state=state.get("track_state"))
+            state["tracker"] = tracker
+            state.setdefault("track_pending", [])
+            if tracker.last is None:
+                state["track_pending"].append(self._track_record(
+                    tracker, tracker.begin(model), n_threads))
+        return tracker
+
+    def _track(self, state, tracker, model, n_threads):
+        """Add the current model to the ladder (after ``state["n_updates"]`` updates)."""
+        tracker.threads = n_threads
+        state["track_pending"].append(self._track_record(
+            tracker, tracker.step(model, state["n_updates"]), n_threads))
+
+    def _track_record(self, tracker, record, n_threads):
+        if self.test_data is not None:
+            tracker.log_likelihood(record, self.test_data, n_threads)
+        return record
+
+    def _describe_track(self, state, record):
+        """The epoch's rungs into its history record, the last one's figures flat."""
+        rungs, state["track_pending"] = state["track_pending"], []
+        record["tracked"] = rungs
+        if rungs:
+            last = rungs[-1]
+            for key in ("log_Z", "log_Z_se", "log_likelihood", "log_likelihood_interval"):
+                if key in last:
+                    record[key] = last[key]
+            warnings = [r["overlap_warning"] for r in rungs if r.get("overlap_warning")]
+            if warnings:
+                record["overlap_warning"] = warnings[-1]
 
     def _checkpoint_due(self, epoch, saved_at, saved_epoch):
         """Whether to checkpoint after ``epoch`` epochs, the last checkpoint having been
@@ -601,6 +688,9 @@ class Trainer:
                 "data_fingerprint": fingerprint,
             },
         }
+        tracker = state.get("tracker")
+        if tracker is not None and tracker.last is not None:
+            meta["checkpoint"]["track"] = {**tracker.scalars(), "pending": state["track_pending"]}
         arrays = model.to_arrays(extra_meta=meta)
         arrays.update({"trainer_vel_W": state["vel_W"], "trainer_vel_vbias": state["vel_vbias"],
                        "trainer_vel_hbias": state["vel_hbias"], "trainer_streams": state["streams"]})
@@ -611,6 +701,8 @@ class Trainer:
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
                        for key in sampler.keys})
+        if "track" in meta["checkpoint"]:
+            arrays.update({f"trainer_track_{key}": a for key, a in tracker.arrays().items()})
         _io.atomic_savez(self.checkpoint, arrays)
         self._last_checkpoint_epoch = state["epoch"]
 
@@ -660,6 +752,13 @@ class Trainer:
             "history": list(training.get("history", [])),
         }
         SAMPLERS[self.method].restore(state, arrays, path)
+        track = info.get("track")
+        state["tracker"], state["track_state"], state["track_pending"] = None, None, []
+        if isinstance(track, dict) and all(f"trainer_track_{key}" in arrays
+                                           for key in ("W", "vbias", "hbias", "chains")):
+            state["track_state"] = {**{key: np.array(arrays[f"trainer_track_{key}"])
+                                       for key in ("W", "vbias", "hbias", "chains")}, **track}
+            state["track_pending"] = list(track.get("pending", []))
         if self.learn_sigma:
             if "trainer_vel_sigma" not in arrays:
                 raise ModelFileError(f"checkpoint '{path}' was not made with learn_sigma, so "

@@ -28,7 +28,8 @@ Usage:
               [--resume] [--binarize MODE] [--threshold X] [--monitor N]
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
-              [--hop-weight W] [--visible TYPE]
+              [--hop-weight W] [--visible TYPE] [--track-logz] [--track-every N]
+              [--data DATA] [--plot FILE]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
@@ -137,7 +138,16 @@ Options:
                              200, fewer for large models (8 for 784 x 500) so that
                              monitoring stays a small part of an epoch [default: auto].
   --no-progress              No progress bar and no line per epoch.
-  --data DATA                Data whose average log-probability to estimate.
+  --track-logz               train: track ln Z through training (a ladder of the
+                             model's checkpoints, the first exact, Bennett's
+                             acceptance ratio over AIS both ways between neighbours)
+                             and print it per epoch, with the mean log-likelihood of
+                             the test data (--data) and its +- 3 se interval.
+  --track-every N            train --track-logz: updates between the ladder's models
+                             (default: one at the end of every epoch).
+  --data DATA                Data whose average log-probability to estimate; for
+                             train with --track-logz, the test data of the learning
+                             curve.
   --base-data DATA           Data to fit the base-rate model to (default: --data).
   --runs R                   AIS runs [default: {d.AIS_RUNS}].
   --schedule SCHED           paper, linear:K, or a text file of betas; evaluate also
@@ -193,7 +203,8 @@ Options:
                              units in its smaller layer, else AIS from the base rate).
   --plot FILE                Write a PNG (needs matplotlib): evaluate: ln Z-hat
                              against runs, the log weights, the AIS/RAISE gap against
-                             K; bound --trace: the estimates against S.
+                             K; bound --trace: the estimates against S; train with
+                             its --track-logz: the learning curve.
   --scheduler ADDRESS        Run on the Dask cluster of the scheduler at ADDRESS
                              (tcp://host:8786; the extra 'distributed'): the same
                              numbers as on this machine.
@@ -281,9 +292,10 @@ _VALUE_OPTIONS = {
     "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
+    "--track-every",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
-                 "--init-transpose", "--trace"}
+                 "--init-transpose", "--trace", "--track-logz"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
                 "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
                 "sample": ["MODEL"], "filters": ["MODEL"],

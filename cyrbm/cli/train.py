@@ -131,8 +131,9 @@ def _check_outputs(args, model_path, checkpoint, resume):
     _io.check_outputs(
         [("-o", model_path, "npz"),
          ("--checkpoint" if args["--checkpoint"] else "the checkpoint named after -o",
-          checkpoint, "npz")],
-        [("the training data DATA", _data_file(args["DATA"]))])
+          checkpoint, "npz"), ("--plot", args.get("--plot"), "png")],
+        [("the training data DATA", _data_file(args["DATA"])),
+         ("the test data --data", _data_file(args.get("--data")))])
     if not resume and os.path.isfile(checkpoint):
         meta = _io.read_meta(checkpoint)
         if meta is None or "checkpoint" not in meta:
@@ -154,6 +155,12 @@ def epoch_line(record, epoch=None):
         parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
     if "pseudo_log_likelihood" in record:
         parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
+    if "log_Z" in record:
+        parts.append(f"ln Z {record['log_Z']:.3f} +- {3 * record['log_Z_se']:.3f}")
+        if "log_likelihood" in record:
+            lo, hi = record["log_likelihood_interval"]
+            parts.append(f"test log-likelihood {record['log_likelihood']:.3f} "
+                         f"[{lo:.3f}, {hi:.3f}]")
     return "  ".join(parts)
 
 
@@ -184,15 +191,28 @@ def cmd_train(args, out):
     quiet = args["--json"]
     lines = not (quiet or args["--no-progress"])
 
+    track = args["--track-logz"]
+    track_every = _whole(args, "--track-every", 1, optional=True)
+    for option in ("--track-every", "--data", "--plot"):
+        if args[option] is not None and not track:
+            raise UsageError(f"{option} is an option of train --track-logz; add --track-logz "
+                             f"to track ln Z through training.")
+
     def report(record):
         if lines:
             print(epoch_line(record), file=sys.stderr, flush=True)
+        if record.get("overlap_warning") and not quiet:
+            print(f"cyrbm train: warning: {record['overlap_warning']}", file=sys.stderr)
 
     gaussian = settings["visible"] == "gaussian"
     if gaussian and binarize is not None:
         raise UsageError("--binarize is for binary visible units, not --visible gaussian.")
+    if gaussian and track:
+        raise UsageError("--track-logz follows ln Z of binary RBMs, not of --visible gaussian.")
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"], real=gaussian)
+    test = None if args["--data"] is None else load_data(
+        args["--data"], binarize=binarize, threshold=threshold, seed=settings["seed"])
     sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
                                               "radius", "hop_weight")
                if settings.get(key) is not None}
@@ -206,10 +226,10 @@ def cmd_train(args, out):
         checkpoint_seconds=checkpoint_seconds,
         monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
-        **sampler)
+        track_logz=track, track_every=track_every, **sampler)
     t0 = time.perf_counter()
     try:
-        model = trainer.fit(data, resume=resume)
+        model = trainer.fit(data, resume=resume, test_data=test)
     except KeyboardInterrupt as exc:
         if trainer.saved_on_interrupt:
             print(f"cyrbm train: {stop_word(exc)}: the state was saved to '{checkpoint}'; "
@@ -219,6 +239,9 @@ def cmd_train(args, out):
         return stop_status(exc)
     model.meta["training"]["data"] = args["DATA"]
     model.save(model_path)
+    if args["--plot"] is not None:
+        from cyrbm._plot import write_learning_curve
+        write_learning_curve(args["--plot"], trainer.history)
     last = trainer.history[-1] if trainer.history else {}
     written = checkpoint if os.path.isfile(checkpoint) else None
     result = {
@@ -229,6 +252,8 @@ def cmd_train(args, out):
         "threads": trainer.threads,
         "reconstruction_error": last.get("reconstruction_error"),
         "pseudo_log_likelihood": last.get("pseudo_log_likelihood"),
+        **({key: last.get(key) for key in ("log_Z", "log_Z_se", "log_likelihood",
+                                           "log_likelihood_interval")} if track else {}),
         "history": trainer.history,
     }
     if args["--json"]:
@@ -246,5 +271,9 @@ def cmd_train(args, out):
                   f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
         elif last.get("reconstruction_error") is not None:
             print(f"reconstruction error {last['reconstruction_error']:.4f}", file=out)
+        if last.get("log_Z") is not None:
+            print(f"tracked ln Z {last['log_Z']:.4f} +- {3 * last['log_Z_se']:.4f} (3 se)"
+                  + ("" if last.get("log_likelihood") is None else
+                     f", test log-likelihood {last['log_likelihood']:.4f} nats"), file=out)
         print(f"wrote {model_path}" + (f" (checkpoint {written})" if written else ""), file=out)
     return 0
