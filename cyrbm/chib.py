@@ -135,6 +135,7 @@ class _KernelDBN:
     def __init__(self, low, top):
         import threading
         self.low, self.top = low, top
+        self.dtype = _kernel_dtype(low, top)       # checks the weights' size once
         self._model = None
         self._lock = threading.Lock()
 
@@ -144,7 +145,7 @@ class _KernelDBN:
                 from cyrbm import _chib
                 low, top = self.low, self.top
                 self._model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias,
-                                              top.hbias, dtype=_kernel_dtype(low, top))
+                                              top.hbias, dtype=self.dtype)
             return self._model
 
     def __getstate__(self):
@@ -184,10 +185,9 @@ def _item_slice(dbn, v, j0, j1, settings, *, threads):
     return out
 
 
-def _items(client, chunk, low, top, v, items, settings, threads):
+def _items(client, chunk, dbn, v, items, settings, threads):
     """_item_slice over all the items: here, or on a Dask cluster in tasks of ``chunk``
     items (cyrbm.distributed; the same bits).  Returns the slices' results in order."""
-    dbn = _KernelDBN(low, top)
     if client is None:
         return [_item_slice(dbn, v, 0, items, settings, threads=threads)]
     from cyrbm.distributed import default_chunk, map_slices
@@ -317,19 +317,19 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     refresh = _whole(refresh, "refresh")
     lz = _log_z(log_Z)
     v = _data(data, low)
-    dtype = _kernel_dtype(low, top).name
+    dbn = _KernelDBN(low, top)
     n = v.shape[0]
     items = n * repeats
     nt = _threads(threads, low, top, items, 2 * steps)
     t0 = time.perf_counter()
     settings = ("chib", repeats, seed, steps, refresh, _tilde_backward)
-    lp, ph = (np.concatenate(x) for x in zip(*_items(client, chunk, low, top, v, items,
+    lp, ph = (np.concatenate(x) for x in zip(*_items(client, chunk, dbn, v, items,
                                                        settings, nt)))
     from cyrbm import _chib
     log_probs = _chib.combine(lp, ph, repeats, lz)
     return LogProbEstimate(method="chib", samples=(lp - ph - lz).reshape(n, repeats),
                            log_probs=log_probs, log_Z=lz, seed=seed, steps=steps,
-                           seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
+                           seconds=time.perf_counter() - t0, threads=nt, dtype=dbn.dtype.name)
 
 
 def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS_PER_VECTOR_RUNS,
@@ -371,16 +371,16 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     lz = _log_z(log_Z)
     betas = np.ascontiguousarray(make_schedule(schedule), dtype=np.float64)
     v = _data(data, low)
-    dtype = _kernel_dtype(low, top).name
+    dbn = _KernelDBN(low, top)
     n = v.shape[0]
     items = n * runs
     nt = _threads(threads, low, top, items, betas.size)
     t0 = time.perf_counter()
     settings = ("ais", runs, seed, betas, refresh, base == "q")
-    lw = np.concatenate(_items(client, chunk, low, top, v, items, settings, nt))
+    lw = np.concatenate(_items(client, chunk, dbn, v, items, settings, nt))
     return LogProbEstimate(method="ais", samples=(lw - lz).reshape(n, runs), log_Z=lz,
                            seed=seed, betas=int(betas.size),
-                           seconds=time.perf_counter() - t0, threads=nt, dtype=dtype)
+                           seconds=time.perf_counter() - t0, threads=nt, dtype=dbn.dtype.name)
 
 
 # ------------------------------------------------------------------------- trace

@@ -35,7 +35,7 @@ from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory, check_real,
-                               check_probabilities, check_whole, worded)
+                               check_probabilities, check_visible_rows, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
@@ -422,7 +422,6 @@ class Trainer:
             if not self.track_logz:
                 raise ValueError("test_data is the data of the tracked log-likelihood: "
                                  "give it with track_logz=True.")
-            from cyrbm._validation import check_visible_rows
             self.test_data = check_visible_rows(test_data, D, "test data")
         if self.method == "amh" and self.radius is not None and self.radius > D:
             raise ValueError(f"the Hamming radius R between modes must be at most the number "
