@@ -112,7 +112,7 @@ class GaussianRBM(Layers):
 
     def _hidden_inputs(self, v):
         """c + W^T (v / sigma) of checked rows, float64."""
-        return (v / self.sigma) @ self.W.astype(np.float64) + self.hbias
+        return (v / self.sigma) @ self.W.astype(np.float64, copy=False) + self.hbias
 
     def hidden_probs(self, v):
         """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i / sigma_i), one row per v."""
@@ -123,7 +123,7 @@ class GaussianRBM(Layers):
         h = np.atleast_2d(np.asarray(h, dtype=np.float64))
         if h.ndim != 2 or h.shape[1] != self.n_hidden:
             raise ModelMismatchError(f"h must have {self.n_hidden} columns (hidden units).")
-        return self.vbias + self.sigma * (h @ self.W.T.astype(np.float64))
+        return self.vbias + self.sigma * (h @ self.W.T.astype(np.float64, copy=False))
 
     def reconstruction_error(self, v):
         """Mean over rows of sum_i (v_i - E[v_i | p(h | v)])^2."""
@@ -285,7 +285,7 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
              p0.sum(axis=0) - pk.sum(axis=0))
     grads = tuple(np.ascontiguousarray(g, dtype=model.dtype) for g in grads)
     if vel_sigma is not None:
-        W, b = model.W.astype(np.float64), model.vbias.astype(np.float64)
+        W, b = model.W.astype(np.float64, copy=False), model.vbias.astype(np.float64)
 
         def terms(v, p):
             return np.sum(((v - b) / s) ** 2 - (v / s) * (p @ W.T), axis=0)
