@@ -26,6 +26,12 @@ HOP_WEIGHT = "uniform"
 MODE_EVERY = 100
 #: PT with an adaptive ladder: updates between re-tunings
 ADAPT_EVERY = 50
+#: PTT training (cyrbm.tempering.TrajectoryChains): the current model is frozen as a new
+#: rung when its swap rate with the last rung, over at least PTT_WINDOW updates, falls
+#: below SWAP_THRESHOLD; at most MAX_RUNGS rungs
+SWAP_THRESHOLD = 0.3
+MAX_RUNGS = 32
+PTT_WINDOW = 10
 #: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
 #: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
 #: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).

@@ -170,7 +170,7 @@ class RBM(Layers):
                                              resolve_threads(threads))
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
-               temperatures=None):
+               temperatures=None, ladder=None):
         """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6) or by
         parallel tempering (Cho, Raiko & Ilin 2010, Table I).
 
@@ -184,6 +184,13 @@ class RBM(Layers):
         (Eq. 5), and the sample is the T = 1 chain's final state.  The result depends only
         on ``seed``, not on the number of threads.
 
+        With ``sampler="ptt"`` (parallel trajectory tempering, Béreux et al. 2025;
+        cyrbm.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
+        RBM's training (RBMs on the same units, earliest first, e.g. its checkpoints):
+        ``n`` chains run at each of them and at this model, ``steps`` rounds of one sweep
+        per chain and Metropolis swaps of states between neighbouring models, and the
+        samples are the chains' final states at this model.
+
         Returns
         -------
         v : uint8 array, shape (n, n_visible)
@@ -191,11 +198,23 @@ class RBM(Layers):
         n = int(n)
         if n < 0 or int(steps) < 0:
             raise ValueError("n and steps must be non-negative.")
-        if sampler not in ("gibbs", "pt"):
-            raise ValueError(f"sampler must be 'gibbs' or 'pt', not {sampler!r}.")
-        if sampler == "gibbs" and temperatures is not None:
+        if sampler not in ("gibbs", "pt", "ptt"):
+            raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
+        if sampler != "pt" and temperatures is not None:
             raise ValueError("temperatures are for sampler='pt'.")
+        if (sampler == "ptt") != (ladder is not None):
+            raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
+                             "ladder=[...] with it (and only with it).")
         K1 = 1
+        if sampler == "ptt":
+            rungs = [as_rbm(m, "a ladder model") for m in ladder]
+            for m in rungs:
+                if (m.n_visible, m.n_hidden) != (self.n_visible, self.n_hidden):
+                    raise ModelMismatchError(
+                        f"a ladder model has {m.n_visible} x {m.n_hidden} units, this RBM "
+                        f"{self.n_visible} x {self.n_hidden}: PTT swaps states between models "
+                        f"of the same shape.")
+            rungs.append(self)
         if sampler == "pt":
             from cyrbm.tempering import parse_temperatures
             temps, adaptive = parse_temperatures(temperatures)
@@ -213,6 +232,12 @@ class RBM(Layers):
             v = np.ascontiguousarray(init[np.arange(n * K1) // K1 % init.shape[0]], dtype=np.uint8)
         # a parallel region per sweep over the chains
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
+        if sampler == "ptt":
+            from cyrbm.tempering import TrajectoryChains
+            chains = TrajectoryChains([(m.W, m.vbias, m.hbias) for m in rungs], n, seed=seed,
+                                      init=v, dtype=self.dtype, n_threads=T)
+            chains.step(int(steps))
+            return chains.states(-1)
         if sampler == "pt":
             swap_streams = pt_swap_streams(seed, n)
             accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)

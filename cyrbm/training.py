@@ -41,10 +41,12 @@ from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
 from cyrbm.models import RBM, expit
 
-METHODS = ("cd", "pcd", "pt", "amh")
+METHODS = ("cd", "pcd", "pt", "amh", "ptt")
 #: the method each sampler setting belongs to
-_SAMPLER_OF = {"temperatures": "pt", "chains": "pt", "adapt_every": "pt", "hop_prob": "amh",
-               "modes": "amh", "radius": "amh", "hop_weight": "amh", "mode_every": "amh"}
+_SAMPLER_OF = {"temperatures": ("pt",), "chains": ("pt", "ptt"), "adapt_every": ("pt",),
+               "hop_prob": ("amh",), "modes": ("amh",), "radius": ("amh",),
+               "hop_weight": ("amh",), "mode_every": ("amh",), "swap_threshold": ("ptt",),
+               "max_rungs": ("ptt",)}
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
 #: arrays depend on them).  The step size may change on resume in the Python API (the
 #: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
@@ -89,7 +91,7 @@ class Trainer:
     ----------
     n_hidden : int
         Hidden units of a new model (ignored when ``fit`` is given a model).
-    method : {"cd", "pcd", "pt", "amh"}
+    method : {"cd", "pcd", "pt", "amh", "ptt"}
         Contrastive divergence, persistent CD (SML) with batch-size persistent chains,
         parallel tempering (CRI10 Table I: ``chains`` persistent ladders at
         ``temperatures``, one sweep per chain and swaps of neighbours per update, the
@@ -171,8 +173,20 @@ class Trainer:
         (``mode_every`` too, default 100) are refused with another method.  The mode set is rebuilt every ``mode_every`` updates from the
         persistent chains; ``trainer.modes_`` holds it, ``save_modes`` writes it.
 
+    swap_threshold, max_rungs : PTT only
+        Parallel trajectory tempering (Béreux et al. 2025; ``method="ptt"``,
+        cyrbm.tempering.TrajectoryChains): ``chains`` persistent chains (default: the
+        batch size) at each rung of a ladder of the training's own models, rung 0 the
+        initial model and the last rung the current one; an update runs one sweep of
+        every chain at its rung's model and Metropolis swaps of states between
+        neighbouring rungs, and the negative phase takes the last rung's states (as PT's
+        ladders m, (t B + i) mod M).  The current model is frozen as a new rung when its
+        swap rate with the last frozen rung, over at least PTT_WINDOW updates, falls
+        below ``swap_threshold`` (default 0.3), up to ``max_rungs`` (default 32).
+
     History records add, for PT, ``swap_rates`` (per pair, T_k with T_{k+1}, over the
-    epoch) and ``temperatures``; for AMH, ``hops_proposed``, ``hop_acceptance`` (the
+    epoch) and ``temperatures``; for PTT, ``rungs`` (the ladder's models) and
+    ``swap_rates`` (per neighbouring pair, over the epoch); for AMH, ``hops_proposed``, ``hop_acceptance`` (the
     acceptance ratio over the epoch) and ``modes`` (the size of L).
     """
 
@@ -185,7 +199,8 @@ class Trainer:
                  monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
-                 radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0,
+                 radius=None, hop_weight=None, mode_every=None, swap_threshold=None,
+                 max_rungs=None, visible="binary", sigma=1.0,
                  learn_sigma=False, track_logz=False, track_every=None,
                  track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
                  track_refine=defaults.TRACK_REFINE):
@@ -215,7 +230,8 @@ class Trainer:
             if not ok:
                 raise ValueError(message)
         self._check_sampler_settings(method, temperatures, chains, adapt_every, hop_prob,
-                                     modes, radius, hop_weight, mode_every)
+                                     modes, radius, hop_weight, mode_every, swap_threshold,
+                                     max_rungs)
         if visible not in ("binary", "gaussian"):
             raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
         self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
@@ -266,25 +282,29 @@ class Trainer:
         self._state = None                  # the last fit's state, for warm_start
 
     def _check_sampler_settings(self, method, temperatures, chains, adapt_every, hop_prob,
-                                modes, radius, hop_weight, mode_every):
+                                modes, radius, hop_weight, mode_every, swap_threshold,
+                                max_rungs):
         from cyrbm.tempering import parse_temperatures
         from cyrbm.modehop import WEIGHTS
         given = {"temperatures": temperatures, "chains": chains, "adapt_every": adapt_every,
                  "hop_prob": hop_prob, "modes": modes, "radius": radius,
-                 "hop_weight": hop_weight, "mode_every": mode_every}
+                 "hop_weight": hop_weight, "mode_every": mode_every,
+                 "swap_threshold": swap_threshold, "max_rungs": max_rungs}
         for name, value in given.items():
             only = _SAMPLER_OF[name]
-            if value is not None and method != only:
-                raise worded(ValueError(f"{name} is a setting of method {only}, not of "
-                                        f"{method}."), parameters=(name, "method"))
+            if value is not None and method not in only:
+                raise worded(ValueError(f"{name} is a setting of method {' and '.join(only)}, "
+                                        f"not of {method}."), parameters=(name, "method"))
         adapt_every = defaults.ADAPT_EVERY if adapt_every is None else adapt_every
         hop_prob = defaults.HOP_PROB if hop_prob is None else hop_prob
         modes = defaults.MODES if modes is None else modes
         hop_weight = defaults.HOP_WEIGHT if hop_weight is None else hop_weight
         mode_every = defaults.MODE_EVERY if mode_every is None else mode_every
+        swap_threshold = defaults.SWAP_THRESHOLD if swap_threshold is None else swap_threshold
+        max_rungs = defaults.MAX_RUNGS if max_rungs is None else max_rungs
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
-        if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:
+        if method in ("pt", "ptt") and (self.k_first != 1 or self.k_last != 1):
             raise ValueError("parallel tempering takes one sweep per chain and update; "
                              "k applies to cd, pcd and amh.")
         checks = [
@@ -300,6 +320,10 @@ class Trainer:
             (hop_weight in WEIGHTS,
              f"hop weighting must be one of {', '.join(WEIGHTS)}, not {hop_weight!r}."),
             (int(mode_every) >= 1, f"mode_every must be at least 1 update, not {mode_every}."),
+            (_real(swap_threshold) and 0 <= swap_threshold < 1,
+             f"the swap threshold must lie in [0, 1), not {swap_threshold}."),
+            (not isinstance(max_rungs, bool) and int(max_rungs) == max_rungs and max_rungs >= 2,
+             f"max_rungs must be a whole number of at least 2, not {max_rungs}."),
         ]
         for ok, message in checks:
             if not ok:
@@ -311,6 +335,8 @@ class Trainer:
         self.radius = None if radius is None else int(radius)
         self.hop_weight = hop_weight
         self.mode_every = int(mode_every)
+        self.swap_threshold = float(swap_threshold)
+        self.max_rungs = int(max_rungs)
 
     def _check_visible(self, method):
         if self.visible == "gaussian" and method not in ("cd", "pcd"):
@@ -1057,8 +1083,82 @@ class _AMH(_PCD):
         state["amh"]["hop_counts"][:] = 0
 
 
+class _PTT(_Sampler):
+    """Parallel trajectory tempering (Béreux et al. 2025): M persistent chains at each
+    rung of a ladder of the training's own models (cyrbm.tempering.TrajectoryChains),
+    one round an update with the last rung set to the current model; a rung is frozen
+    when the last pair's swap rate falls below the threshold (Trainer's docstring)."""
+    name, keys = "ptt", ("W", "vbias", "hbias", "chains", "streams", "swap_streams",
+                         "round", "accepted", "attempts", "window", "epoch_counts")
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        from cyrbm.tempering import TrajectoryChains
+        super().__init__(trainer, state, model, B, n_threads)
+        st = self.state = state["ptt"]
+        self.B, self.M = B, trainer.chains or B
+        self.trainer = trainer
+        dtype = model.W.dtype
+        if st["W"] is None:           # a fresh run: rung 0 the initial model, and the top
+            rungs = [(model.W, model.vbias, model.hbias)] * 2
+            self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
+                                           init=st["init"], dtype=dtype, n_threads=n_threads)
+        else:
+            rungs = list(zip(st["W"], st["vbias"], st["hbias"]))
+            self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
+                                           dtype=dtype, n_threads=n_threads, state=st)
+        self.window = np.asarray(st.get("window", np.zeros(2, np.int64)), np.int64).copy()
+        counts = st.get("epoch_counts")
+        self.epoch_counts = (np.zeros((2, 0), np.int64) if counts is None
+                             else np.asarray(counts, np.int64).reshape(2, -1).copy())
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        # every chain starts at a random training row (both first rungs the same rows)
+        rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 7))
+        init = _states(data[rng.integers(0, data.shape[0], trainer.chains or B)], rng)
+        return {"chains": None, "ptt": {"W": None, "init": init}}
+
+    @classmethod
+    def settings(cls, trainer):
+        return {"chains": trainer.chains or trainer.batch_size,
+                "swap_threshold": trainer.swap_threshold, "max_rungs": trainer.max_rungs}
+
+    def negative_phase(self, model, state, k, n_threads):
+        ladder = self.ladder
+        ladder.n_threads = n_threads
+        ladder.rung_model(model.W, model.vbias, model.hbias)
+        before = ladder.accepted[-1], ladder.attempts[-1]
+        ladder.step(1)
+        self.window += (ladder.accepted[-1] - before[0], ladder.attempts[-1] - before[1])
+        if self.window[1] >= defaults.PTT_WINDOW * self.M:
+            rate = self.window[0] / self.window[1]
+            self.window[:] = 0
+            if rate < self.trainer.swap_threshold and ladder.K < self.trainer.max_rungs:
+                ladder.add_rung(model.W, model.vbias, model.hbias)
+        pick = (state["n_updates"] * self.B + np.arange(self.B)) % self.M
+        return np.ascontiguousarray(ladder.states(-1)[pick]), None, 0
+
+    def keep(self, state):
+        state["ptt"] = {**self.ladder.arrays(), "window": self.window.copy(),
+                        "epoch_counts": self._counts()}
+
+    def _counts(self):
+        # accepted swaps and attempts per pair at the start of the epoch (pairs added
+        # since count from zero)
+        c = np.zeros((2, self.ladder.K - 1), np.int64)
+        c[:, :self.epoch_counts.shape[1]] = self.epoch_counts
+        return c
+
+    def describe(self, state, record):
+        start = self._counts()
+        acc, att = self.ladder.accepted - start[0], self.ladder.attempts - start[1]
+        record["rungs"] = self.ladder.K
+        record["swap_rates"] = [float(a / t) if t else None for a, t in zip(acc, att)]
+        self.epoch_counts = np.stack([self.ladder.accepted, self.ladder.attempts])
+
+
 #: the sampler of each method
-SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH}
+SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH, "ptt": _PTT}
 
 
 def _fingerprint(data):

@@ -28,7 +28,8 @@ Usage:
               [--resume] [--binarize MODE] [--threshold X] [--monitor N]
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
-              [--hop-weight W] [--visible TYPE] [--track-logz] [--track-every N]
+              [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
+              [--track-logz] [--track-every N]
               [--data DATA] [--plot FILE]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
@@ -88,12 +89,16 @@ Options:
                              (.png) of sample and filters; sweep: a directory.
   --hidden N                 Hidden units [default: {d.N_HIDDEN}].
   --method METHOD            cd, pcd (persistent CD / SML), pt (parallel tempering,
-                             Cho et al. 2010) or amh (mode-hopping SML, Hu & Yu)
-                             [default: {d.METHOD}].
+                             Cho et al. 2010), amh (mode-hopping SML, Hu & Yu) or ptt
+                             (parallel trajectory tempering, Bereux et al. 2025: chains
+                             at the training's own earlier models) [default: {d.METHOD}].
   --temperatures T           pt: the ladder, N temperatures evenly spaced from 0 to 1,
                              a list such as 0,0.5,1 (rising, ending at 1), or
                              adaptive:N (spacing re-tuned for equal swap rates)
                              (default: 0, 0.05, ..., 1).
+  --swap-threshold X         ptt: freeze the current model as a new rung when its swap
+                             rate with the last rung falls below X (default: {d.SWAP_THRESHOLD}).
+  --max-rungs N              ptt: at most N models in the ladder (default: {d.MAX_RUNGS}).
   --hop-prob P               amh: probability of a mode-hopping proposal per chain
                              and update, in [0, 1] (default: {d.HOP_PROB}).
   --modes K                  amh: capacity of the mode set, at least 1 (default: {d.MODES}).
@@ -163,6 +168,8 @@ Options:
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
                              evaluate: reverse (RAISE) chains per test row (default: {d.RAISE_CHAINS}).
+                             train: pt's ladders, ptt's chains per rung (default: the
+                             batch size).
   --steps-between N          Gibbs sweeps between the states a chain gives
                              [default: {d.RATIO_STEPS_BETWEEN}].
   --exact                    Enumerate (the only method of logz).
@@ -289,7 +296,7 @@ _VALUE_OPTIONS = {
     "--data", "--base-data", "--visible",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
-    "--layers", "--samples", "--entropy", "--logz",
+    "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
     "--track-every",
