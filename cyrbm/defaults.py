@@ -40,8 +40,8 @@ PTT_WINDOW = 10
 TRACK_RUNS = 16
 TRACK_BETAS = 30
 TRACK_BURN_IN = 50
-#: times a link short of overlap is run again with 4 times the betas (cyrbm.tracking):
-#: none by default, for the cost; 2 made the error bars of a 784 x 500 run 7 times
+#: times a link short of overlap is run again with 2 to 16 times the betas (cyrbm.tracking):
+#: none by default, for the cost; 2 (then a fixed factor 4) made the error bars of a 784 x 500 run 7 times
 #: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
 TRACK_REFINE = 0
 

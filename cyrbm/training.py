@@ -132,8 +132,9 @@ class Trainer:
         Track ln Z through training (cyrbm.tracking): a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch), its first rung's ln Z
         exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
-        (``track_runs`` runs each way, ``track_betas`` betas, run again with 4 times the
-        betas up to ``track_refine`` times while fewer than 5 runs overlap), the
+        (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
+        times the betas, by the log weights' variance, up to ``track_refine`` times
+        while fewer than 5 runs overlap: cyrbm.tracking.refine_factor), the
         variances summed.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
