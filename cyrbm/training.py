@@ -130,7 +130,9 @@ class Trainer:
         ``checkpoint_seconds`` have not passed (None: by time only).
     track_logz : bool
         Track ln Z through training (cyrbm.tracking): a ladder of the model at every
-        ``track_every`` updates (None: at the end of every epoch), its first rung's ln Z
+        ``track_every`` updates (None: at the end of every epoch and, in the first
+        epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
+        rung's ln Z
         exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
         (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
         times the betas, by the log weights' variance, up to ``track_refine`` times
@@ -598,8 +600,7 @@ class Trainer:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
                     state["n_updates"] += 1
-                    if tracker is not None and self.track_every is not None \
-                            and state["n_updates"] % self.track_every == 0:
+                    if tracker is not None and self._track_due(state["n_updates"], n_batches):
                         self._track(state, tracker, model, T)
                     if bar is not None:
                         bar.update(1)
@@ -643,6 +644,15 @@ class Trainer:
             interrupted.uninstall()
         sampler.keep(state)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    def _track_due(self, n_updates, per_epoch):
+        """Whether the model after ``n_updates`` updates is a rung (besides the epochs'
+        ends, without ``track_every``): every ``track_every`` updates, else at updates
+        1, 2, 4, 8, ... below one epoch, where training moves the model fastest
+        (log-spaced checkpoints, as Béreux et al. 2025 save them)."""
+        if self.track_every is not None:
+            return n_updates % self.track_every == 0
+        return n_updates < per_epoch and n_updates & (n_updates - 1) == 0
 
     def _tracker(self, state, model, n_threads):
         """The ln Z ladder of a tracked run (cyrbm.tracking), begun at the first model
@@ -1155,6 +1165,13 @@ class _PTT(_Sampler):
         acc, att = self.ladder.accepted - start[0], self.ladder.attempts - start[1]
         record["rungs"] = self.ladder.K
         record["swap_rates"] = [float(a / t) if t else None for a, t in zip(acc, att)]
+        stuck = [k for k, (a, t) in enumerate(zip(acc, att)) if t and a / t < 0.01]
+        record["ptt_warning"] = None if not stuck else (
+            f"{len(stuck)} of the {len(acc)} neighbouring pairs of rungs swapped in fewer "
+            f"than 1% of attempts this epoch (the first: rungs {stuck[0]} and "
+            f"{stuck[0] + 1}): the model moved too far between them for states to cross, "
+            f"so PTT samples there no better than PCD; a smaller learning rate moves it "
+            f"less per update.")
         self.epoch_counts = np.stack([self.ladder.accepted, self.ladder.attempts])
 
 

@@ -29,7 +29,7 @@ Usage:
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
               [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
-              [--track-logz] [--track-every N]
+              [--track-logz] [--track-every N] [--track-refine N]
               [--data DATA] [--plot FILE]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
@@ -149,7 +149,10 @@ Options:
                              and print it per epoch, with the mean log-likelihood of
                              the test data (--data) and its +- 3 se interval.
   --track-every N            train --track-logz: updates between the ladder's models
-                             (default: one at the end of every epoch).
+                             (default: one at the end of every epoch, and in the first
+                             epoch after updates 1, 2, 4, 8, ...).
+  --track-refine N           train --track-logz: run a link short of overlap again with
+                             more betas, up to N times (default: {d.TRACK_REFINE}).
   --data DATA                Data whose average log-probability to estimate; for
                              train with --track-logz, the test data of the learning
                              curve.
@@ -299,7 +302,7 @@ _VALUE_OPTIONS = {
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every",
+    "--track-every", "--track-refine",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace", "--track-logz"}

@@ -196,7 +196,8 @@ def cmd_train(args, out):
 
     track = args["--track-logz"]
     track_every = _whole(args, "--track-every", 1, optional=True)
-    for option in ("--track-every", "--data", "--plot"):
+    track_refine = _whole(args, "--track-refine", 0, optional=True)
+    for option in ("--track-every", "--track-refine", "--data", "--plot"):
         if args[option] is not None and not track:
             raise UsageError(f"{option} is an option of train --track-logz; add --track-logz "
                              f"to track ln Z through training.")
@@ -230,7 +231,8 @@ def cmd_train(args, out):
         checkpoint_seconds=checkpoint_seconds,
         monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
-        track_logz=track, track_every=track_every, **sampler)
+        track_logz=track, track_every=track_every,
+        **({"track_refine": track_refine} if track_refine is not None else {}), **sampler)
     t0 = time.perf_counter()
     try:
         model = trainer.fit(data, resume=resume, test_data=test)
