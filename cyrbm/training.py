@@ -296,7 +296,7 @@ class Trainer:
         for name, value in given.items():
             only = _SAMPLER_OF[name]
             if value is not None and method not in only:
-                raise worded(ValueError(f"{name} is a setting of method {' and '.join(only)}, "
+                raise worded(ValueError(f"{name} is a setting of method {' or '.join(only)}, "
                                         f"not of {method}."), parameters=(name, "method"))
         adapt_every = defaults.ADAPT_EVERY if adapt_every is None else adapt_every
         hop_prob = defaults.HOP_PROB if hop_prob is None else hop_prob
