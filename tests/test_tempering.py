@@ -429,3 +429,25 @@ def test_cli_sample_by_parallel_tempering(tmp_path, capsys):
     assert pixels.std() > 0                                  # not blank
     v = cyrbm.RBM.load(model_path).sample(12, 50, seed=2, sampler="pt")
     assert 0 < v.mean() < 1
+
+
+def test_cli_sample_by_parallel_trajectory_tempering(tmp_path, capsys):
+    """cyrbm sample --sampler ptt --ladder FILES: RBM.sample(sampler="ptt") along the
+    checkpoint files, and the ladder's errors in one sentence."""
+    pytest.importorskip("PIL.Image")
+    from cyrbm.cli import main
+    paths = [tmp_path / f"e{e}.npz" for e in (1, 4)]
+    for e, path in zip((1, 4), paths):
+        assert main(["train", "digits:train", "-o", str(path), "--hidden", "16", "--epochs",
+                     str(e), "--lr", "0.1", "--no-progress"]) == 0
+    out = tmp_path / "ptt.png"
+    code = main(["sample", str(paths[1]), "-o", str(out), "--n", "12", "--steps", "20",
+                 "--sampler", "ptt", "--ladder", str(paths[0]), "--seed", "2"])
+    assert code == 0 and "ptt sweeps" in capsys.readouterr().out
+    for extra, needle in ((["--sampler", "ptt"], "give them with --ladder"),
+                          (["--ladder", str(paths[0])], "give them with --ladder"),
+                          (["--sampler", "ptt", "--ladder", str(tmp_path / "no.npz")],
+                           "no such model file")):
+        code = main(["sample", str(paths[1]), "-o", str(out)] + extra)
+        err = capsys.readouterr().err
+        assert code == 1 and needle in err and "Traceback" not in err

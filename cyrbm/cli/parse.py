@@ -49,7 +49,7 @@ Usage:
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
               [--scheduler ADDRESS]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
-              [--seed S] [--threads T]
+              [--ladder FILES] [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
   cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
               [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
@@ -198,9 +198,13 @@ Options:
   --trace                    bound --method chib: the estimate at S = 1, 2, 5, 10,
                              20, 40 (up to --steps) as a table (MS09 Figure 2), and
                              as a figure with --plot FILE.
-  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) or pt (parallel
+  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample), pt (parallel
                              tempering: the T = 1 chain of a ladder of 21 temperatures
-                             0, 0.05, ..., 1 per sample) [default: gibbs].
+                             0, 0.05, ..., 1 per sample) or ptt (parallel trajectory
+                             tempering: a chain at each of the --ladder models and at
+                             MODEL, states swapped between neighbours) [default: gibbs].
+  --ladder FILES             sample --sampler ptt: earlier models of MODEL's training
+                             (e.g. its checkpoints), comma-separated, earliest first.
   --shape HxW                Height x width of one image, e.g. 28x28 (default: square).
   --save-schedule FILE       Write the schedule's betas to FILE (one per line) for
                              reuse with --schedule FILE.
@@ -300,7 +304,7 @@ _VALUE_OPTIONS = {
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
-    "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
+    "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
     "--track-every", "--track-refine",
 }
