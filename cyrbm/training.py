@@ -39,6 +39,8 @@ from cyrbm._validation import (_is_finite_real as _real, check_binary, check_mem
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
+from cyrbm.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
+                        srbm_cd_update)
 from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
@@ -168,6 +170,14 @@ class Trainer:
     learn_sigma : bool
         Gaussian units only: learn sigma too (as ln sigma, by the same momentum step; see
         :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
+    lateral : bool
+        Train a semi-restricted Boltzmann machine (:class:`cyrbm.srbm.SRBM`: binary
+        visible units with lateral weights L; methods cd, and pcd with Gibbs) by
+        :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)`` implies it.
+    reconstruction : {"mean-field", "gibbs"}
+        SRBM only: the negative phase's visible layer, the damped mean-field of Osindero
+        & Hinton (2008), ``mean_field_steps`` iterations (default 10) with damping
+        ``damping`` (lambda, default 0.2), or sequential Gibbs sweeps.
     hop_prob, modes, radius, hop_weight : AMH only
         p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
         (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
@@ -204,7 +214,9 @@ class Trainer:
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
                  radius=None, hop_weight=None, mode_every=None, swap_threshold=None,
                  max_rungs=None, visible="binary", sigma=1.0,
-                 learn_sigma=False, track_logz=False, track_every=None,
+                 learn_sigma=False, lateral=False, reconstruction="mean-field",
+                 damping=DAMPING, mean_field_steps=MEAN_FIELD_STEPS, track_logz=False,
+                 track_every=None,
                  track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
                  track_refine=defaults.TRACK_REFINE):
         if method not in METHODS:
@@ -239,6 +251,12 @@ class Trainer:
             raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
         self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
         self._check_visible(method)
+        self.lateral = bool(lateral)
+        self.reconstruction, self.damping, self.mean_field_steps = check_lateral_settings(
+            method if self.lateral else "cd", reconstruction, damping, mean_field_steps)
+        if self.lateral and (visible != "binary" or track_logz):
+            raise ValueError("an SRBM (lateral=True) has binary visible units and no "
+                             "tracked ln Z: give it neither visible='gaussian' nor track_logz.")
         self.track_logz = bool(track_logz)
         self.track_every = (None if track_every is None
                             else check_whole(track_every, "track_every", 1))
@@ -364,6 +382,9 @@ class Trainer:
                if self.track_logz else {}),
             **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),
+            **({"lateral": {"reconstruction": self.reconstruction, "damping": self.damping,
+                            "mean_field_steps": self.mean_field_steps}}
+               if self.lateral else {}),
         }
 
     def save_modes(self, path):
@@ -434,6 +455,14 @@ class Trainer:
         if isinstance(model, GaussianRBM):
             self.visible = "gaussian"
             self._check_visible(self.method)
+        if isinstance(model, SRBM) and not self.lateral:
+            self.lateral = True
+            check_lateral_settings(self.method, self.reconstruction, self.damping,
+                                   self.mean_field_steps)
+        if self.lateral and (model is not None and not isinstance(model, SRBM)
+                             or probabilities):
+            raise ValueError("lateral=True trains an SRBM on 0/1 rows: give no other model "
+                             "and no probabilities.")
         gaussian = self.visible == "gaussian"
         if gaussian and model is not None and not isinstance(model, GaussianRBM):
             raise ValueError("visible='gaussian' trains a GaussianRBM, not the binary model "
@@ -476,6 +505,9 @@ class Trainer:
             if model is None and gaussian:
                 model = GaussianRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
                                            data=data, sigma=self.sigma)
+            elif model is None and self.lateral:
+                model = SRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
+                                    data=data)
             elif model is None:
                 model = RBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype, data=data)
             else:
@@ -492,6 +524,7 @@ class Trainer:
                 "tracker": None, "track_pending": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
                 **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
+                **({"vel_L": np.zeros_like(model.L)} if self.lateral else {}),
             }
         if gaussian:
             warn_scale(data, model.sigma)
@@ -518,6 +551,8 @@ class Trainer:
                                          f"{kept.n_hidden} RBM, not a {model.n_visible} x "
                                          f"{model.n_hidden} one.")
             kept.W[...], kept.vbias[...], kept.hbias[...] = model.W, model.vbias, model.hbias
+            if self.lateral:
+                kept.L[...] = model.L
         state.update(batch=0, epoch_seconds=0.0)
         self.epochs += state["epoch"]          # epochs more, numbered on from the last fit
         return state
@@ -585,6 +620,10 @@ class Trainer:
                         ok = gaussian_cd_update(model, velocity, batch, chains,
                                                 state["streams"], settings,
                                                 state.get("vel_sigma"))
+                    elif self.lateral:
+                        ok = srbm_cd_update(model, velocity, state["vel_L"], batch, chains,
+                                            state["streams"], settings, self.reconstruction,
+                                            self.damping, self.mean_field_steps)
                     elif self.probabilities:
                         if grads is None:
                             grads = tuple(np.empty_like(a) for a in params)
@@ -625,7 +664,7 @@ class Trainer:
                     self._describe_track(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
-                    if self.visible == "binary":
+                    if self.visible == "binary" and not self.lateral:
                         record["pseudo_log_likelihood"] = float(np.mean(
                             model.pseudo_log_likelihood(monitor, threads=T)))
                 state["history"].append(record)
@@ -734,6 +773,8 @@ class Trainer:
             arrays["trainer_chains"] = state["chains"]
         if "vel_sigma" in state:
             arrays["trainer_vel_sigma"] = state["vel_sigma"]
+        if "vel_L" in state:
+            arrays["trainer_vel_L"] = state["vel_L"]
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
                        for key in sampler.keys})
@@ -749,8 +790,8 @@ class Trainer:
         if not os.path.exists(path):
             raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
         arrays = _io.read_npz(path, "checkpoint")
-        model = (GaussianRBM if self.visible == "gaussian" else RBM).from_arrays(
-            arrays, path, what="checkpoint")
+        model = (GaussianRBM if self.visible == "gaussian" else SRBM if self.lateral
+                 else RBM).from_arrays(arrays, path, what="checkpoint")
         info = model.meta.get("checkpoint")
         training = model.meta.get("training", {})
         if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
@@ -800,6 +841,11 @@ class Trainer:
                 raise ModelFileError(f"checkpoint '{path}' was not made with learn_sigma, so "
                                      f"it cannot be resumed with it.")
             state["vel_sigma"] = np.ascontiguousarray(arrays["trainer_vel_sigma"], self.dtype)
+        if self.lateral:
+            if "trainer_vel_L" not in arrays:
+                raise ModelFileError(f"checkpoint '{path}' lacks the velocity of L "
+                                     f"(trainer_vel_L), so it cannot be resumed.")
+            state["vel_L"] = np.ascontiguousarray(arrays["trainer_vel_L"], self.dtype)
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")

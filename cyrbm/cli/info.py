@@ -26,16 +26,20 @@ def cmd_info(args, out):
         from cyrbm.cli.dbn import dbn_info
         return dbn_info(path, arrays, out, args["--json"])
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    gaussian = meta.get("visible") == "gaussian"
+    visible = meta.get("visible", "binary")
+    gaussian = visible == "gaussian"
     if gaussian:
         from cyrbm.gaussian import GaussianRBM
         model = GaussianRBM.from_arrays(arrays, path)
+    elif visible == "lateral":
+        from cyrbm.srbm import SRBM
+        model = SRBM.from_arrays(arrays, path)
     else:
         model = RBM.from_arrays(arrays, path)
     training = model.meta.get("training", {})
     history = training.get("history", [])
     info = {
-        "model": path, "visible": "gaussian" if gaussian else "binary",
+        "model": path, "visible": visible if visible == "lateral" or gaussian else "binary",
         "n_visible": model.n_visible, "n_hidden": model.n_hidden,
         "dtype": model.dtype.name, "format_version": meta.get("format_version"),
         "written_by": meta.get("cyrbm_version"),
@@ -46,7 +50,8 @@ def cmd_info(args, out):
     if args["--json"]:
         print(json.dumps(info))
         return 0
-    kind = "Gaussian RBM" if gaussian else "RBM"
+    kind = ("Gaussian RBM" if gaussian else "SRBM (lateral visible connections)"
+            if visible == "lateral" else "RBM")
     print(f"{path}: {kind} {model.n_visible} visible x {model.n_hidden} hidden, {model.dtype.name}",
           file=out)
     if meta:
