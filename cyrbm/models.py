@@ -38,6 +38,40 @@ class Layers:
     n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
     dtype = property(lambda self: self.W.dtype, doc="The parameters' float type.")
 
+    def _own(self, W, vbias, hbias, dtype, meta, where="the given parameters",
+             error=ModelMismatchError):
+        """Check W, vbias, hbias and keep copies of them (the model never writes into the
+        caller's arrays) in ``dtype``: by default W's when float32 or float64, else
+        float64; and a copy of ``meta``.  Returns the dtype."""
+        W = np.asarray(W)
+        if dtype is None:
+            dtype = W.dtype if W.dtype in _DTYPES else np.float64
+        dtype = _float_dtype(dtype)
+        W, vbias, hbias = _checked_parameters(W, vbias, hbias, where, error)
+        self.W = np.array(W, dtype=dtype, order="C", copy=True)
+        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
+        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
+        self.meta = dict(meta or {})
+        return dtype
+
+    def _file_arrays(self, fmt, extra_meta, kind=None, **arrays):
+        """A model file's arrays: W, vbias, hbias, ``arrays`` and the JSON ``meta``
+        (``format`` ``fmt``, format version 1, the dtype, sizes, the cyrbm version, the
+        ``visible`` ``kind`` unless None, then the model's own records and ``extra_meta``)."""
+        meta = {"format": fmt, "format_version": FORMAT_VERSION,
+                **({"visible": kind} if kind else {}),
+                "dtype": self.dtype.name, "n_visible": int(self.n_visible),
+                "n_hidden": int(self.n_hidden), "cyrbm_version": _version()}
+        meta.update({k: v for k, v in self.meta.items() if k not in meta})
+        if extra_meta:
+            meta.update(extra_meta)
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, **arrays,
+                "meta": _io.meta_to_array(meta)}
+
+    def save(self, path):
+        """Write the model to ``path`` (.npz) atomically."""
+        _io.atomic_savez(path, self.to_arrays())
+
 
 class RBM(Layers):
     """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).
@@ -55,16 +89,7 @@ class RBM(Layers):
     """
 
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
-        W = np.asarray(W)
-        if dtype is None:
-            dtype = W.dtype if W.dtype in _DTYPES else np.float64
-        dtype = _float_dtype(dtype)
-        W, vbias, hbias = _checked_parameters(W, vbias, hbias, "the given parameters")
-        # the model owns copies: training it never writes into the caller's arrays
-        self.W = np.array(W, dtype=dtype, order="C", copy=True)
-        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
-        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
-        self.meta = dict(meta or {})
+        self._own(W, vbias, hbias, dtype, meta)
 
     # ------------------------------------------------------------------ basics
     @classmethod
@@ -250,23 +275,7 @@ class RBM(Layers):
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "dtype": self.dtype.name,
-            "n_visible": int(self.n_visible),
-            "n_hidden": int(self.n_hidden),
-            "cyrbm_version": _version(),
-        }
-        meta.update({k: v for k, v in self.meta.items() if k not in meta})
-        if extra_meta:
-            meta.update(extra_meta)
-        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias,
-                "meta": _io.meta_to_array(meta)}
-
-    def save(self, path):
-        """Write the model to ``path`` (.npz) atomically."""
-        _io.atomic_savez(path, self.to_arrays())
+        return self._file_arrays(FORMAT, extra_meta)
 
     @classmethod
     def load(cls, path, *, dtype=None):

@@ -38,15 +38,13 @@ from cyrbm._random import sample_streams, srbm_ais_streams
 from cyrbm._threads import auto_threads, pieces
 from cyrbm._validation import check_memory, check_visible_rows
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
-                          expit, read_parameters)
+from cyrbm.models import Layers, RBM, expit, read_parameters
 from cyrbm.results import AISResult
 
 __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "check_lateral_settings",
            "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
 
-FORMAT = "cyrbm.srbm"
-FORMAT_VERSION = 1
+FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.FORMAT_VERSION)
 #: lambda of the damped mean-field reconstruction (Osindero & Hinton 2008)
 DAMPING = 0.2
 #: mean-field iterations of one reconstruction
@@ -105,18 +103,10 @@ class SRBM(Layers):
 
     def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,
                  _error=ModelMismatchError, _where="the given parameters"):
-        W = np.asarray(W)
-        if dtype is None:
-            dtype = W.dtype if W.dtype in _DTYPES else np.float64
-        dtype = _float_dtype(dtype)
-        W, vbias, hbias = _checked_parameters(W, vbias, hbias, _where, _error)
-        D = W.shape[0]
+        dtype = self._own(W, vbias, hbias, dtype, meta, _where, _error)
+        D = self.n_visible
         L = np.zeros((D, D)) if L is None else _lateral(L, D, _where, _error)
-        self.W = np.array(W, dtype=dtype, order="C", copy=True)
-        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
-        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
         self.L = np.array(L, dtype=dtype, order="C", copy=True)
-        self.meta = dict(meta or {})
 
     @classmethod
     def random(cls, n_visible, n_hidden, *, seed=0, dtype=np.float32, scale=0.01, data=None):
@@ -261,18 +251,7 @@ class SRBM(Layers):
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
-        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "visible": "lateral",
-                "dtype": self.dtype.name, "n_visible": int(self.n_visible),
-                "n_hidden": int(self.n_hidden), "cyrbm_version": _version()}
-        meta.update({k: v for k, v in self.meta.items() if k not in meta})
-        if extra_meta:
-            meta.update(extra_meta)
-        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, "L": self.L,
-                "meta": _io.meta_to_array(meta)}
-
-    def save(self, path):
-        """Write the model to ``path`` (.npz) atomically."""
-        _io.atomic_savez(path, self.to_arrays())
+        return self._file_arrays(FORMAT, extra_meta, "lateral", L=self.L)
 
     @classmethod
     def load(cls, path, *, dtype=None):

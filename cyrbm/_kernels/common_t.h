@@ -37,6 +37,7 @@ void TN(cyrbm_gauss_steps)(const cyrbm_gauss_pair *P, T *restrict v, uint8_t *re
     ptrdiff_t k, i, j;
     for (k = k0; k < k1; k++) {
         const double beta = betas[k];
+        double lw = 0.0;
         if (k == 0) {
             for (i = 0; i < D; i++) v[i] = (T)(mu[i] + sd[i] * cyrbm_rng_normal(rng));
             continue;
@@ -48,19 +49,15 @@ void TN(cyrbm_gauss_steps)(const cyrbm_gauss_pair *P, T *restrict v, uint8_t *re
             for (j = 0; j < M; j++) x[j] += (double)row[j] * vi;
         }
         if (weights) {
-            const double prev = betas[k - 1];
-            double q = 0.0, lw;
+            double q = 0.0;
             for (i = 0; i < D; i++) {
                 const double dA = ((double)v[i] - mu[i]) / sd[i];
                 const double dB = ((double)v[i] - (double)b[i]) / (double)s[i];
                 q += 0.5 * (dA * dA - dB * dB);
             }
-            lw = (beta - prev) * q;
-            for (j = 0; j < M; j++)
-                lw += cyrbm_softplus(beta * x[j]) - cyrbm_softplus(prev * x[j]);
-            *logw += lw;
+            lw = (beta - betas[k - 1]) * q;
         }
-        for (j = 0; j < M; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * x[j]));
+        cyrbm_hidden_half(x, M, beta, betas[k - 1], weights, lw, logw, rng, h);
         for (i = 0; i < D; i++) {
             const T *row = W + i * M;
             const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
@@ -116,6 +113,7 @@ void TN(cyrbm_srbm_steps)(const cyrbm_srbm_pair *P, uint8_t *restrict v, uint8_t
     ptrdiff_t k, i, j, l;
     for (k = k0; k < k1; k++) {
         const double beta = betas[k];
+        double lw = 0.0;
         if (k == 0) {
             for (i = 0; i < D; i++) v[i] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(bA[i]));
             TN(cyrbm_srbm_field)(L, v, D, y);
@@ -129,16 +127,12 @@ void TN(cyrbm_srbm_steps)(const cyrbm_srbm_pair *P, uint8_t *restrict v, uint8_t
                 for (j = 0; j < M; j++) x[j] += (double)row[j];
             }
         if (weights) {
-            const double prev = betas[k - 1];
-            double q = 0.0, lw;
+            double q = 0.0;
             for (i = 0; i < D; i++)
                 if (v[i]) q += (double)b[i] + 0.5 * y[i] - bA[i];
-            lw = (beta - prev) * q;
-            for (j = 0; j < M; j++)
-                lw += cyrbm_softplus(beta * x[j]) - cyrbm_softplus(prev * x[j]);
-            *logw += lw;
+            lw = (beta - betas[k - 1]) * q;
         }
-        for (j = 0; j < M; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * x[j]));
+        cyrbm_hidden_half(x, M, beta, betas[k - 1], weights, lw, logw, rng, h);
         for (i = 0; i < D; i++) {
             const T *row = W + i * M;
             double s = 0.0;
