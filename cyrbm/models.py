@@ -72,6 +72,24 @@ class Layers:
         """Write the model to ``path`` (.npz) atomically."""
         _io.atomic_savez(path, self.to_arrays())
 
+    def _chain_sample(self, n, steps, seed, init, threads, dtype, work):
+        """``sample`` of a model with its own ``_sweeps`` (GaussianRBM, SRBM): ``n`` chains
+        of ``dtype``, chain r on stream r of ``sample_streams(seed, n)``, from ``init``
+        rows (cycled; then steps 1 .. steps) or from step 0's exact draw of the model's
+        start; threads by the ``work`` of a sweep of one chain.  Returns the final states."""
+        n, steps = int(n), int(steps)
+        if n < 0 or steps < 0:
+            raise ValueError("n and steps must be non-negative.")
+        streams = sample_streams(seed, n)
+        if init is None:
+            v, k0 = np.zeros((n, self.n_visible), dtype=dtype), 0
+        else:
+            init = self._visible_data(init, "init")
+            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=dtype)
+            k0 = 1
+        self._sweeps(v, streams, k0, steps + 1, auto_threads(threads, n * work))
+        return v
+
 
 class RBM(Layers):
     """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).

@@ -33,9 +33,8 @@ import time
 import numpy as np
 
 from cyrbm import _anneal, _gibbs, _io, defaults
-from cyrbm._progress import progress_bar
-from cyrbm._random import sample_streams, srbm_ais_streams
-from cyrbm._threads import auto_threads, pieces
+from cyrbm._progress import schedule_pieces
+from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
 from cyrbm.models import Layers, RBM, expit, read_parameters
@@ -222,20 +221,8 @@ class SRBM(Layers):
         units of log-odds b, runs ``steps`` sweeps from its own stream, and returns its
         final state: the result depends on ``seed`` only, not on the number of threads.
         Returns an (n, n_visible) uint8 array."""
-        n, steps = int(n), int(steps)
-        if n < 0 or steps < 0:
-            raise ValueError("n and steps must be non-negative.")
-        streams = sample_streams(seed, n)
-        if init is None:
-            v = np.zeros((n, self.n_visible), dtype=np.uint8)
-            k0 = 0                      # step 0: the exact draw of independent units
-        else:
-            init = self._visible_data(init, "init")
-            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]])
-            k0 = 1
-        T = auto_threads(threads, n * self.n_visible * (self.n_hidden + self.n_visible))
-        self._sweeps(v, streams, k0, steps + 1, T)
-        return v
+        return self._chain_sample(n, steps, seed, init, threads, np.uint8,
+                                  self.n_visible * (self.n_hidden + self.n_visible))
 
     def _sweeps(self, v, streams, k0, k1, n_threads):
         """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT, 0/1 uint8), chain r
@@ -363,16 +350,10 @@ def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, ke
     y = np.zeros((R, D))
     log_w = np.zeros(R)
     t0 = time.perf_counter()
-    bar = progress_bar(annealer.progress, betas.size - 1, 0, "AIS ln Z", unit="beta")
-    try:
-        for k, k_next in pieces(0, betas.size, most=annealer.chunk):
-            _anneal.srbm_run(model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas,
-                             k, k_next, True, False, streams, log_w, annealer.threads)
-            if bar is not None:
-                bar.update(k_next - max(k, 1))
-    finally:
-        if bar is not None:
-            bar.close()
+    schedule_pieces(lambda k, k_next: _anneal.srbm_run(
+        model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas, k, k_next, True,
+        False, streams, log_w, annealer.threads), 0, betas.size, annealer.progress,
+        annealer.chunk, "AIS ln Z")
     seconds = time.perf_counter() - t0
     mean_lp = None if data is None else float(np.mean(model._log_unnormalized_rows(data)))
     log_Z_base = M * _LN2 + float(np.sum(np.logaddexp(0.0, base)))
