@@ -7,8 +7,8 @@ Energy, with lateral weights L (D x D, symmetric, zero diagonal)::
     E(v, h) = -b.v - c.h - v^T W h - v^T L v / 2,
 
 so h_j | v ~ Bernoulli(sigma(c_j + (W^T v)_j)) all at once, while the visible units
-given h form a fully-visible Boltzmann machine: each v_i | h, v_-i ~ Bernoulli(sigma(
-b_i + (W h)_i + (L v)_i)), sampled one unit at a time.  Summing h out,
+given h form a fully-visible Boltzmann machine: v_i given h and the other units is
+Bernoulli(sigma(b_i + (W h)_i + (L v)_i)), sampled one unit at a time.  Summing h out,
 
     ln p*(v) = b.v + v^T L v / 2 + sum_j softplus(c_j + (W^T v)_j),
 
@@ -142,7 +142,7 @@ class SRBM(Layers):
         return expit(self._hidden_inputs(self._visible_data(v)))
 
     def visible_field(self, v, h):
-        """b + W h + L v: row n's entry i is the log-odds of p(v_i = 1 | v_-i, h), the
+        """b + W h + L v: row n's entry i is the log-odds of p(v_i = 1 | h, the other units), the
         conditional of the sequential Gibbs update (L's zero diagonal leaves v_i out).
         ``v`` rows of 0/1 states or mean-field values, ``h`` rows of 0/1 states or
         probabilities; float64."""
