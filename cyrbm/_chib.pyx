@@ -247,6 +247,20 @@ cdef void chib_combine(const double *a, const double *b, Py_ssize_t n, Py_ssize_
             out[i] = mx - log_Z
 
 
+def _checked_items(v, dtype, Py_ssize_t D, vec, streams):
+    """(v as C-contiguous ``dtype`` rows of D columns, vec as int32) for items vec (rows
+    of v) with one stream each (``streams``: (items, 4) uint64); a ValueError else."""
+    v = np.ascontiguousarray(v, dtype=dtype)
+    vec = np.ascontiguousarray(vec, dtype=np.int32)
+    if v.ndim != 2 or v.shape[1] != D:
+        raise ValueError(f"v must have {D} columns.")
+    if vec.size and (vec.min() < 0 or vec.max() >= v.shape[0]):
+        raise ValueError("item vector indices outside v.")
+    if streams.shape != (vec.shape[0], 4) or streams.dtype != np.uint64:
+        raise ValueError(f"streams must be a ({vec.shape[0]}, 4) uint64 array.")
+    return v, vec
+
+
 cdef class ChibModel:
     """A two-layer DBN laid out for the kernels (``chib_alloc``), in float32 or float64.
 
@@ -289,15 +303,7 @@ cdef class ChibModel:
         self.float32 = self.buf.float32
 
     def _items(self, v, vec, streams):
-        v = np.ascontiguousarray(v, dtype=np.uint8)
-        vec = np.ascontiguousarray(vec, dtype=np.int32)
-        if v.ndim != 2 or v.shape[1] != self.D:
-            raise ValueError(f"v must have {self.D} columns.")
-        if vec.size and (vec.min() < 0 or vec.max() >= v.shape[0]):
-            raise ValueError("item vector indices outside v.")
-        if streams.shape != (vec.shape[0], 4) or streams.dtype != np.uint64:
-            raise ValueError(f"streams must be a ({vec.shape[0]}, 4) uint64 array.")
-        return v, vec
+        return _checked_items(v, np.uint8, self.D, vec, streams)
 
     def estimate(self, v, vec, Py_ssize_t steps, uint64_t[:, ::1] streams, int n_threads=1,
                  Py_ssize_t refresh_every=10, bint tilde_backward=True):
@@ -799,15 +805,7 @@ cdef class GaussChibModel:
         self.m.lnorm = float(np.sum(np.log(sigma))) + D * 0.5 * float(np.log(2.0 * np.pi))
 
     def _items(self, v, vec, streams):
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        vec = np.ascontiguousarray(vec, dtype=np.int32)
-        if v.ndim != 2 or v.shape[1] != self.D:
-            raise ValueError(f"v must have {self.D} columns.")
-        if vec.size and (vec.min() < 0 or vec.max() >= v.shape[0]):
-            raise ValueError("item vector indices outside v.")
-        if streams.shape != (vec.shape[0], 4) or streams.dtype != np.uint64:
-            raise ValueError(f"streams must be a ({vec.shape[0]}, 4) uint64 array.")
-        return v, vec
+        return _checked_items(v, np.float64, self.D, vec, streams)
 
     cdef _go(self, _g_job *J, v, vec, uint64_t[:, ::1] streams, int n_threads):
         cdef const double[:, ::1] vv = v

@@ -315,7 +315,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         samples : int >= 1
             M, samples from Q per vector (SM08 used 5).
         entropy : "analytic" or "sampled"
@@ -414,7 +414,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         steps : int >= 1
             S, Markov chain steps per repeat (MS09 used 40).
         repeats : int >= 1
@@ -451,7 +451,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         runs : int >= 1
             AIS runs per vector.
         schedule : the betas ("linear:K", "paper", an array; default cyrbm.chib's).

@@ -312,7 +312,7 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     Parameters
     ----------
     dbn : DBN or list of two RBMs
-    data : 0/1 array (n, n_visible)
+    data : 0/1 array (n, n_visible), or real rows under a Gaussian bottom layer
     log_Z : float or AISResult
         ln Z of the top RBM (shared with the variational bound, estimated once).
     steps : int

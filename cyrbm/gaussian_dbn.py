@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from cyrbm._random import bound_streams
+from cyrbm._threads import pieces
 from cyrbm.errors import ModelMismatchError
 from cyrbm.gaussian import GaussianRBM
 from cyrbm.models import expit
@@ -152,7 +153,14 @@ def variational_terms(low, top, v, samples, seed, threads, model=None):
     posterior).  h^(m) ~ Q from stream i of ``bound_streams(seed, n)`` for row i (the
     compiled driver: ``GaussChibModel.bound_samples``)."""
     model = kernel_model(low, top) if model is None else model
-    lpv, ltop, lq = model.bound_samples(v, samples, bound_streams(seed, v.shape[0]), threads)
+    n = v.shape[0]
+    streams = bound_streams(seed, n)
+    lpv, ltop, lq = (np.empty((n, samples)) for _ in range(3))
+    for i0, i1 in pieces(0, n, threads):        # Ctrl-C answered between pieces
+        part = model.bound_samples(v[i0:i1], samples, np.ascontiguousarray(streams[i0:i1]),
+                                   threads)
+        for whole, piece in zip((lpv, ltop, lq), part):
+            whole[i0:i1] = piece
     s = low.sigma.astype(np.float64)
     W1 = low.W.astype(np.float64)
     a = (v - low.vbias.astype(np.float64)) / s
