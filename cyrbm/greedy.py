@@ -144,17 +144,22 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     done = []
     fingerprint = _fingerprint(data)
     if resume:
-        done, progress = resume_layers(checkpoint, sizes, layer_input=layer_input,
-                                       init_transpose=init_transpose)
+        done, record = resume_layers(checkpoint, sizes, layer_input=layer_input,
+                                     init_transpose=init_transpose)
         pf = progress_file(checkpoint)
         if done and done[0].n_visible != D:
             raise ModelMismatchError(f"the layers done in '{pf}' take {done[0].n_visible} "
                                      f"visible units but the data have {D} columns.")
-        if progress.get("data_fingerprint", fingerprint) != fingerprint:
+        if record.get("data_fingerprint", fingerprint) != fingerprint:
             raise ModelMismatchError(f"the layers done in '{pf}' were trained on other "
                                      f"data; resume on the same data.")
-    progress = {"data_fingerprint": fingerprint, "layer_input": layer_input,
-                "init_transpose": bool(init_transpose), "visible": visible}
+        if record.get("visible", "binary") != visible:
+            raise ModelMismatchError(f"the layers done in '{pf}' have "
+                                     f"{record.get('visible', 'binary')} visible units, not "
+                                     f"{visible}; resume with the same units.")
+    # the run's record (``progress`` is the progress bars' setting)
+    record = {"data_fingerprint": fingerprint, "layer_input": layer_input,
+              "init_transpose": bool(init_transpose), "visible": visible}
     x = data
     for l, rbm in enumerate(done):
         x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
@@ -171,7 +176,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                                        "data": (f"{layer_input} of Q" if l > 0 else "data")})
         done.append(rbm)
         if checkpoint is not None:
-            DBN(done, meta={"progress": progress}).save(progress_file(checkpoint))
+            DBN(done, meta={"progress": record}).save(progress_file(checkpoint))
         if l + 1 < len(sizes):
             x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     return DBN(done, meta={"training": {"greedy": True, "layers": sizes,

@@ -264,7 +264,7 @@ def test_save_load_round_trip_and_info(tmp_path, capsys):
         DBN([low, gaussian_dbn(seed=9, lateral=True)[1]]).save(tmp_path / "l.npz")
 
 
-def test_train_dbn_with_a_gaussian_bottom():
+def test_train_dbn_with_a_gaussian_bottom(capsys):
     low, _ = gaussian_dbn(D=4, H1=6, seed=10)
     X = data_from(low, 300, seed=5)
     for layer_input in ("samples", "probs"):
@@ -273,9 +273,15 @@ def test_train_dbn_with_a_gaussian_bottom():
                         progress=False)
         assert isinstance(dbn.layers[0], GaussianRBM) and isinstance(dbn.layers[1], RBM)
         assert dbn.sizes == [4, 6, 3] and dbn.meta["training"]["visible"] == "gaussian"
+        assert capsys.readouterr().err == ""              # progress=False: no bars
         exact, log_z = exact_log_prob(*dbn.layers, X[:3])
         res = BoundEstimator(dbn, log_Z=log_z).variational(X[:3], samples=50)
         assert np.all(res.values < exact + 3 * res.per_sample.std(1) / math.sqrt(50))
+    # ln Z of the top RBM by AIS, its base rate from Q(h1 | v) of the data
+    est = BoundEstimator(dbn, annealer=cyrbm.Annealer(runs=100, schedule="linear:500",
+                                                      progress=False))
+    res = est.variational(X[:3], samples=5)
+    assert res.ais is not None and abs(res.log_Z - log_z) < 3 * res.log_Z_stderr + 1e-3
     with pytest.raises(ModelMismatchError, match="Gaussian visible units"):
         train_dbn((X > 0).astype(np.uint8), [3], sigma=2.0)
 
