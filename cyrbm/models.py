@@ -645,7 +645,8 @@ def _bottom_layer(arrays, path, kind, record, dtype, what):
     cls = Layers.kinds.get(kind)
     if cls is None:
         raise ModelFileError(f"{what} '{path}' has a bottom layer of {kind!r} visible units, "
-                             f"which this cyrbm cannot read (import cyrbm.gaussian first).")
+                             f"which this cyrbm cannot read (cyrbm.DBN reads every kind; "
+                             f"with cyrbm.models.DBN, import cyrbm.gaussian first).")
     sub = {k[len("layer0_"):]: a for k, a in arrays.items() if k.startswith("layer0_")}
     if isinstance(record, dict):
         sub["meta"] = _io.meta_to_array(record)

@@ -9,6 +9,8 @@ check: the same numbers measured against a model with a shifted bias fail it.
 """
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -19,7 +21,7 @@ from cyrbm.chib import ais_per_vector, chib_log_prob
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
 from cyrbm.gaussian_dbn import exact_log_prob, exact_top_log_partition, variational_terms
 
-from _commands import run
+from _commands import child_env, run
 from _reference import all_states, brute_log_z, logsumexp
 
 
@@ -248,6 +250,11 @@ def test_save_load_round_trip_and_info(tmp_path, capsys):
     V = data_from(low, 3, seed=1)
     np.testing.assert_array_equal(exact_log_prob(*back.layers, V)[0],
                                   exact_log_prob(low, top, V)[0])
+    # a fresh process reads it through cyrbm.DBN (no other module imported first)
+    child = subprocess.run([sys.executable, "-c", f"import cyrbm; print(cyrbm.DBN.load("
+                            f"{str(path)!r}).visible)"], capture_output=True, text=True,
+                           env=child_env())
+    assert child.stdout.strip() == "gaussian", child.stderr
     code, out, err = run(["info", str(path), "--json"], capsys)
     assert code == 0, err
     info = json.loads(out)
