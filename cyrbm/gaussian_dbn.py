@@ -100,7 +100,7 @@ def exact_top_log_partition(top, *, max_units=20):
     _check_units(top.W.shape[0], max_units)
     L = lateral_of(top)
     parts = [_logsumexp(top_log_unnormalized(top, h, L)) for h in _state_blocks(top.W.shape[0])]
-    return _logsumexp(np.array(parts))
+    return float(_logsumexp(np.array(parts)))
 
 
 def exact_log_prob(low, top, v, *, max_units=20):
@@ -123,7 +123,7 @@ def exact_log_prob(low, top, v, *, max_units=20):
               + np.sum(u * u, axis=1)[None, :])         # ||a - W1 h||^2
         joint.append(_logsumexp(-0.5 * sq + lt[None, :], axis=1))
         top_parts.append(_logsumexp(lt))
-    log_Z = _logsumexp(np.array(top_parts))
+    log_Z = float(_logsumexp(np.array(top_parts)))
     return _logsumexp(np.stack(joint, axis=1), axis=1) - norm - log_Z, log_Z
 
 

@@ -261,6 +261,14 @@ def test_save_load_round_trip_and_info(tmp_path, capsys):
     assert info["visible"] == "gaussian" and info["sizes"] == [3, 7, 3]
     code, out, _ = run(["info", str(path)], capsys)
     assert "Gaussian visible units" in out
+    # cyrbm bound reads real data for it
+    np.save(tmp_path / "x.npy", V)
+    exact, log_z = exact_log_prob(low, top, V)
+    code, out, err = run(["bound", str(path), "--data", str(tmp_path / "x.npy"), "--method",
+                          "ais", "--logz", repr(log_z), "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert abs(res["mean"] - exact.mean()) < 3 * res["mc_stderr"] + 1e-3
     # a binary DBN's file is unchanged (version 1, no visible record)
     RBM_dbn = DBN([RBM(np.zeros((4, 3)), np.zeros(4), np.zeros(3)),
                    RBM(np.zeros((3, 2)), np.zeros(3), np.zeros(2))])

@@ -254,7 +254,7 @@ def cmd_bound(args, out, explicit=()):
     dbn = DBN.load(args["DBN"])
     if args["--data"] is None:
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
-    data = load_data(args["--data"])
+    data = load_data(args["--data"], real=dbn.visible == "gaussian")
     annealer = None
     if log_Z is None and method in ("variational", "chib", "ais"):
         from cyrbm.annealing import Annealer
