@@ -72,8 +72,11 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
     except TypeError:
         raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
                         f"{type(dbn).__name__}.") from None
-    if not all(isinstance(layer, RBM) or (l == 0 and is_gaussian_bottom(layer))
-               for l, layer in enumerate(layers)):
+    gaussian = bool(layers) and is_gaussian_bottom(layers[0])
+    # above a Gaussian bottom the top is any model with W, vbias, hbias (and ``lateral``)
+    if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
+               (l > 0 and gaussian and isinstance(layer, Layers)
+                and not is_gaussian_bottom(layer)) for l, layer in enumerate(layers)):
         raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects (the "
                         f"bottom one may be a GaussianRBM).")
     if len(layers) != 2:

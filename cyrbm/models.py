@@ -479,8 +479,11 @@ class DBN:
         if not layers:
             raise ModelMismatchError("a DBN needs at least one layer (an RBM).")
         for l, layer in enumerate(layers):
-            if not isinstance(layer, RBM) and not (l == 0 and isinstance(layer, Layers)
-                                                   and hasattr(layer, "visible")):
+            # the bottom may have other visible units (GaussianRBM), the top be another
+            # model on binary units (with ``lateral`` weights: an SRBM)
+            if not isinstance(layer, RBM) and not (
+                    isinstance(layer, Layers) and (l == 0 and hasattr(layer, "visible")
+                                                   or 0 < l == len(layers) - 1)):
                 raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM"
                                 f"{' or GaussianRBM' if l == 0 else ''}, not "
                                 f"{type(layer).__name__}.")

@@ -20,6 +20,7 @@ from cyrbm import BoundEstimator, DBN, GaussianRBM, RBM, train_dbn
 from cyrbm.chib import ais_per_vector, chib_log_prob
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
 from cyrbm.gaussian_dbn import exact_log_prob, exact_top_log_partition, variational_terms
+from cyrbm.models import Layers
 
 from _commands import child_env, run
 from _reference import all_states, brute_log_z, logsumexp
@@ -32,6 +33,16 @@ class LateralTop(RBM):
     def __init__(self, W, vbias, hbias, lateral):
         super().__init__(W, vbias, hbias, dtype=np.float64)
         self.lateral = np.asarray(lateral, dtype=np.float64)
+
+
+class StandInTop(Layers):
+    """A top layer that is no RBM: W, vbias, hbias and lateral alone (the interface an
+    SRBM top plugs in through)."""
+
+    def __init__(self, W, vbias, hbias, lateral):
+        self.W, self.vbias, self.hbias, self.lateral = (
+            np.array(a, dtype=np.float64) for a in (W, vbias, hbias, lateral))
+        self.meta = {}
 
 
 def random_lateral(n, rng, scale=0.5):
@@ -211,6 +222,19 @@ def test_bound_estimator_methods_on_a_gaussian_dbn(case):
         est.harmonic(V)
     with pytest.raises(CyrbmError, match="for one RBM"):
         est.log_prob_lower_bound(V)
+
+
+def test_any_top_with_w_biases_and_lateral_plugs_in(case):
+    low, top, V, exact, log_z, _ = case
+    other = StandInTop(top.W, top.vbias, top.hbias,
+                       getattr(top, "lateral", np.zeros((7, 7))))
+    np.testing.assert_allclose(exact_log_prob(low, other, V)[0], exact, atol=1e-12)
+    est = BoundEstimator(DBN([low, other]), log_Z=log_z, seed=5)
+    ref = BoundEstimator(DBN([low, top]), log_Z=log_z, seed=5)
+    for name, kw in (("variational", {"samples": 3}), ("chib", {"steps": 2, "repeats": 3}),
+                     ("ais_per_vector", {"runs": 2, "schedule": "linear:20"})):
+        np.testing.assert_array_equal(getattr(est, name)(V, **kw).values,
+                                      getattr(ref, name)(V, **kw).values)
 
 
 def test_log_prob_lower_bound_of_a_gaussian_rbm():
