@@ -11,8 +11,9 @@ summed out (MS09 Eq. 16 with a Gaussian P(v | h1))::
 
 where p(v | h1) is a normalised density and Z_top = sum_h1 P*(h1).  The top layer enters
 only through ln P*(h1) and ln Z_top: it is any object with ``W`` (H1 x H2), ``vbias``
-(b2), ``hbias`` (c2) and an optional ``lateral`` (L, H1 x H1, symmetric with a zero
-diagonal: a semi-restricted top; absent or None for an RBM).
+(b2), ``hbias`` (c2) and optional lateral weights ``lateral`` or ``L`` (H1 x H1,
+symmetric with a zero diagonal: a semi-restricted top such as cyrbm.SRBM; absent or
+None for an RBM).
 
 * :func:`exact_log_prob`: ln p(v) by summing the 2^H1 states of h1 (tiny models; the
   reference of every estimator);
@@ -46,9 +47,12 @@ def is_gaussian_bottom(layer):
 
 
 def lateral_of(top):
-    """The top layer's lateral weights L (H1 x H1, float64) or None for an RBM top;
-    checked: square of the top's visible size, finite, symmetric, zero diagonal."""
+    """The top layer's lateral weights L (H1 x H1, float64): its ``lateral``, or its
+    ``L`` (cyrbm.SRBM's name), or None for an RBM top; checked: square of the top's
+    visible size, finite, symmetric, zero diagonal."""
     L = getattr(top, "lateral", None)
+    if L is None:
+        L = getattr(top, "L", None)
     if L is None:
         return None
     L = np.asarray(L, dtype=np.float64)

@@ -482,7 +482,7 @@ class DBN:
             # the bottom may have other visible units (GaussianRBM), the top be another
             # model on binary units (with ``lateral`` weights: an SRBM)
             if not isinstance(layer, RBM) and not (
-                    isinstance(layer, Layers) and (l == 0 and hasattr(layer, "visible")
+                    isinstance(layer, Layers) and (l == 0 and layer.visible == "gaussian"
                                                    or 0 < l == len(layers) - 1)):
                 raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM"
                                 f"{' or GaussianRBM' if l == 0 else ''}, not "
@@ -550,9 +550,11 @@ class DBN:
         out = {}
         records = [dict(r.meta) for r in self.layers]
         for l, r in enumerate(self.layers):
-            if getattr(r, "lateral", None) is not None:
-                raise ModelMismatchError(f"layer {l} has lateral connections, which a DBN "
-                                         f"file of this version cannot hold.")
+            plain = isinstance(r, RBM) and getattr(r, "lateral", None) is None
+            if not (plain or (l == 0 and self.visible == "gaussian")):
+                raise ModelMismatchError(f"layer {l} ({type(r).__name__}, lateral "
+                                         f"connections) is not one a DBN file of this "
+                                         f"version can hold.")
             out[f"layer{l}_W"] = r.W
             out[f"layer{l}_vbias"] = r.vbias
             out[f"layer{l}_hbias"] = r.hbias

@@ -36,12 +36,12 @@ class LateralTop(RBM):
 
 
 class StandInTop(Layers):
-    """A top layer that is no RBM: W, vbias, hbias and lateral alone (the interface an
-    SRBM top plugs in through)."""
+    """A top layer that is no RBM: W, vbias, hbias and L alone (cyrbm.SRBM's names: the
+    interface an SRBM top plugs in through)."""
 
-    def __init__(self, W, vbias, hbias, lateral):
-        self.W, self.vbias, self.hbias, self.lateral = (
-            np.array(a, dtype=np.float64) for a in (W, vbias, hbias, lateral))
+    def __init__(self, W, vbias, hbias, L):
+        self.W, self.vbias, self.hbias, self.L = (
+            np.array(a, dtype=np.float64) for a in (W, vbias, hbias, L))
         self.meta = {}
 
 
@@ -235,6 +235,8 @@ def test_any_top_with_w_biases_and_lateral_plugs_in(case):
                      ("ais_per_vector", {"runs": 2, "schedule": "linear:20"})):
         np.testing.assert_array_equal(getattr(est, name)(V, **kw).values,
                                       getattr(ref, name)(V, **kw).values)
+    with pytest.raises(ModelMismatchError, match="StandInTop"):
+        DBN([low, other]).to_arrays()
 
 
 def test_log_prob_lower_bound_of_a_gaussian_rbm():
