@@ -22,6 +22,11 @@ Every estimator is a method of :class:`BoundEstimator` and returns a :class:`Bou
 it came from).  ln Z-hat is estimated once per estimator object (:meth:`BoundEstimator._log_Z`)
 and shared by every method.  A new method draws its per-vector terms from the compiled
 kernels, builds its values and returns ``self._result(...)``.
+
+A DBN whose bottom layer is a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2;
+two layers, the top possibly with lateral weights) takes the same methods but
+``harmonic``: the bound's terms from :func:`cyrbm.gaussian_dbn.variational_terms`, the
+Chib-style estimator and per-vector AIS on the Gaussian driver of :mod:`cyrbm.chib`.
 """
 import math
 import time
@@ -34,7 +39,8 @@ from cyrbm._random import bound_streams, make_streams
 from cyrbm._threads import pieces
 from cyrbm._validation import check_memory
 from cyrbm.errors import CyrbmError
-from cyrbm.models import DBN, RBM
+from cyrbm.gaussian_dbn import lateral_of, variational_terms
+from cyrbm.models import DBN, Layers, RBM
 
 __all__ = ["BoundEstimator", "BoundResult", "BoundError", "ENTROPY_MODES"]
 
@@ -176,8 +182,8 @@ class BoundEstimator:
 
     Parameters
     ----------
-    model : DBN or RBM
-        An RBM is taken as a DBN of one layer.
+    model : DBN, RBM or GaussianRBM
+        An RBM (or GaussianRBM) is taken as a DBN of one layer.
     log_Z : float, AISResult or None
         ln Z of the top RBM: a number, an AIS result (its ``log_Z``), or None to estimate
         it with ``annealer`` the first time a method needs it (once: every later method
@@ -199,7 +205,7 @@ class BoundEstimator:
     """
 
     def __init__(self, model, *, log_Z=None, annealer=None, seed=0, threads=None):
-        if isinstance(model, RBM):
+        if isinstance(model, Layers):
             model = DBN([model])
         if not isinstance(model, DBN):
             raise TypeError(f"model must be a cyrbm.DBN or RBM, not {type(model).__name__}.")
@@ -230,8 +236,13 @@ class BoundEstimator:
             from cyrbm.annealing import Annealer
             ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
             top = self.model.top
+            if getattr(top, "lateral", None) is not None and isinstance(top, RBM):
+                raise BoundError("an RBM given lateral weights is no model AIS knows: give "
+                                 "ln Z of the top layer (log_Z=...).")
             base = None
-            if data is not None and data.shape[0] > 0:
+            if self.model.n_layers == 1 and self.model.visible == "gaussian":
+                base = "data" if data is not None and data.shape[0] > 0 else None
+            elif data is not None and data.shape[0] > 0:
                 if self.model.n_layers == 1:
                     q = np.asarray(data, dtype=np.float64)
                 else:
@@ -253,6 +264,21 @@ class BoundEstimator:
         if samples < 1:
             raise BoundError(f"the number of samples M must be at least 1, not {samples}.")
         return int(samples)
+
+    def _gaussian_dbn(self, what):
+        """(RBM1, top) of a two-layer DBN with a Gaussian bottom layer, or None for a
+        binary DBN; a BoundError for a Gaussian-bottom DBN of other depth.  A top with
+        lateral weights above a binary bottom is refused (``what`` has no lateral term)."""
+        layers = self.model.layers
+        if self.model.visible != "gaussian":
+            if lateral_of(layers[-1]) is not None:
+                raise BoundError(f"{what} takes a top layer with lateral weights only above "
+                                 f"a Gaussian bottom layer.")
+            return None
+        if len(layers) != 2:
+            raise BoundError(f"{what} of a DBN with a Gaussian bottom layer needs two layers, "
+                             f"not {len(layers)}.")
+        return layers[0], layers[1]
 
     def _terms(self, layers, v, samples, seed, client=None, chunk=None):
         """The kernel's (lpv, lrest, lq, ent), each (N, M): see cyrbm._dbn; on a Dask
@@ -289,7 +315,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         samples : int >= 1
             M, samples from Q per vector (SM08 used 5).
         entropy : "analytic" or "sampled"
@@ -319,6 +345,12 @@ class BoundEstimator:
         if self.model.n_layers == 1:
             per = self.model.top.log_unnormalized(v, threads=self.threads)[:, None]
             mc = None
+        elif self._gaussian_dbn("the variational bound") is not None:
+            analytic, sampled = variational_terms(*self.model.layers, v, M,
+                                                  self.seed if seed is None else seed,
+                                                  self.threads)
+            per = analytic if entropy == "analytic" else sampled
+            mc = _within_stderr(per)
         else:
             lpv, lrest, lq, ent = self._terms(self.model.layers, v, M, seed, client, chunk)
             per = lpv + lrest + (ent if entropy == "analytic" else -lq)
@@ -343,6 +375,9 @@ class BoundEstimator:
         """
         t0 = time.perf_counter()
         M = self._samples(samples)
+        if self.model.visible != "binary":
+            raise BoundError("the harmonic-mean estimator is for binary visible units; use "
+                             "chib() or ais_per_vector() on a Gaussian bottom layer.")
         v = self._data(data)
         layers = self.model.layers
         if len(layers) == 1:
@@ -379,7 +414,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         steps : int >= 1
             S, Markov chain steps per repeat (MS09 used 40).
         repeats : int >= 1
@@ -416,7 +451,7 @@ class BoundEstimator:
 
         Parameters
         ----------
-        data : 0/1 array (N, n_visible)
+        data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         runs : int >= 1
             AIS runs per vector.
         schedule : the betas ("linear:K", "paper", an array; default cyrbm.chib's).

@@ -26,6 +26,9 @@ any number of threads.
 A DBN is any object with a ``layers`` attribute (a list of ``RBM``, bottom first) or a
 plain list of two ``RBM``; RBM1's hidden biases are used only by Q(h1 | v) =
 sigma(W1^T v + c1), the factorial approximation of SM08 that gives the starting states.
+RBM1 may be a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and then the
+top layer may have lateral weights (a semi-restricted top, ``lateral``): the same
+estimators run on ``cyrbm._chib.GaussChibModel`` (see :mod:`cyrbm.gaussian_dbn`).
 """
 import math
 import time
@@ -57,18 +60,25 @@ class EstimatorError(CyrbmError, ValueError):
 # ------------------------------------------------------------------------- checks
 def dbn_layers(dbn, what="the Chib-style estimator"):
     """The two RBMs of a DBN given as an object with ``.layers`` or as a list of RBMs,
-    checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible)."""
-    from cyrbm.models import RBM
+    checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible).
+    RBM1 may be a GaussianRBM, and then the top may have lateral weights."""
+    from cyrbm.gaussian_dbn import is_gaussian_bottom, lateral_of
+    from cyrbm.models import Layers, RBM
     layers = getattr(dbn, "layers", dbn)
-    if isinstance(layers, RBM):
+    if isinstance(layers, Layers):
         layers = [layers]
     try:
         layers = list(layers)
     except TypeError:
         raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
                         f"{type(dbn).__name__}.") from None
-    if not all(isinstance(layer, RBM) for layer in layers):
-        raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects.")
+    gaussian = bool(layers) and is_gaussian_bottom(layers[0])
+    # above a Gaussian bottom the top is any model with W, vbias, hbias (and ``lateral``)
+    if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
+               (l > 0 and gaussian and isinstance(layer, Layers)
+                and not is_gaussian_bottom(layer)) for l, layer in enumerate(layers)):
+        raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects (the "
+                        f"bottom one may be a GaussianRBM).")
     if len(layers) != 2:
         raise EstimatorError(f"{what} needs a DBN of two layers (an RBM under a top RBM); "
                              f"this model has {len(layers)}.")
@@ -76,6 +86,9 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
     if low.n_hidden != top.n_visible:
         raise ModelMismatchError(f"the DBN's layers do not chain: layer 1 has {low.n_hidden} "
                                  f"hidden units but layer 2 has {top.n_visible} visible units.")
+    if lateral_of(top) is not None and not is_gaussian_bottom(low):
+        raise EstimatorError(f"{what} takes a top layer with lateral weights only above a "
+                             f"Gaussian bottom layer (GaussianRBM).")
     return low, top
 
 
@@ -105,6 +118,8 @@ def _log_z(log_Z, error=EstimatorError):
 
 
 def _data(data, low):
+    if getattr(low, "visible", "binary") == "gaussian":
+        return low._visible_data(data, "data")
     v = check_binary(data, name="data", allow_1d=True)
     if v.shape[1] != low.n_visible:
         raise ModelMismatchError(f"data has {v.shape[1]} columns but the DBN has "
@@ -135,7 +150,10 @@ class _KernelDBN:
     def __init__(self, low, top):
         import threading
         self.low, self.top = low, top
-        self.dtype = _kernel_dtype(low, top)       # checks the weights' size once
+        self.gaussian = getattr(low, "visible", "binary") == "gaussian"
+        # the Gaussian bottom's driver is float64 throughout; else the weights' size is
+        # checked once
+        self.dtype = np.dtype(np.float64) if self.gaussian else _kernel_dtype(low, top)
         self._model = None
         self._lock = threading.Lock()
 
@@ -144,8 +162,12 @@ class _KernelDBN:
             if self._model is None:
                 from cyrbm import _chib
                 low, top = self.low, self.top
-                self._model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias,
-                                              top.hbias, dtype=self.dtype)
+                if self.gaussian:
+                    from cyrbm.gaussian_dbn import kernel_model
+                    self._model = kernel_model(low, top)
+                else:
+                    self._model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W,
+                                                  top.vbias, top.hbias, dtype=self.dtype)
             return self._model
 
     def __getstate__(self):
@@ -293,7 +315,7 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     Parameters
     ----------
     dbn : DBN or list of two RBMs
-    data : 0/1 array (n, n_visible)
+    data : 0/1 array (n, n_visible), or real rows under a Gaussian bottom layer
     log_Z : float or AISResult
         ln Z of the top RBM (shared with the variational bound, estimated once).
     steps : int

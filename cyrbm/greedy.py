@@ -11,6 +11,10 @@ Q(h_l = 1 | .) instead of samples (the option SM08 Sec. 4.1 mentions): the up pa
 then mean-field (layer l's probabilities given layer l-1's), and the Trainer takes the
 positive phase's expectation under them (``Trainer.fit(..., probabilities=True)``).
 
+With ``visible="gaussian"`` the bottom layer is a :class:`cyrbm.gaussian.GaussianRBM`
+trained by ``Trainer(visible="gaussian")`` on real data (MS09 Sec. 5.2), and the layers
+above it on samples or probabilities of its Q(h_1 | v) = sigma(c + W^T (v / sigma)).
+
 A new layer may start as the transpose of the one below (``init_transpose``; it then
 has as many hidden units as the layer below has visible ones): the DBN's p(v) is then
 exactly the lower model's and Q its true posterior, so the bound starts at the lower
@@ -22,7 +26,7 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm._random import seed_sequence
-from cyrbm._validation import check_binary, hint, worded
+from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import DBN
 from cyrbm.training import Trainer, _fingerprint
@@ -52,7 +56,10 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
     (``mode="probs"``; ``v`` may itself be probabilities: a mean-field pass)."""
-    p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
+    if getattr(rbm, "visible", "binary") == "gaussian":
+        p = rbm.hidden_probs(data)
+    else:
+        p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
     if mode == "probs":
         return p
     if mode != "sample":
@@ -62,15 +69,18 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
 
 
 LAYER_INPUTS = ("samples", "probs")
+#: Trainer settings of the bottom layer alone when its visible units are Gaussian
+GAUSSIAN_SETTINGS = ("sigma", "learn_sigma")
 
 
 def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, checkpoint=None,
-              resume=False, threads=None, progress=None, layer_input="samples", **settings):
+              resume=False, threads=None, progress=None, layer_input="samples",
+              visible="binary", **settings):
     """Train a DBN greedily (SM08 Sec. 4.1) and return it.
 
     Parameters
     ----------
-    data : 0/1 array (N, n_visible)
+    data : 0/1 array (N, n_visible), or real rows with ``visible="gaussian"``
     layers : list of int
         Hidden units of each layer, bottom first (e.g. [500, 2000]).
     trainers : list of (Trainer or dict), optional
@@ -88,13 +98,29 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
         What each layer above the first is trained on: 0/1 samples of Q(h_l | h_{l-1})
         (default), or its probabilities (a mean-field up pass; the Trainer's positive
         phase then takes the expectation under them).  Recorded in the DBN's meta.
+    visible : "binary" or "gaussian"
+        The bottom layer's visible units: "gaussian" trains a GaussianRBM
+        (``Trainer(visible="gaussian")``; the settings ``sigma`` and ``learn_sigma`` go
+        to it alone) on real data.
     **settings
         Trainer settings shared by every layer (method, k, epochs, learning_rate, ...).
     """
     if layer_input not in LAYER_INPUTS:
         raise ModelMismatchError(f"layer_input must be 'samples' or 'probs', not {layer_input!r}.")
     mode = "sample" if layer_input == "samples" else "probs"
-    data = check_binary(data, name="training data")
+    if visible not in ("binary", "gaussian"):
+        raise ModelMismatchError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
+    gaussian = visible == "gaussian"
+    bottom = {k: settings.pop(k) for k in GAUSSIAN_SETTINGS if k in settings}
+    if bottom and not gaussian:
+        raise ModelMismatchError(f"{', '.join(bottom)} is for Gaussian visible units "
+                                 f"(visible='gaussian').")
+    if gaussian:
+        bottom["visible"] = "gaussian"
+        if init_transpose:
+            raise ModelMismatchError("init_transpose starts a layer as the transpose of a "
+                                     "binary one; a Gaussian bottom layer has no transpose.")
+    data = (check_real if gaussian else check_binary)(data, name="training data")
     sizes = [int(n) for n in layers]
     if not sizes or any(n < 1 for n in sizes):
         raise ModelMismatchError(f"a DBN needs one or more layers of at least one unit, "
@@ -118,22 +144,28 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     done = []
     fingerprint = _fingerprint(data)
     if resume:
-        done, progress = resume_layers(checkpoint, sizes, layer_input=layer_input,
-                                       init_transpose=init_transpose)
+        done, record = resume_layers(checkpoint, sizes, layer_input=layer_input,
+                                     init_transpose=init_transpose)
         pf = progress_file(checkpoint)
         if done and done[0].n_visible != D:
             raise ModelMismatchError(f"the layers done in '{pf}' take {done[0].n_visible} "
                                      f"visible units but the data have {D} columns.")
-        if progress.get("data_fingerprint", fingerprint) != fingerprint:
+        if record.get("data_fingerprint", fingerprint) != fingerprint:
             raise ModelMismatchError(f"the layers done in '{pf}' were trained on other "
                                      f"data; resume on the same data.")
-    progress = {"data_fingerprint": fingerprint, "layer_input": layer_input,
-                "init_transpose": bool(init_transpose)}
+        if record.get("visible", "binary") != visible:
+            raise ModelMismatchError(f"the layers done in '{pf}' have "
+                                     f"{record.get('visible', 'binary')} visible units, not "
+                                     f"{visible}; resume with the same units.")
+    # the run's record (``progress`` is the progress bars' setting)
+    record = {"data_fingerprint": fingerprint, "layer_input": layer_input,
+              "init_transpose": bool(init_transpose), "visible": visible}
     x = data
     for l, rbm in enumerate(done):
         x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     for l in range(len(done), len(sizes)):
-        tr = _trainer_for(l, sizes[l], trainers, settings, seed, threads, progress, checkpoint)
+        tr = _trainer_for(l, sizes[l], trainers, dict(settings, **(bottom if l == 0 else {})),
+                          seed, threads, progress, checkpoint)
         init = done[-1].transposed() if (init_transpose and l > 0) else None
         ck = tr.checkpoint
         again = bool(resume and ck is not None and os.path.exists(ck))
@@ -144,12 +176,13 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
                                        "data": (f"{layer_input} of Q" if l > 0 else "data")})
         done.append(rbm)
         if checkpoint is not None:
-            DBN(done, meta={"progress": progress}).save(progress_file(checkpoint))
+            DBN(done, meta={"progress": record}).save(progress_file(checkpoint))
         if l + 1 < len(sizes):
             x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     return DBN(done, meta={"training": {"greedy": True, "layers": sizes,
                                         "init_transpose": bool(init_transpose),
-                                        "layer_input": layer_input, "seed": int(seed)}})
+                                        "layer_input": layer_input, "seed": int(seed),
+                                        "visible": visible}})
 
 
 def resume_layers(checkpoint, sizes, *, layer_input="samples", init_transpose=False):

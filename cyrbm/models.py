@@ -32,7 +32,20 @@ def _version():
 
 class Layers:
     """The sizes and dtype of a model with weights ``W`` (n_visible x n_hidden): shared
-    by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`."""
+    by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`.
+
+    ``Layers.kinds``: the model class of each kind of visible units other than binary
+    (a subclass's ``visible`` name, e.g. "gaussian"), registered when the class is
+    defined, so that a DBN file naming its bottom layer's kind is read by that class
+    (cyrbm.models cannot import the modules built on it)."""
+
+    kinds = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("visible")
+        if isinstance(kind, str):
+            Layers.kinds[kind] = cls
 
     n_visible = property(lambda self: self.W.shape[0], doc="Visible units (rows of W).")
     n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
@@ -440,7 +453,9 @@ def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
 
 # ------------------------------------------------------------------------------ DBN
 DBN_FORMAT = "cyrbm.dbn"
-DBN_FORMAT_VERSION = 1
+#: 2: a bottom layer of Gaussian visible units (meta "visible": "gaussian", array
+#: layer0_sigma); files of binary DBNs are still written as version 1
+DBN_FORMAT_VERSION = 2
 _LAYER_ARRAYS = ("W", "vbias", "hbias")
 
 
@@ -473,7 +488,9 @@ class DBN:
     ----------
     layers : list of RBM
         Bottom first; ``layers[l].n_hidden == layers[l + 1].n_visible``.  Stored in one
-        dtype: float64 if any layer is float64, else float32 (or ``dtype``).
+        dtype: float64 if any layer is float64, else float32 (or ``dtype``).  The bottom
+        layer may be a :class:`cyrbm.gaussian.GaussianRBM` (Gaussian visible units, MS09
+        Sec. 5.2; see :mod:`cyrbm.gaussian_dbn`): then p(v | h_1) is its Gaussian.
     dtype : float32 or float64, optional
     meta : dict, optional
         Free-form record (how the stack was trained), saved with it.
@@ -489,8 +506,13 @@ class DBN:
         if not layers:
             raise ModelMismatchError("a DBN needs at least one layer (an RBM).")
         for l, layer in enumerate(layers):
-            if not isinstance(layer, RBM):
-                raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM, not "
+            # the bottom may have other visible units (GaussianRBM), the top be another
+            # model on binary units (with ``lateral`` weights: an SRBM)
+            if not isinstance(layer, RBM) and not (
+                    isinstance(layer, Layers) and (l == 0 and layer.visible == "gaussian"
+                                                   or 0 < l == len(layers) - 1)):
+                raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM"
+                                f"{' or GaussianRBM' if l == 0 else ''}, not "
                                 f"{type(layer).__name__}.")
         for l in range(len(layers) - 1):
             if layers[l].n_hidden != layers[l + 1].n_visible:
@@ -522,6 +544,11 @@ class DBN:
         return self.layers[0].n_visible
 
     @property
+    def visible(self):
+        """The kind of the visible units: "binary", or the bottom layer's ("gaussian")."""
+        return getattr(self.layers[0], "visible", "binary")
+
+    @property
     def dtype(self):
         return self.layers[0].dtype
 
@@ -540,7 +567,7 @@ class DBN:
         if not 1 <= layer <= self.n_layers:
             raise ValueError(f"layer must be between 1 and {self.n_layers}, not {layer}.")
         for l, r in enumerate(self.layers[:layer]):
-            x = r.hidden_probs(x, probabilities=l > 0)
+            x = r.hidden_probs(x) if l == 0 else r.hidden_probs(x, probabilities=True)
         return x
 
     # ---------------------------------------------------------------- files
@@ -548,18 +575,29 @@ class DBN:
         """The arrays of the .npz layout: layer{l}_W, layer{l}_vbias, layer{l}_hbias and
         meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
         out = {}
+        records = [dict(r.meta) for r in self.layers]
         for l, r in enumerate(self.layers):
+            plain = isinstance(r, RBM) and getattr(r, "lateral", None) is None
+            if not (plain or (l == 0 and self.visible == "gaussian")):
+                raise ModelMismatchError(f"layer {l} ({type(r).__name__}, lateral "
+                                         f"connections) is not one a DBN file of this "
+                                         f"version can hold.")
             out[f"layer{l}_W"] = r.W
             out[f"layer{l}_vbias"] = r.vbias
             out[f"layer{l}_hbias"] = r.hbias
+        if self.visible != "binary":      # every array of the bottom's own file, its record
+            bottom = self.layers[0].to_arrays()
+            out.update({f"layer0_{k}": a for k, a in bottom.items() if k != "meta"})
+            records[0] = _io.meta_from_array(bottom["meta"], "<model>")
         meta = {
             "format": DBN_FORMAT,
-            "format_version": DBN_FORMAT_VERSION,
+            "format_version": 1 if self.visible == "binary" else DBN_FORMAT_VERSION,
+            **({} if self.visible == "binary" else {"visible": self.visible}),
             "dtype": self.dtype.name,
             "n_layers": self.n_layers,
             "sizes": [int(s) for s in self.sizes],
             "cyrbm_version": _version(),
-            "layers": [dict(r.meta) for r in self.layers],
+            "layers": records,
         }
         meta.update({k: v for k, v in self.meta.items() if k not in meta})
         out["meta"] = _io.meta_to_array(meta)
@@ -609,6 +647,10 @@ class DBN:
                 raise ModelFileError(
                     f"{what} '{path}' lacks layer {l} of {n_layers} (no array"
                     f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}).")
+            if l == 0 and (meta.get("visible", "binary") != "binary" or "layer0_sigma" in arrays):
+                layers.append(_bottom_layer(arrays, path, meta.get("visible", "gaussian"),
+                                            layer_meta[0], dtype, what))
+                continue
             sub = {a: arrays[n] for a, n in zip(_LAYER_ARRAYS, names)}
             rbm = RBM.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")
             if isinstance(layer_meta[l], dict):
@@ -625,5 +667,19 @@ class DBN:
                                  f"{meta['sizes']!r} but its arrays have {sizes}.")
         keep = {k: v for k, v in meta.items()
                 if k not in ("format", "format_version", "dtype", "n_layers", "sizes",
-                             "cyrbm_version", "layers")}
+                             "cyrbm_version", "layers", "visible")}
         return cls(layers, dtype=dtype, meta=keep)
+
+
+def _bottom_layer(arrays, path, kind, record, dtype, what):
+    """The bottom layer of a DBN file whose visible units are of ``kind``: the arrays
+    layer0_* and the layer's record, read by that kind's model class."""
+    cls = Layers.kinds.get(kind)
+    if cls is None:
+        raise ModelFileError(f"{what} '{path}' has a bottom layer of {kind!r} visible units, "
+                             f"which this cyrbm cannot read (cyrbm.DBN reads every kind; "
+                             f"with cyrbm.models.DBN, import cyrbm.gaussian first).")
+    sub = {k[len("layer0_"):]: a for k, a in arrays.items() if k.startswith("layer0_")}
+    if isinstance(record, dict):
+        sub["meta"] = _io.meta_to_array(record)
+    return cls.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer 0)")

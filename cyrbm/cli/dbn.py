@@ -254,7 +254,7 @@ def cmd_bound(args, out, explicit=()):
     dbn = DBN.load(args["DBN"])
     if args["--data"] is None:
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
-    data = load_data(args["--data"])
+    data = load_data(args["--data"], real=dbn.visible == "gaussian")
     annealer = None
     if log_Z is None and method in ("variational", "chib", "ais"):
         from cyrbm.annealing import Annealer
@@ -331,11 +331,12 @@ def _print_log_z(res, out):
 
 def dbn_info(path, arrays, out, as_json):
     """``cyrbm info`` for a DBN file."""
-    from cyrbm import _io
+    from cyrbm import _io, gaussian  # noqa: F401 (gaussian: a Gaussian bottom layer's class)
     from cyrbm.models import DBN
     dbn = DBN.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    info = {"model": path, "kind": "dbn", "sizes": dbn.sizes, "n_layers": dbn.n_layers,
+    info = {"model": path, "kind": "dbn", "visible": dbn.visible, "sizes": dbn.sizes,
+            "n_layers": dbn.n_layers,
             "n_visible": dbn.n_visible, "dtype": dbn.dtype.name,
             "format_version": meta.get("format_version"), "written_by": meta.get("cyrbm_version"),
             "training": dbn.meta.get("training", {}),
@@ -345,8 +346,9 @@ def dbn_info(path, arrays, out, as_json):
     if as_json:
         print(json.dumps(info))
         return 0
+    bottom = ", Gaussian visible units" if dbn.visible == "gaussian" else ""
     print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers, top RBM "
-          f"{dbn.top.n_visible} x {dbn.top.n_hidden}), {dbn.dtype.name}", file=out)
+          f"{dbn.top.n_visible} x {dbn.top.n_hidden}{bottom}), {dbn.dtype.name}", file=out)
     if meta:
         print(f"  format version {meta.get('format_version')}, written by cyrbm "
               f"{meta.get('cyrbm_version')}", file=out)

@@ -1,0 +1,177 @@
+"""A two-layer DBN whose bottom layer has Gaussian visible units (Murray & Salakhutdinov
+2009, Sec. 5.2: the image-patch DBN): its top layer, exact ln p(v) and the variational
+bound's terms.
+
+The DBN is [RBM1, top]: RBM1 a :class:`cyrbm.gaussian.GaussianRBM` on (v, h1), D Gaussian
+visible and H1 binary hidden units, and an undirected top layer on (h1, h2).  With h2
+summed out (MS09 Eq. 16 with a Gaussian P(v | h1))::
+
+    p(v, h1) = p(v | h1) P*(h1) / Z_top,   p(v | h1) = N(v; b1 + s (W1 h1), s^2),
+    ln P*(h1) = b2.h1 + h1^T L h1 / 2 + sum_k softplus(c2 + W2^T h1)_k,
+
+where p(v | h1) is a normalised density and Z_top = sum_h1 P*(h1).  The top layer enters
+only through ln P*(h1) and ln Z_top: it is any object with ``W`` (H1 x H2), ``vbias``
+(b2), ``hbias`` (c2) and optional lateral weights ``lateral`` or ``L`` (H1 x H1,
+symmetric with a zero diagonal: a semi-restricted top such as cyrbm.SRBM; absent or
+None for an RBM).
+
+* :func:`exact_log_prob`: ln p(v) by summing the 2^H1 states of h1 (tiny models; the
+  reference of every estimator);
+* :func:`variational_terms`: the terms of SM08's bound (Eq. 19-24) with Gaussian v, for
+  :meth:`cyrbm.BoundEstimator.variational`: E_Q[ln p(v | h1)] in closed form for the
+  factorial Q (the mean and variance of W1 h1), E_Q[ln P*(h1)] by samples of Q;
+* the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.chib` on the
+  compiled driver ``cyrbm._chib.GaussChibModel``.
+"""
+import math
+
+import numpy as np
+
+from cyrbm._random import bound_streams
+from cyrbm._threads import pieces
+from cyrbm.errors import ModelMismatchError
+from cyrbm.gaussian import GaussianRBM
+from cyrbm.models import expit
+
+__all__ = ["is_gaussian_bottom", "lateral_of", "top_log_unnormalized", "exact_log_prob",
+           "exact_top_log_partition", "variational_terms", "kernel_model"]
+
+_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+#: states of h1 per block of the exact sums
+_BLOCK_BITS = 12
+
+
+def is_gaussian_bottom(layer):
+    """Whether a DBN's bottom layer has Gaussian visible units."""
+    return isinstance(layer, GaussianRBM)
+
+
+def lateral_of(top):
+    """The top layer's lateral weights L (H1 x H1, float64): its ``lateral``, or its
+    ``L`` (cyrbm.SRBM's name), or None for an RBM top; checked: square of the top's
+    visible size, finite, symmetric, zero diagonal."""
+    L = getattr(top, "lateral", None)
+    if L is None:
+        L = getattr(top, "L", None)
+    if L is None:
+        return None
+    L = np.asarray(L, dtype=np.float64)
+    n = top.W.shape[0]
+    if L.shape != (n, n):
+        raise ModelMismatchError(f"the top layer's lateral weights have shape {L.shape}, "
+                                 f"not ({n}, {n}) (its visible units squared).")
+    if not np.all(np.isfinite(L)):
+        raise ModelMismatchError("the top layer's lateral weights contain NaN or infinite "
+                                 "values.")
+    if np.any(np.diag(L) != 0) or not np.array_equal(L, L.T):
+        raise ModelMismatchError("the top layer's lateral weights must be symmetric with a "
+                                 "zero diagonal.")
+    return L
+
+
+def top_log_unnormalized(top, h, L=None):
+    """ln P*(h1) = b2.h1 + h1^T L h1 / 2 + sum_k softplus(c2 + W2^T h1)_k for rows h of
+    0/1 states (or probabilities: then the mean-field value), float64."""
+    h = np.asarray(h, dtype=np.float64)
+    W2 = top.W.astype(np.float64, copy=False)
+    out = h @ top.vbias.astype(np.float64) + np.sum(
+        np.logaddexp(0.0, h @ W2 + top.hbias.astype(np.float64)), axis=1)
+    if L is not None:
+        out += 0.5 * np.sum((h @ L) * h, axis=1)
+    return out
+
+
+def _state_blocks(n):
+    """The 2^n binary states of n units in blocks of at most 2^12 rows (float64)."""
+    low = min(n, _BLOCK_BITS)
+    bits = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
+    for t in range(1 << (n - low)):
+        h = np.empty((bits.shape[0], n))
+        h[:, :low] = bits
+        h[:, low:] = (t >> np.arange(n - low)) & 1
+        yield h
+
+
+def _check_units(n, max_units):
+    if n > max_units:
+        raise ModelMismatchError(f"an exact ln p(v) sums 2^{n} states of h1 and the limit is "
+                                 f"{max_units} units; use an estimator (BoundEstimator.chib "
+                                 f"or ais_per_vector) instead.")
+
+
+def exact_top_log_partition(top, *, max_units=20):
+    """ln Z_top = ln sum_h1 P*(h1), by enumerating h1 (the top's visible layer)."""
+    _check_units(top.W.shape[0], max_units)
+    L = lateral_of(top)
+    parts = [_logsumexp(top_log_unnormalized(top, h, L)) for h in _state_blocks(top.W.shape[0])]
+    return float(_logsumexp(np.array(parts)))
+
+
+def exact_log_prob(low, top, v, *, max_units=20):
+    """ln p(v) of each row of ``v`` under the DBN [low, top] exactly: ln sum_h1 p(v | h1)
+    P*(h1) - ln Z_top, with p(v | h1) the Gaussian density of RBM1 (normalised, so no
+    Gaussian integral is left) and Z_top by enumeration too.  Returns (ln p(v) (n,),
+    ln Z_top)."""
+    _check_units(low.n_hidden, max_units)
+    v = low._visible_data(v)
+    L = lateral_of(top)
+    s = low.sigma.astype(np.float64)
+    a = (v - low.vbias.astype(np.float64)) / s
+    W1 = low.W.astype(np.float64)
+    norm = float(np.sum(np.log(s))) + low.n_visible * _LN_SQRT_2PI
+    joint, top_parts = [], []
+    for h in _state_blocks(low.n_hidden):
+        lt = top_log_unnormalized(top, h, L)
+        u = h @ W1.T                                    # W1 h, one row per state
+        sq = (np.sum(a * a, axis=1)[:, None] - 2.0 * (a @ u.T)
+              + np.sum(u * u, axis=1)[None, :])         # ||a - W1 h||^2
+        joint.append(_logsumexp(-0.5 * sq + lt[None, :], axis=1))
+        top_parts.append(_logsumexp(lt))
+    log_Z = float(_logsumexp(np.array(top_parts)))
+    return _logsumexp(np.stack(joint, axis=1), axis=1) - norm - log_Z, log_Z
+
+
+def _logsumexp(x, axis=None):
+    x = np.asarray(x, dtype=np.float64)
+    mx = np.max(x, axis=axis, keepdims=True)
+    out = mx + np.log(np.sum(np.exp(x - mx), axis=axis, keepdims=True))
+    return out.reshape(()) if axis is None else np.squeeze(out, axis=axis)
+
+
+def kernel_model(low, top):
+    """The compiled driver's layout of the DBN [low, top] (float64)."""
+    from cyrbm import _chib
+    return _chib.GaussChibModel(low.W, low.vbias, low.hbias, low.sigma, top.W, top.vbias,
+                                top.hbias, lateral_of(top))
+
+
+def variational_terms(low, top, v, samples, seed, threads, model=None):
+    """The per-sample terms of the variational bound (SM08 Eq. 19-24) with Gaussian v,
+    ln Z_top not subtracted: (analytic, sampled), each (n, samples).
+
+    ``analytic``: E_Q[ln p(v | h1)] + ln P*(h^(m)) + H(Q), where for the factorial
+    Q(h1 | v) = sigma(c1 + W1^T (v / s)) with means mu,
+    E_Q ||a - W1 h1||^2 = ||a - W1 mu||^2 + sum_j mu_j (1 - mu_j) ||W1_j||^2 (a = (v - b1)
+    / s) is exact, and only ln P*(h1) is sampled.  ``sampled``: ln p(v | h^(m)) +
+    ln P*(h^(m)) - ln Q(h^(m) | v), every term sampled (no variance when Q is the true
+    posterior).  h^(m) ~ Q from stream i of ``bound_streams(seed, n)`` for row i (the
+    compiled driver: ``GaussChibModel.bound_samples``)."""
+    model = kernel_model(low, top) if model is None else model
+    n = v.shape[0]
+    streams = bound_streams(seed, n)
+    lpv, ltop, lq = (np.empty((n, samples)) for _ in range(3))
+    for i0, i1 in pieces(0, n, threads):        # Ctrl-C answered between pieces
+        part = model.bound_samples(v[i0:i1], samples, np.ascontiguousarray(streams[i0:i1]),
+                                   threads)
+        for whole, piece in zip((lpv, ltop, lq), part):
+            whole[i0:i1] = piece
+    s = low.sigma.astype(np.float64)
+    W1 = low.W.astype(np.float64)
+    a = (v - low.vbias.astype(np.float64)) / s
+    x = (v / s) @ W1 + low.hbias.astype(np.float64)
+    mu = expit(x)
+    r = a - mu @ W1.T
+    e_lik = (-0.5 * (np.sum(r * r, axis=1) + (mu * (1.0 - mu)) @ np.sum(W1 * W1, axis=0))
+             - float(np.sum(np.log(s))) - low.n_visible * _LN_SQRT_2PI)
+    entropy = np.sum(np.logaddexp(0.0, x) - mu * x, axis=1)
+    return (e_lik + entropy)[:, None] + ltop, lpv + ltop - lq
