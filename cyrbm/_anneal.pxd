@@ -25,6 +25,18 @@ cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const doubl
 
 # The buffers of R AIS runs between RBMs A and B, in one malloc'd block: the single layout
 # of the kernels' inputs, used by GibbsEngine and by the C/Cython API (cyrbm.capi).
+# Gaussian visible units (gauss_run): the pair, the runs' states (given by the caller)
+# and the threads' scratch blocks of work_bytes each.
+cdef struct gauss_buffers:
+    cyrbm_gauss_pair pair
+    void *v              # runs x D, the kernels' float type
+    uint8_t *h           # runs x M
+    cyrbm_rng *streams   # one chain stream a run
+    double *logw         # runs
+    bint weights
+    char *work
+    size_t work_bytes
+
 cdef struct ais_buffers:
     cyrbm_ais_pair pair
     cyrbm_ais_state st
@@ -32,6 +44,7 @@ cdef struct ais_buffers:
     Py_ssize_t runs
     bint float32
     void *ebuf           # ldB elements: B's unscaled hidden biases (ais_set_tempered)
+    gauss_buffers *gauss # not NULL: the runs have Gaussian visible units (gauss_run)
 
 cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
                    Py_ssize_t nA, Py_ssize_t nB) noexcept nogil

@@ -77,6 +77,9 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
     ``weights``, a block-Gibbs transition at beta_s while s < k_end) or tempered
     block-Gibbs sweeps, run r at betas[r] (cyrbm_gibbs_tempered).
 
+    With Gaussian visible units (``B.gauss``): steps of cyrbm_gauss_block (gauss_t.h),
+    the transition at every step, log weights if the buffers ask for them.
+
     The runs are split into one contiguous block per thread, each taken through all the
     steps with no synchronisation; each run's arithmetic and random numbers are the same
     whatever the split.
@@ -88,6 +91,9 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
     cdef bint f32 = B.float32
     if n <= 0 or s1 <= s0:
         return
+    if B.gauss != NULL:
+        _gauss_steps(B.gauss, f32, first, runs, betas, s0, s1, n_threads)
+        return
     for t in prange(nt, num_threads=nt, schedule='static'):
         r0 = first + t * n // nt
         r1 = first + (t + 1) * n // nt
@@ -96,6 +102,26 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
                         force_refresh)
         else:
             k_gibbs_tempered(f32, P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+
+
+cdef void _gauss_steps(gauss_buffers *G, bint f32, Py_ssize_t first, Py_ssize_t runs,
+                       const double *betas, Py_ssize_t s0, Py_ssize_t s1,
+                       int n_threads) noexcept nogil:
+    """Steps s0 <= s < s1 of the Gaussian runs first <= r < runs: whole blocks of
+    CYRBM_GAUSS_LANES runs split among the threads (a block's chains share each weight
+    load; the split changes no number), each thread on its own scratch."""
+    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, nb = (runs - first + L - 1) // L
+    cdef int nt = cap_threads(n_threads, nb)
+    cdef Py_ssize_t t, r0, r1
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        r0 = first + (t * nb // nt) * L
+        r1 = min(runs, first + ((t + 1) * nb // nt) * L)
+        if f32:
+            k_gauss_block(&G.pair, <float *> G.v, G.h, r0, r1, betas, s0, s1, G.weights,
+                          G.streams, G.logw, G.work + t * G.work_bytes)
+        else:
+            k_gauss_block(&G.pair, <double *> G.v, G.h, r0, r1, betas, s0, s1, G.weights,
+                          G.streams, G.logw, G.work + t * G.work_bytes)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -131,6 +157,8 @@ cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t
     cdef double last, t0
     if s1 <= s0 or runs <= 0:
         return 0
+    if B.gauss != NULL:     # whole blocks of Gaussian runs (gauss_t.h)
+        block = (block + CYRBM_GAUSS_LANES - 1) // CYRBM_GAUSS_LANES * CYRBM_GAUSS_LANES
     if piece < 1 or not check_signals:
         piece = s1 - s0
     last = seconds_now()
@@ -400,14 +428,16 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
               Py_ssize_t k0, Py_ssize_t k1, bint weights, uint64_t[:, ::1] streams,
               double[::1] logw, int n_threads=1):
     """Steps k0 <= k < k1 of R runs between independent Gaussians N(mu, sd^2) and the
-    Gaussian-visible RBM (W, vbias, hbias, sigma) (cyrbm_gauss_steps, common_t.h): the
-    Gaussian visible layer of the engine, its one driver for AIS (``weights``: ln w in
-    ``logw``, INOUT), Gibbs sampling and training's negative phase (every beta 1).
+    Gaussian-visible RBM (W, vbias, hbias, sigma) (cyrbm_gauss_block, gauss_t.h): the
+    Gaussian visible layer of the engine, taken through its one loop (engine_run: pieces
+    of steps times blocks of runs, Ctrl-C answered between pieces), for AIS
+    (``weights``: ln w in ``logw``, INOUT), Gibbs sampling and training's negative phase
+    (every beta 1).  Step 0 draws v exactly from the base.
 
     ``v`` (R x n_visible, INOUT) real-valued states, ``h`` (R x n_hidden, OUT) the last
     hidden states; run r draws from streams[r] alone (INOUT, (R, 4) uint64), so the
-    result does not depend on ``n_threads``."""
-    cdef Py_ssize_t R = v.shape[0], D = W.shape[0], M = W.shape[1], r
+    result depends neither on ``n_threads`` nor on the kernel variant."""
+    cdef Py_ssize_t R = v.shape[0], D = W.shape[0], M = W.shape[1]
     if (v.shape[1] != D or h.shape[0] != R or h.shape[1] != M or vbias.shape[0] != D
             or sigma.shape[0] != D or hbias.shape[0] != M or mu.shape[0] != D
             or sd.shape[0] != D or logw.shape[0] != R):
@@ -416,25 +446,77 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
         raise ValueError(f"gauss_run: streams must have shape ({R}, 4).")
     if not (0 <= k0 <= k1 <= betas.shape[0]):
         raise ValueError("gauss_run: the steps are not within the schedule.")
-    if R == 0 or k0 == k1:
+    if R == 0 or k0 == k1 or D == 0:
         return
-    cdef cyrbm_gauss_pair P
-    P.D, P.M = D, M
-    P.W, P.b, P.c, P.s = &W[0, 0], &vbias[0], &hbias[0], &sigma[0]
-    P.mu, P.sd = &mu[0], &sd[0]
-    cdef double *x
-    cdef int bad = 0
-    with nogil, parallel(num_threads=cap_threads(n_threads, R * (k1 - k0) * D * M // 50000)):
-        x = <double *> malloc((M + 1) * sizeof(double))
-        for r in prange(R, schedule='static'):
-            if x == NULL:
-                bad += 1
-                continue
-            k_gauss_steps(&P, &v[r, 0], &h[r, 0], x, &betas[0], k0, k1, weights,
-                          <cyrbm_rng *> &streams[r, 0], &logw[r])
-        free(x)
-    if bad:
+    cdef ais_buffers B
+    cdef gauss_buffers G
+    memset(&B, 0, sizeof(ais_buffers))
+    B.runs, B.float32, B.gauss = R, floating is float, &G
+    G.pair.D, G.pair.M = D, M
+    G.pair.W = &W[0, 0] if M > 0 else NULL
+    G.pair.b, G.pair.c, G.pair.s = &vbias[0], &hbias[0] if M > 0 else NULL, &sigma[0]
+    G.pair.mu, G.pair.sd = &mu[0], &sd[0]
+    G.v, G.h = &v[0, 0], &h[0, 0] if M > 0 else NULL
+    G.streams, G.logw, G.weights = <cyrbm_rng *> &streams[0, 0], &logw[0], weights
+    cdef int nt = n_threads if n_threads > 0 else 1
+    G.work_bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
+    G.work = <char *> malloc(nt * G.work_bytes)
+    if G.work == NULL:
         raise MemoryError("out of memory in gauss_run")
+    cdef int status
+    with nogil:
+        status = engine_run(&B, True, &betas[0], k0, k1, 0, weights, 0, 0, nt, True)
+    free(G.work)
+    if status == -3:
+        raise_set_error()       # the runs are left part-way
+
+
+def gauss_cd_products(const floating[:, ::1] W, const floating[::1] hbias,
+                      const floating[::1] sigma, const floating[:, ::1] data,
+                      const floating[:, ::1] chains, floating[:, ::1] p0,
+                      floating[:, ::1] pk, floating[:, ::1] dW, int n_threads=1):
+    """The products of a CD / PCD step of a Gaussian RBM on the engine's kernels
+    (gauss_t.h), so that no number depends on BLAS, threads or the kernel variant:
+    ``p0`` = p(h | data) and ``pk`` = p(h | chains) (OUT, B x M; cyrbm_gauss_hidden,
+    the transitions' own product x = c + W^T (v / s)), and the weight gradient
+    ``dW`` = sum_n (v_n / s) p0_n^T - sum_n (v~_n / s) pk_n^T (OUT, D x M;
+    cyrbm_gauss_gradient, sums over n in order)."""
+    cdef Py_ssize_t B = data.shape[0], D = W.shape[0], M = W.shape[1]
+    if (chains.shape[0] != B or data.shape[1] != D or chains.shape[1] != D
+            or hbias.shape[0] != M or sigma.shape[0] != D or p0.shape[0] != B
+            or pk.shape[0] != B or p0.shape[1] != M or pk.shape[1] != M
+            or dW.shape[0] != D or dW.shape[1] != M):
+        raise ValueError("gauss_cd_products: the shapes of the model, rows and outputs do "
+                         "not match.")
+    if B == 0 or D == 0 or M == 0:
+        dW[:, :] = 0
+        return
+    dt = np.float32 if floating is float else np.float64
+    s = np.asarray(sigma)
+    cdef const floating[:, ::1] a = np.ascontiguousarray((np.asarray(data) / s).T, dtype=dt)
+    cdef const floating[:, ::1] b = np.ascontiguousarray((np.asarray(chains) / s).T, dtype=dt)
+    cdef cyrbm_gauss_pair P
+    memset(&P, 0, sizeof(cyrbm_gauss_pair))
+    P.D, P.M, P.W, P.c, P.s = D, M, &W[0, 0], &hbias[0], &sigma[0]
+    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, nb = (B + L - 1) // L, t, r0, r1
+    cdef int nt = cap_threads(n_threads, nb)
+    cdef size_t bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
+    cdef char *work = <char *> malloc(nt * bytes)
+    if work == NULL:
+        raise MemoryError("out of memory in gauss_cd_products")
+    cdef int ng = cap_threads(n_threads, D // 16)
+    with nogil:
+        for t in prange(nt, num_threads=nt, schedule='static'):
+            r0 = (t * nb // nt) * L
+            r1 = min(B, ((t + 1) * nb // nt) * L)
+            k_gauss_hidden(&P, &data[0, 0], r0, r1, &p0[0, 0], work + t * bytes)
+            k_gauss_hidden(&P, &chains[0, 0], r0, r1, &pk[0, 0], work + t * bytes)
+        for t in prange(ng, num_threads=ng, schedule='static'):
+            r0 = t * D // ng
+            r1 = (t + 1) * D // ng
+            k_gauss_gradient(&a[0, 0], &p0[0, 0], &b[0, 0], &pk[0, 0], B, M, r0, r1,
+                             &dW[0, 0] + r0 * M)
+    free(work)
 
 
 def srbm_run(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
@@ -644,6 +726,7 @@ cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_v
     memset(P, 0, sizeof(cyrbm_ais_pair))
     memset(S, 0, sizeof(cyrbm_ais_state))
     B.block = NULL
+    B.gauss = NULL
     B.runs = 0
     B.float32 = float32
     if runs < 1 or runs > _MAX_RUNS or n_visible < 1 or n_visible > _MAX_UNITS or nA < 0 \

@@ -108,7 +108,7 @@ def bound_streams(seed, Py_ssize_t n):
 
 def gaussian_ais_streams(seed, Py_ssize_t runs, key=0):
     """The streams of AIS runs on a Gaussian RBM (cyrbm.gaussian: one chain stream a run,
-    cyrbm_gauss_steps): (runs, 4) uint64, purpose "ais", keys 16 + key (clear of the
+    cyrbm_gauss_block): (runs, 4) uint64, purpose "ais", keys 16 + key (clear of the
     binary runs' keys 0-8)."""
     return make_streams(seed, "ais", runs, 16 + key)
 

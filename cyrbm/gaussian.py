@@ -15,7 +15,8 @@ Integrating v out for each h is a Gaussian integral::
 
 so ln Z is exact by enumerating the hidden layer (:meth:`GaussianRBM.log_partition`).
 Sampling, training's negative phase and AIS run on the engine's Gaussian visible layer
-(``cyrbm._anneal.gauss_run``, the kernel ``cyrbm_gauss_steps``).
+(``cyrbm._anneal.gauss_run`` on the engine's loop, the kernel ``cyrbm_gauss_block``
+in gauss_t.h), and so do the CD step's products (``cyrbm._anneal.gauss_cd_products``).
 
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
 array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
@@ -265,14 +266,20 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
         chains[...] = batch
     if k > 0:
         model._sweeps(chains, streams, 1, k + 1, n_threads)
+    data = np.ascontiguousarray(batch, dtype=model.dtype)
+    B, M = data.shape[0], model.n_hidden
+    p0, pk = np.empty((B, M), model.dtype), np.empty((B, M), model.dtype)
+    dW = np.empty_like(model.W)
+    _anneal.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk, dW,
+                              n_threads)
     s = model.sigma.astype(np.float64)
     vk = chains.astype(np.float64)
-    p0, pk = expit(model._hidden_inputs(batch)), expit(model._hidden_inputs(vk))
-    grads = ((batch / s).T @ p0 - (vk / s).T @ pk, np.sum(batch - vk, axis=0) / (s * s),
-             p0.sum(axis=0) - pk.sum(axis=0))
-    grads = tuple(np.ascontiguousarray(g, dtype=model.dtype) for g in grads)
+    grads = (dW, np.ascontiguousarray(np.sum(batch - vk, axis=0) / (s * s), dtype=model.dtype),
+             np.ascontiguousarray(p0.sum(axis=0, dtype=np.float64)
+                                  - pk.sum(axis=0, dtype=np.float64), dtype=model.dtype))
     if vel_sigma is not None:
         W, b = model.W.astype(np.float64, copy=False), model.vbias.astype(np.float64)
+        p0, pk = p0.astype(np.float64), pk.astype(np.float64)
 
         def terms(v, p):
             return np.sum(((v - b) / s) ** 2 - (v / s) * (p @ W.T), axis=0)

@@ -117,6 +117,47 @@ def test_normal_draws_are_standard_normal():
         assert abs(stats.kurtosis(z)) < 4.5 * math.sqrt(24) * se
 
 
+def test_normal_draws_follow_the_stream_and_box_muller():
+    """The kernel's first draws (step 0, v = mu + sd z, 37 runs: blocks of 16 and a
+    part) against the chain streams computed in plain Python and Box-Muller's cosine with
+    the C library's ln and cos: vmath.h's float64 ln and cos(2 pi u) within 4e-15 of it
+    over 37 x 300 draws (every quadrant), the uniforms taken in the documented order."""
+    from _reference import xoshiro_reference
+    from cyrbm import _anneal
+    from cyrbm._random import gaussian_ais_streams
+    R, D = 37, 300
+    st = gaussian_ais_streams(3, R)
+    first = st.copy()
+    v, h, lw = np.zeros((R, D)), np.zeros((R, 1), np.uint8), np.zeros(R)
+    mu, sd = np.zeros(D), np.ones(D)
+    _anneal.gauss_run(np.zeros((D, 1)), np.zeros(D), np.zeros(1), np.ones(D), mu, sd, v, h,
+                      np.zeros(1), 0, 1, False, st, lw, 2)
+    for r in range(R):
+        u = np.array(xoshiro_reference(first[r], 2 * D))
+        z = np.sqrt(-2 * np.log(1 - u[0::2])) * np.cos(2 * np.pi * u[1::2])
+        np.testing.assert_allclose(v[r], z, rtol=0, atol=4e-15 * max(1.0, np.abs(z).max()))
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_cd_products_match_numpy(dtype, tol):
+    """The CD step's products on the engine's kernels (gauss_cd_products: p(h | v) of the
+    data and the chains, the weight gradient) against float64 NumPy, 37 rows (two blocks
+    of 16 and a part), 23 x 19 units (vector tails)."""
+    from cyrbm import _anneal
+    from cyrbm.models import expit
+    m = model_of(23, 19, seed=3, dtype=dtype)
+    rng = np.random.default_rng(5)
+    v, w = (rng.normal(0, 1.5, (37, 23)).astype(dtype) for _ in range(2))
+    p0, pk, dW = np.empty((37, 19), dtype), np.empty((37, 19), dtype), np.empty_like(m.W)
+    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, p0, pk, dW, 2)
+    W, c, s = (a.astype(np.float64) for a in (m.W, m.hbias, m.sigma))
+    q0, qk = expit((v / s) @ W + c), expit((w / s) @ W + c)
+    np.testing.assert_allclose(p0, q0, rtol=tol, atol=tol)
+    np.testing.assert_allclose(pk, qk, rtol=tol, atol=tol)
+    want = (v / s).T @ q0 - (w / s).T @ qk
+    np.testing.assert_allclose(dW, want, rtol=0, atol=tol * 40 * np.abs(want).max())
+
+
 def test_gibbs_moments_match_the_exact_ones():
     """Means and variances of 20,000 chains after 30 sweeps against the exact mixture's,
     within 4.5 standard errors; the same test rejects a model with shifted visible

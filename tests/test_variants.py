@@ -96,8 +96,8 @@ def numbers(dtype):
                             learning_rate=0.05, seed=11, threads=2, dtype=dtype,
                             monitor_size=0, progress=False).fit(data)
         out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
-    # Gaussian visible units (cyrbm_gauss_steps, cyrbm_rng_normal): AIS, RAISE, sampling
-    # and PCD training on real-valued data
+    # Gaussian visible units (gauss_t.h: blocks of 16 chains, vmath.h's ln and cos):
+    # AIS, RAISE, sampling and PCD training on real-valued data
     from cyrbm.gaussian import GaussianRBM
     gauss = GaussianRBM(W, b, a, 0.5 + rng.random(D), dtype=dtype)
     real = gauss.sample(60, steps=5, seed=2, threads=2)
@@ -194,3 +194,39 @@ def test_bound_terms_every_variant(dtype):
                     np.testing.assert_array_equal(a, b, err_msg=f"{isa}: {name}")
     finally:
         _dispatch.use_kernels(saved)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gaussian_runs_every_variant_and_thread_count(variant, dtype):
+    """cyrbm_gauss_block (gauss_t.h) straight from its driver: 37 runs (two blocks of 16
+    and a part) of 70 x 53 units, AIS steps with weights and Gibbs steps without, then
+    the CD step's products on them, on 1 and 2 threads in every variant: the same states,
+    hidden units, streams, weights, probabilities and gradient."""
+    from cyrbm._random import gaussian_ais_streams
+    rng = np.random.default_rng(21)
+    D, M, R = 70, 53, 37
+    W = (0.2 * rng.standard_normal((D, M))).astype(dtype)
+    b, c = ((0.3 * rng.standard_normal(n)).astype(dtype) for n in (D, M))
+    s = (0.5 + rng.random(D)).astype(dtype)
+    mu, sd = rng.standard_normal(D), 0.5 + rng.random(D)
+    betas = np.linspace(0, 1, 30)
+
+    def run(threads):
+        v, h = np.zeros((R, D), dtype), np.zeros((R, M), np.uint8)
+        st, lw = gaussian_ais_streams(4, R), np.zeros(R)
+        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, betas, 0, 20, True, st, lw, threads)
+        data = v.copy()
+        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, np.ones(5), 1, 5, False, st, lw, threads)
+        # the CD step's products (gauss_hidden, gauss_gradient) on those rows
+        p0, pk, dW = np.empty((R, M), dtype), np.empty((R, M), dtype), np.empty_like(W)
+        _anneal.gauss_cd_products(W, c, s, data, v, p0, pk, dW, threads)
+        return v, h, st, lw, p0, pk, dW
+
+    names = ("v", "h", "streams", "logw", "p0", "pk", "dW")
+    want = run(1)
+    assert np.all(want[3] != 0) and np.all(np.isfinite(want[0]))
+    for isa in _dispatch.kernels_runnable():
+        variant(isa)
+        for threads in (1, 2):
+            for name, got, ref in zip(names, run(threads), want):
+                np.testing.assert_array_equal(got, ref, err_msg=f"{isa}, {threads}: {name}")

@@ -164,10 +164,12 @@ static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32
 #define CYRBM_FT 32
 #include "float_t.h"
 #include "anneal_t.h"
+#include "gauss_t.h"
 #undef CYRBM_FT
 #define CYRBM_FT 64
 #include "float_t.h"
 #include "anneal_t.h"
+#include "gauss_t.h"
 
 /* The float64-only kernels below use the float64 instance of anneal_t.h's softplus sum
  * (cyrbm_ak_softplus_sum: the one the log weights use). */

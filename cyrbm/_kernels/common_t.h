@@ -17,60 +17,6 @@ int32_t TN(cyrbm_bernoulli)(const T *restrict p, ptrdiff_t n, cyrbm_rng *rng,
     return c;
 }
 
-/* Steps k0 <= k < k1 of one run between the base A and the Gaussian-visible RBM B of P
- * (kernels.h: cyrbm_gauss_pair; MS09 Sec. 5.2, SM08 Eq. 13-18).  Step 0 draws v exactly
- * from A (v_i = mu_i + sd_i z).  A step k >= 1 first adds, with `weights`,
- * ln p*_k(v) - ln p*_{k-1}(v) to *logw, then moves v by T_k, which leaves p_k invariant:
- * h_j ~ Bernoulli(sigma(beta_k x_j)), x = c + W^T (v / s), then each v_i from its
- * Gaussian conditional, of precision lam_i = (1 - beta)/sd_i^2 + beta/s_i^2 and mean
- * ((1 - beta) mu_i/sd_i^2 + beta (b_i/s_i^2 + (W h)_i/s_i)) / lam_i (at beta = 1:
- * b_i + s_i (W h)_i, sd s_i).  Sums in float64, in unit order; draws from the run's own
- * chain stream (cyrbm_rng_bernoulli for h, cyrbm_rng_normal for v, in unit order), so a
- * run's numbers depend on its stream alone.  x: scratch of M doubles. */
-void TN(cyrbm_gauss_steps)(const cyrbm_gauss_pair *P, T *restrict v, uint8_t *restrict h,
-                           double *restrict x, const double *betas, ptrdiff_t k0,
-                           ptrdiff_t k1, int weights, cyrbm_rng *rng, double *logw) {
-    const T *W = (const T *)P->W, *b = (const T *)P->b, *c = (const T *)P->c;
-    const T *s = (const T *)P->s;
-    const double *mu = P->mu, *sd = P->sd;
-    const ptrdiff_t D = P->D, M = P->M;
-    ptrdiff_t k, i, j;
-    for (k = k0; k < k1; k++) {
-        const double beta = betas[k];
-        double lw = 0.0;
-        if (k == 0) {
-            for (i = 0; i < D; i++) v[i] = (T)(mu[i] + sd[i] * cyrbm_rng_normal(rng));
-            continue;
-        }
-        for (j = 0; j < M; j++) x[j] = (double)c[j];
-        for (i = 0; i < D; i++) {
-            const double vi = (double)v[i] / (double)s[i];
-            const T *row = W + i * M;
-            for (j = 0; j < M; j++) x[j] += (double)row[j] * vi;
-        }
-        if (weights) {
-            double q = 0.0;
-            for (i = 0; i < D; i++) {
-                const double dA = ((double)v[i] - mu[i]) / sd[i];
-                const double dB = ((double)v[i] - (double)b[i]) / (double)s[i];
-                q += 0.5 * (dA * dA - dB * dB);
-            }
-            lw = (beta - betas[k - 1]) * q;
-        }
-        cyrbm_hidden_half(x, M, beta, betas[k - 1], weights, lw, logw, rng, h);
-        for (i = 0; i < D; i++) {
-            const T *row = W + i * M;
-            const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
-            double u = 0.0, lam, m;
-            for (j = 0; j < M; j++)
-                if (h[j]) u += (double)row[j];
-            lam = pa + beta / (si * si);
-            m = (pa * mu[i] + beta * ((double)b[i] / (si * si) + u / si)) / lam;
-            v[i] = (T)(m + cyrbm_rng_normal(rng) / sqrt(lam));
-        }
-    }
-}
-
 /* y = L v exactly (the lateral field of every visible unit), summed over the active
  * units in ascending order; L symmetric, so row i of L is its column i. */
 static void TN(cyrbm_srbm_field)(const T *restrict L, const uint8_t *restrict v,

@@ -5,7 +5,8 @@
  *   FN(x)    x_f32 / x_f64 for this instruction set (x_f32_avx2, ...)
  *   VT, VM   its native vector and lane-mask types       VL  lanes per native vector
  *   VLOAD, VSTORE, VSIG, VEXP   load, store, logistic, e^x (x <= 0)
- *   VLOADD   VLD elements of T widened to a float64 vector (vd)
+ *   VLOADD   VLD elements of T widened to a float64 vector (vd); VSTORED its inverse
+ *            (a vd rounded to T and stored)
  *   UT, VUT  the unsigned integer of T's width and its native vectors (vu / vq)
  *   AS_UT, AS_T   bit casts between VT and VUT lanes;  MASK_T, SEL_T, BC_T: mask from a
  *            comparison, select, broadcast (simd.h's MASKU/MASKQ, SELF/SELD, BCF/BCD)
@@ -26,6 +27,7 @@
 #undef VSIG
 #undef VEXP
 #undef VLOADD
+#undef VSTORED
 #undef UT
 #undef VUT
 #undef AS_UT
@@ -60,6 +62,7 @@
 #define VSIG vsigmoid_f
 #define VEXP vexp_f
 #define VLOADD ld_f_as_d
+#define VSTORED st_d_as_f
 #define VUT vu
 #define AS_UT ASU
 #define AS_T ASF
@@ -91,6 +94,7 @@
 #define VSIG vsigmoid_d
 #define VEXP vexp_d
 #define VLOADD ld_d
+#define VSTORED st_d
 #define VUT vq
 #define AS_UT ASQ
 #define AS_T ASD

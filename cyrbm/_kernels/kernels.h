@@ -192,7 +192,21 @@ typedef struct {
     X(void, pt_swaps_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,    \
                             ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
                             double *beta, cyrbm_rng *streams, int64_t *accepted),         \
-      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))
+      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                         \
+    /* Gaussian visible units: steps k0 <= k < k1 of runs [r0, r1), see gauss_t.h       \
+     * (INOUT v, streams, logw; OUT h; scratch work of cyrbm_gauss_work_bytes) */        \
+    X(void, gauss_block_##FS, (const cyrbm_gauss_pair *P, FT *v, uint8_t *h, ptrdiff_t r0, \
+                               ptrdiff_t r1, const double *betas, ptrdiff_t k0,           \
+                               ptrdiff_t k1, int weights, cyrbm_rng *streams,             \
+                               double *logw, void *work),                                 \
+      (P, v, h, r0, r1, betas, k0, k1, weights, streams, logw, work))                    \
+    /* the CD step's p(h | v) of runs [r0, r1) (OUT p, runs x M; scratch work) */        \
+    X(void, gauss_hidden_##FS, (const cyrbm_gauss_pair *P, const FT *v, ptrdiff_t r0,     \
+                                ptrdiff_t r1, FT *p, void *work), (P, v, r0, r1, p, work)) \
+    /* the CD step's weight gradient, rows [i0, i1) (OUT out, (i1 - i0) x M) */           \
+    X(void, gauss_gradient_##FS, (const FT *a, const FT *p, const FT *b, const FT *q,     \
+                                  ptrdiff_t B, ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1,   \
+                                  FT *out), (a, p, b, q, B, M, i0, i1, out))
 
 /* kernels of float64 alone, with vector code (anneal.c) */
 #define CYRBM_DOUBLE_KERNELS(X)                                                           \
@@ -267,6 +281,14 @@ typedef struct {
     const double *bA;               /* D: the base's visible log-odds */
 } cyrbm_srbm_pair;
 
+/* Runs of a Gaussian block (gauss_t.h): one chain per lane, 16 whatever the vector width */
+#define CYRBM_GAUSS_LANES 16
+/* The bytes of a thread's scratch for cyrbm_gauss_block on D visible and M hidden units
+ * (a block's states, inputs and streams; enough for float64). */
+static inline size_t cyrbm_gauss_work_bytes(ptrdiff_t D, ptrdiff_t M) {
+    return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + 6 * 64;
+}
+
 /* ---- no vector code, compiled once (common.c) ----
  * column_lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending) whose list
  *   idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol).
@@ -280,18 +302,12 @@ typedef struct {
  *   of itemsize bytes (64-byte aligned); returns the bytes needed (base NULL: only
  *   measures).
  * stop_watch_begin / _end: see "stopping on Ctrl-C" above.
- * gauss_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_gauss_pair
- *   (common_t.h), v real-valued (INOUT v, h, rng, logw; scratch x of M doubles).
  * srbm_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_srbm_pair
  *   (common_t.h): h | v at once, v | h one unit at a time (INOUT v, h, y = L v, rng,
  *   logw; `fresh`: recompute y from v first; scratch x of M + D doubles). */
 #define CYRBM_COMMON_TYPED_KERNELS(X, FT, FS)                                             \
     X(int32_t, bernoulli_##FS, (const FT *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state, \
                                 int32_t *idx), (p, n, rng, state, idx))                   \
-    X(void, gauss_steps_##FS, (const cyrbm_gauss_pair *P, FT *v, uint8_t *h, double *x,   \
-                               const double *betas, ptrdiff_t k0, ptrdiff_t k1, int weights, \
-                               cyrbm_rng *rng, double *logw),                             \
-      (P, v, h, x, betas, k0, k1, weights, rng, logw))                                    \
     X(void, srbm_steps_##FS, (const cyrbm_srbm_pair *P, uint8_t *v, uint8_t *h, double *y, \
                               double *x, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
                               int weights, int fresh, cyrbm_rng *rng, double *logw),      \

@@ -11,7 +11,8 @@
  *   chain stream   cyrbm_rng: four words s[0..3] (block Gibbs, CD/PCD, RBM.sample);
  *   AIS run        CYRBM_RNG_LANES = 8 streams interleaved lane-major: word w of lane l
  *                  at w * 8 + l (32 words per run).
- * Normal draws: cyrbm_rng_normal (Box-Muller's cosine from two u53 uniforms).
+ * Normal draws: Box-Muller's cosine from two u53 uniforms of a chain stream (gauss_t.h,
+ * with vmath.h's ln and cos).
  * Uniforms from a 64-bit draw x:
  *   cyrbm_u53(x)   (x >> 11) 2^-53: 53 bits, [0, 1)        (chain streams)
  *   u52            (x >> 12 | 1.0's exponent) - 1: 52 bits (AIS, float64 lanes)
@@ -68,16 +69,6 @@ static inline double cyrbm_rng_uniform(cyrbm_rng *r) { return cyrbm_u53(cyrbm_rn
  * uniform); vector forms: simd.h's CYRBM_DRAW_D / _F (from log-odds) and the eight-lane
  * draws of cyrbm_bernoulli8 (gibbs_t.h), which give the same bits. */
 static inline int cyrbm_rng_bernoulli(cyrbm_rng *r, double p) { return cyrbm_rng_uniform(r) < p; }
-
-/* The one normal draw of a chain stream (Gaussian visible units): the cosine of
- * Box-Muller from two u53 uniforms, z = sqrt(-2 ln(1 - U1)) cos(2 pi U2), so each draw
- * takes the stream's next two numbers (the sine is not kept: a draw never depends on the
- * previous one).  Called from kernels compiled once (common.c), with the C library's log
- * and cos, so its bits depend neither on threads nor on the kernel variant. */
-static inline double cyrbm_rng_normal(cyrbm_rng *r) {
-    const double u1 = 1.0 - cyrbm_rng_uniform(r), u2 = cyrbm_rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 /* Next 64 bits of lane l of an AIS run's interleaved streams (s: 32 words). */
 static inline uint64_t cyrbm_rng_next_lane(uint64_t *s, int l) {

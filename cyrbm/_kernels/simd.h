@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 #if defined(CYRBM_ISA_AVX512) || defined(CYRBM_ISA_AVX2) || defined(CYRBM_ISA_SSE2)
 #include <immintrin.h>
 #endif
@@ -89,6 +90,24 @@ CYRBM_INLINE void st_q(uint64_t *p, vq v) { memcpy(p, &v, sizeof v); }
 CYRBM_INLINE vd ld_f_as_d(const float *p) {
     vfh v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, vd);
 }
+/* VLD float64 lanes rounded to floats and stored (the inverse of ld_f_as_d) */
+CYRBM_INLINE void st_d_as_f(float *p, vd v) {
+    vfh f = __builtin_convertvector(v, vfh); memcpy(p, &f, sizeof f);
+}
+/* the correctly rounded square root of each lane (the same bits as sqrt()) */
+#if defined(CYRBM_ISA_AVX512)
+CYRBM_INLINE vd vsqrt_d(vd x) { return (vd)_mm512_sqrt_pd((__m512d)x); }
+#elif defined(CYRBM_ISA_AVX2)
+CYRBM_INLINE vd vsqrt_d(vd x) { return (vd)_mm256_sqrt_pd((__m256d)x); }
+#elif defined(CYRBM_ISA_SSE2)
+CYRBM_INLINE vd vsqrt_d(vd x) { return (vd)_mm_sqrt_pd((__m128d)x); }
+#else
+CYRBM_INLINE vd vsqrt_d(vd x) {
+    int l;
+    for (l = 0; l < VLD; l++) x[l] = sqrt(x[l]);
+    return x;
+}
+#endif
 /* the lanes of a mask as bits, lane l at bit l (VLD / VLF bits): one instruction where
  * the instruction set has it (GCC's narrowing __builtin_convertvector to bytes goes lane
  * by lane); bits_to_bytes8 below turns them into 0/1 state bytes */
@@ -140,6 +159,8 @@ CYRBM_INLINE void st_f(float *p, vf v) { *p = v; }
 CYRBM_INLINE vq ld_q(const uint64_t *p) { return *p; }
 CYRBM_INLINE void st_q(uint64_t *p, vq v) { *p = v; }
 CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
+CYRBM_INLINE void st_d_as_f(float *p, vd v) { *p = (float)v; }
+CYRBM_INLINE vd vsqrt_d(vd x) { return sqrt(x); }
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
 CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)(m & 1u); }
 #endif

@@ -9,7 +9,8 @@
  *   (tables would bias likelihoods).  x below -708 (float32: -87) is taken as that bound.
  * Then sigma(x) = (x < 0 ? e : 1) / (1 + e) and softplus(x) = max(x, 0) + log1p(e),
  * e = e^-|x|, which never overflow; sigma is within 4 ulp (3.4 seen in float64).
- * NaN stays NaN. */
+ * NaN stays NaN.  ln x (x > 0 normal) and cos(2 pi u) (u in [0, 1)) in float64, written
+ * once the same way, for the normal draws of Gaussian units (gauss_t.h). */
 #ifndef CYRBM_VMATH_H
 #define CYRBM_VMATH_H
 
@@ -64,6 +65,67 @@
         return AST_((neg & ASM_(e)) | (~neg & ASM_(one))) / (one + e);                   \
     }
 
+/* ln x for a positive normal x: x = 2^e m, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
+ * s = (m - 1) / (m + 1), |s| < 0.1716, by its odd series to s^23 (Horner in s^2), plus e ln 2
+ * in two parts; about 1 ulp.  The exponent becomes a float64 through the 2^52 trick (no
+ * int64 conversion instruction needed).  (The normal draw's ln(1 - U) and the Gaussian
+ * AIS weights' ln of a product, gauss_t.h.) */
+#define CYRBM_DEFINE_LOG_D(NAME, VD, VQ, ASQ_, ASD_, MASK_)                              \
+    static inline VD NAME(VD x) {                                                        \
+        const VQ bits = ASQ_(x);                                                         \
+        VD m = ASD_((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);             \
+        const VQ big = MASK_(m > 1.4142135623730951);                                    \
+        const VD e = (ASD_(((bits >> 52) & 0x7ffULL) | 0x4330000000000000ULL) - 0x1p52)   \
+            - 1023.0 + ASD_(big & ASQ_((VD){0} + 1.0));                                  \
+        static const double lc_[10] = {2.0 / 21.0, 2.0 / 19.0, 2.0 / 17.0, 2.0 / 15.0,    \
+                                       2.0 / 13.0, 2.0 / 11.0, 2.0 / 9.0, 2.0 / 7.0,      \
+                                       2.0 / 5.0, 2.0 / 3.0};                             \
+        VD s, s2, p;                                                                     \
+        int k_;                                                                          \
+        m = ASD_((big & ASQ_(m * 0.5)) | (~big & ASQ_(m)));                              \
+        s = (m - 1.0) / (m + 1.0);                                                       \
+        s2 = s * s;                                                                      \
+        p = (VD){0} + 2.0 / 23.0;                                                        \
+        for (k_ = 0; k_ < 10; k_++) p = lc_[k_] + s2 * p;                                \
+        return e * 6.93147180369123816490e-01                                            \
+            + ((2.0 * s + s * (s2 * p)) + e * 1.90821492927058770002e-10);               \
+    }
+
+/* cos(2 pi u) for u in [0, 1) (exact multiples of 2^-53, the normal draw's angle): with
+ * t = 4u = n + r, n the nearest whole number, |r| <= 1/2 (both exact), a = r pi / 2, the
+ * Taylor polynomials of cos a (to a^18) and sin a (to a^17), and the quadrant n mod 4
+ * choosing cos a, -sin a, -cos a or sin a. */
+#define CYRBM_DEFINE_COS2PI_D(NAME, VD, VQ, ASQ_, ASD_, MASK_)                           \
+    static inline VD NAME(VD u) {                                                        \
+        const VD t = u * 4.0, tn = t + 0x1.8p52;                                         \
+        const VQ q = ASQ_(tn) & 3ULL;                                                    \
+        const VD a = (t - (tn - 0x1.8p52)) * 1.5707963267948966, a2 = a * a;              \
+        static const double cc_[8] = {1.0 / 6402373705728000.0, -1.0 / 20922789888000.0,  \
+                                      1.0 / 87178291200.0, -1.0 / 479001600.0,           \
+                                      1.0 / 3628800.0, -1.0 / 40320.0, 1.0 / 720.0,       \
+                                      -1.0 / 24.0};                                      \
+        static const double sc_[8] = {-1.0 / 355687428096000.0, 1.0 / 1307674368000.0,    \
+                                      -1.0 / 6227020800.0, 1.0 / 39916800.0,             \
+                                      -1.0 / 362880.0, 1.0 / 5040.0, -1.0 / 120.0,        \
+                                      1.0 / 6.0};                                        \
+        VD c, s;                                                                         \
+        int k_;                                                                          \
+        c = (VD){0} + cc_[0];                                                            \
+        s = (VD){0} + sc_[0];                                                            \
+        for (k_ = 1; k_ < 8; k_++) {                                                     \
+            c = cc_[k_] + a2 * c;                                                        \
+            s = sc_[k_] + a2 * s;                                                        \
+        }                                                                                \
+        c = 0.5 + a2 * c;                                                                \
+        c = 1.0 - a2 * c;                                                                \
+        s = a - a * (a2 * s);                                                            \
+        {                                                                                \
+            const VQ odd = MASK_((q & 1ULL) != 0);                                       \
+            const VQ neg = ((q + 1ULL) & 2ULL) << 62;                                    \
+            return ASD_(((odd & ASQ_(s)) | (~odd & ASQ_(c))) ^ neg);                     \
+        }                                                                                \
+    }
+
 /* ---- plain scalars: every build, every file ---- */
 static inline uint64_t cyrbm_d2q(double x) { uint64_t q; memcpy(&q, &x, 8); return q; }
 static inline double cyrbm_q2d(uint64_t q) { double x; memcpy(&x, &q, 8); return x; }
@@ -78,6 +140,8 @@ CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoid, double, uint64_t, cyrbm_exp_neg, cyrbm_d2q,
                       CYRBM_SMASK64, 0x8000000000000000ULL, 1.0)
 CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoidf, float, uint32_t, cyrbm_exp_negf, cyrbm_f2u, cyrbm_u2f,
                       CYRBM_SMASK32, 0x80000000u, 1.0f)
+CYRBM_DEFINE_LOG_D(cyrbm_log_pos, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
+CYRBM_DEFINE_COS2PI_D(cyrbm_cos2pi, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
 
 /* softplus(x) = log(1 + e^x), exact to rounding for every finite x */
 static inline double cyrbm_softplus(double x) {
@@ -101,7 +165,11 @@ CYRBM_DEFINE_LOGISTIC(vsigmoid_d, vd, vq, vexp_d, CYRBM_VASQ, CYRBM_VASD, CYRBM_
                       0x8000000000000000ULL, 1.0)
 CYRBM_DEFINE_LOGISTIC(vsigmoid_f, vf, vu, vexp_f, CYRBM_VASU, CYRBM_VASF, CYRBM_VMASKU,
                       0x80000000u, 1.0f)
+CYRBM_DEFINE_LOG_D(vlog_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
+CYRBM_DEFINE_COS2PI_D(vcos2pi_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
 #elif defined(CYRBM_SIMD_H)
+#define vlog_d cyrbm_log_pos
+#define vcos2pi_d cyrbm_cos2pi
 #define vexp_d cyrbm_exp_neg
 #define vexp_f cyrbm_exp_negf
 #define vsigmoid_d cyrbm_sigmoid

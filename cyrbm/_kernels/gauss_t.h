@@ -1,0 +1,301 @@
+/* The Gaussian visible layer of the engine (MS09 Sec. 5.2; SM08 Eq. 13-18 with Gaussian
+ * visible units), for one parameter type T: included through float_t.h once per type
+ * from anneal.c, so compiled once per instruction set (see kernels.h, cyrbm_gauss_pair).
+ *
+ * Runs go in blocks of CYRBM_GAUSS_LANES = 16 chains, one chain per lane: a block's
+ * states are kept transposed (unit-major, 16 lanes of a unit side by side), so that
+ *   x_j = c_j + sum_i W_ij (v_i / s_i)    and    u_i = sum_j W_ij h_j
+ * are dense products (real-valued v has no flips to follow) in which each weight W_ij,
+ * loaded once and broadcast, serves the 16 chains, several hidden units (x) or visible
+ * units (u) at a time in registers.  Each lane's sum runs over i (for x) or j (for u) in
+ * ascending order, one multiply and one add a term (contraction is off), so a chain's
+ * numbers depend neither on the vector width nor on which chains share its block.
+ *
+ * Random numbers: lane l is chain r's own stream (cyrbm_rng, four words), advanced as
+ * vectors of 64-bit lanes; in a step each chain draws, in this order, one u53 uniform per
+ * hidden unit (h_j = 1 when U < sigma(beta x_j): simd.h's draw from log-odds) and two per
+ * visible unit (its normal, Box-Muller's cosine: z = sqrt(-2 ln(1 - U1)) cos(2 pi U2),
+ * vmath.h's ln and cos in float64).  The log weight of step k,
+ *   ln p*_k(v) - ln p*_{k-1}(v) = (beta_k - beta_{k-1}) (q(v) + sum_j max(x_j, 0))
+ *       + sum_j [ln(1 + e^-beta_k|x_j|) - ln(1 + e^-beta_{k-1}|x_j|)],
+ * q(v) = sum_i ((v_i - mu_i)^2 / sd_i^2 - (v_i - b_i)^2 / s_i^2) / 2, takes each sum of
+ * logs as the log of a product over 64 units at a time (factors in [1, 2]): two logs per
+ * 64 units.  All of it in float64 per lane. */
+
+#define GAUSS_GL CYRBM_GAUSS_LANES
+#define GAUSS_GV (GAUSS_GL / VL)        /* native T vectors per block row */
+#define GAUSS_GD (GAUSS_GL / VLD)       /* native float64 vectors per block row */
+/* hidden (x) or visible (u) units per register tile: about 8 accumulator vectors */
+#define GAUSS_TILE (GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
+
+/* out[n * GL + l] = init[n] + sum_{m < n_in} A(n, m) in[m * GL + l] for n0 <= n < n1, each
+ * lane's terms in ascending m; A(n, m) = A[m * lda + n] (x: A = W, lda = M) or
+ * A[n * lda + m] (u: A = W, lda = M, `rowwise`); init NULL: 0. */
+static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
+                              const T *restrict init, const T *restrict in, ptrdiff_t n_in,
+                              ptrdiff_t n0, ptrdiff_t n1, T *restrict out) {
+    ptrdiff_t n = n0, m;
+    int t, g;
+    for (; n + GAUSS_TILE <= n1; n += GAUSS_TILE) {
+        VT acc[GAUSS_TILE][GAUSS_GV];
+        for (t = 0; t < GAUSS_TILE; t++)
+            for (g = 0; g < GAUSS_GV; g++) acc[t][g] = BC_T(init ? init[n + t] : (T)0);
+        for (m = 0; m < n_in; m++) {
+            VT x[GAUSS_GV];
+            for (g = 0; g < GAUSS_GV; g++) x[g] = VLOAD(in + m * GAUSS_GL + g * VL);
+            for (t = 0; t < GAUSS_TILE; t++) {       /* (a scalar times a vector: a
+                                                          * broadcast load) */
+                const T w = rowwise ? A[(n + t) * lda + m] : A[m * lda + n + t];
+                for (g = 0; g < GAUSS_GV; g++) acc[t][g] = acc[t][g] + w * x[g];
+            }
+        }
+        for (t = 0; t < GAUSS_TILE; t++)
+            for (g = 0; g < GAUSS_GV; g++) VSTORE(out + (n + t) * GAUSS_GL + g * VL, acc[t][g]);
+    }
+    for (; n < n1; n++) {
+        VT acc[GAUSS_GV];
+        for (g = 0; g < GAUSS_GV; g++) acc[g] = BC_T(init ? init[n] : (T)0);
+        for (m = 0; m < n_in; m++) {
+            const T w = rowwise ? A[n * lda + m] : A[m * lda + n];
+            for (g = 0; g < GAUSS_GV; g++)
+                acc[g] = acc[g] + w * VLOAD(in + m * GAUSS_GL + g * VL);
+        }
+        for (g = 0; g < GAUSS_GV; g++) VSTORE(out + n * GAUSS_GL + g * VL, acc[g]);
+    }
+}
+
+/* the next u53 uniform of VLD chain streams held as lanes (rng.h's chain stream) */
+#define GAUSS_U53(s0, s1, s2, s3, u)                                                      \
+    do {                                                                                  \
+        vq r_;                                                                            \
+        CYRBM_XOSHIRO_STEP(vq, s0, s1, s2, s3, r_);                                       \
+        (u) = CYRBM_U53(ASD, r_);                                                         \
+    } while (0)
+
+/* normal draws for the lanes: Box-Muller's cosine from two u53 uniforms (rng.h) */
+#define GAUSS_NORMAL(s0, s1, s2, s3, z)                                                   \
+    do {                                                                                  \
+        vd u1_, u2_;                                                                      \
+        GAUSS_U53(s0, s1, s2, s3, u1_);                                                   \
+        GAUSS_U53(s0, s1, s2, s3, u2_);                                                   \
+        (z) = vsqrt_d(-2.0 * vlog_d(1.0 - u1_)) * vcos2pi_d(u2_);                          \
+    } while (0)
+
+/* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block). */
+void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_t r0,
+                           ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
+                           int weights, cyrbm_rng *streams, double *logw, void *work) {
+    const T *W = (const T *)P->W, *b = (const T *)P->b, *c = (const T *)P->c;
+    const T *s = (const T *)P->s;
+    const double *mu = P->mu, *sd = P->sd;
+    const ptrdiff_t D = P->D, M = P->M;
+    size_t total = 0;
+    T *vt = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
+    T *a = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
+    T *x = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
+    T *ht = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
+    uint64_t *st = (uint64_t *)cyrbm_take((char *)work, &total, 4 * GAUSS_GL * sizeof(uint64_t));
+    double *lw = (double *)cyrbm_take((char *)work, &total, GAUSS_GL * sizeof(double));
+    T *u = a;                           /* W h reuses v / s's room (not needed then) */
+    ptrdiff_t b0, i, j, k;
+    int l, g, w;
+    for (b0 = r0; b0 < r1; b0 += GAUSS_GL) {
+        const int n = (int)(r1 - b0 < GAUSS_GL ? r1 - b0 : GAUSS_GL);
+        int drew_h = 0;
+        /* the block in: chains side by side; lanes past the last chain get zeros and a
+         * fixed stream, and are never written back */
+        for (i = 0; i < D; i++)
+            for (l = 0; l < GAUSS_GL; l++)
+                vt[i * GAUSS_GL + l] = l < n ? v[(b0 + l) * D + i] : (T)0;
+        for (w = 0; w < 4; w++)
+            for (l = 0; l < GAUSS_GL; l++)
+                st[w * GAUSS_GL + l] = l < n ? streams[b0 + l].s[w]
+                                             : 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1);
+        for (l = 0; l < GAUSS_GL; l++) lw[l] = l < n ? logw[b0 + l] : 0.0;
+        for (k = k0; k < k1; k++) {
+            const double beta = betas[k];
+            if (k == 0) {           /* the exact draw from the base: v_i = mu_i + sd_i z */
+                for (g = 0; g < GAUSS_GD; g++) {
+                    vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
+                    vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
+                    vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
+                    for (i = 0; i < D; i++) {
+                        vd z;
+                        GAUSS_NORMAL(s0, s1, s2, s3, z);
+                        VSTORED(vt + i * GAUSS_GL + g * VLD, mu[i] + sd[i] * z);
+                    }
+                    st_q(st + g * VLD, s0);
+                    st_q(st + GAUSS_GL + g * VLD, s1);
+                    st_q(st + 2 * GAUSS_GL + g * VLD, s2);
+                    st_q(st + 3 * GAUSS_GL + g * VLD, s3);
+                }
+                continue;
+            }
+            /* x = c + W^T (v / s) */
+            for (i = 0; i < D; i++) {
+                const VT si = BC_T(s[i]);
+                for (g = 0; g < GAUSS_GV; g++)
+                    VSTORE(a + i * GAUSS_GL + g * VL, VLOAD(vt + i * GAUSS_GL + g * VL) / si);
+            }
+            FN(gauss_product)(W, M, 0, c, a, D, 0, M, x);
+            /* per float64 vector of lanes: the log weight, then the hidden draws */
+            for (g = 0; g < GAUSS_GD; g++) {
+                vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
+                vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
+                vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
+                const double prev = betas[k - 1];
+                vd q = BCD(0.0), pos = BCD(0.0), logs = BCD(0.0);
+                vd prodk = BCD(1.0), prodp = BCD(1.0);
+                if (weights) {
+                    for (i = 0; i < D; i++) {
+                        const vd vi = VLOADD(vt + i * GAUSS_GL + g * VLD);
+                        const vd dA = (vi - mu[i]) / sd[i];
+                        const vd dB = (vi - (double)b[i]) / (double)s[i];
+                        q = q + 0.5 * (dA * dA - dB * dB);
+                    }
+                }
+                for (j = 0; j < M; j++) {
+                    const vd xj = VLOADD(x + j * GAUSS_GL + g * VLD), y = beta * xj;
+                    const vd ax = ASD(ASQ(xj) & ~(vq){0} >> 1);   /* |x_j| */
+                    const vd e = vexp_d(BCD(0.0) - beta * ax);
+                    vd uu;
+                    vq on;
+                    if (weights) {
+                        pos = pos + ASD(~MASKQ(xj < 0.0) & ASQ(xj));
+                        prodk = prodk * (1.0 + e);
+                        prodp = prodp * (1.0 + vexp_d(BCD(0.0) - prev * ax));
+                        if ((j & 63) == 63 || j == M - 1) {
+                            logs = logs + (vlog_d(prodk) - vlog_d(prodp));
+                            prodk = BCD(1.0);
+                            prodp = BCD(1.0);
+                        }
+                    }
+                    GAUSS_U53(s0, s1, s2, s3, uu);
+                    on = CYRBM_DRAW_D(uu, y, e);
+                    VSTORED(ht + j * GAUSS_GL + g * VLD, ASD(on & ASQ(BCD(1.0))));
+                }
+                if (weights) {
+                    const vd add = (beta - prev) * (q + pos) + logs;
+                    st_d(lw + g * VLD, ld_d(lw + g * VLD) + add);
+                }
+                st_q(st + g * VLD, s0);
+                st_q(st + GAUSS_GL + g * VLD, s1);
+                st_q(st + 2 * GAUSS_GL + g * VLD, s2);
+                st_q(st + 3 * GAUSS_GL + g * VLD, s3);
+            }
+            drew_h = 1;
+            /* u = W h, then each v_i from its Gaussian conditional: precision
+             * lam_i = (1 - beta) / sd_i^2 + beta / s_i^2, mean ((1 - beta) mu_i / sd_i^2
+             * + beta (b_i / s_i^2 + u_i / s_i)) / lam_i (at beta = 1: b_i + s_i u_i) */
+            FN(gauss_product)(W, M, 1, NULL, ht, M, 0, D, u);
+            for (g = 0; g < GAUSS_GD; g++) {
+                vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
+                vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
+                vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
+                for (i = 0; i < D; i++) {
+                    const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
+                    const double lam = pa + beta / (si * si), root = sqrt(lam);
+                    const vd ui = VLOADD(u + i * GAUSS_GL + g * VLD);
+                    const vd m = (pa * mu[i] + beta * ((double)b[i] / (si * si) + ui / si)) / lam;
+                    vd z;
+                    GAUSS_NORMAL(s0, s1, s2, s3, z);
+                    VSTORED(vt + i * GAUSS_GL + g * VLD, m + z / root);
+                }
+                st_q(st + g * VLD, s0);
+                st_q(st + GAUSS_GL + g * VLD, s1);
+                st_q(st + 2 * GAUSS_GL + g * VLD, s2);
+                st_q(st + 3 * GAUSS_GL + g * VLD, s3);
+            }
+        }
+        /* the block out */
+        for (l = 0; l < n; l++) {
+            for (i = 0; i < D; i++) v[(b0 + l) * D + i] = vt[i * GAUSS_GL + l];
+            for (w = 0; w < 4; w++) streams[b0 + l].s[w] = st[w * GAUSS_GL + l];
+            logw[b0 + l] = lw[l];
+            if (drew_h)
+                for (j = 0; j < M; j++) h[(b0 + l) * M + j] = ht[j * GAUSS_GL + l] != (T)0;
+        }
+    }
+}
+
+/* p[r * M + j] = sigma(x_rj), x = c + W^T (v_r / s), for the runs r0 <= r < r1: the
+ * hidden probabilities of the CD step's two phases, from the same product as the
+ * transitions' x (so the same bits), the logistic function vmath.h's in T. */
+void FN(cyrbm_gauss_hidden)(const cyrbm_gauss_pair *P, const T *v, ptrdiff_t r0,
+                            ptrdiff_t r1, T *p, void *work) {
+    const T *W = (const T *)P->W, *c = (const T *)P->c, *s = (const T *)P->s;
+    const ptrdiff_t D = P->D, M = P->M;
+    size_t total = 0;
+    T *a = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
+    T *x = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
+    ptrdiff_t b0, i, j;
+    int l, g;
+    for (b0 = r0; b0 < r1; b0 += GAUSS_GL) {
+        const int n = (int)(r1 - b0 < GAUSS_GL ? r1 - b0 : GAUSS_GL);
+        for (i = 0; i < D; i++)
+            for (l = 0; l < GAUSS_GL; l++)
+                a[i * GAUSS_GL + l] = l < n ? v[(b0 + l) * D + i] / s[i] : (T)0;
+        FN(gauss_product)(W, M, 0, c, a, D, 0, M, x);
+        for (j = 0; j < M; j++)
+            for (g = 0; g < GAUSS_GV; g++)
+                VSTORE(x + j * GAUSS_GL + g * VL, VSIG(VLOAD(x + j * GAUSS_GL + g * VL)));
+        for (l = 0; l < n; l++)
+            for (j = 0; j < M; j++) p[(b0 + l) * M + j] = x[j * GAUSS_GL + l];
+    }
+}
+
+/* The CD / PCD weight gradient's rows i0 <= i < i1 (Gaussian visible units):
+ *   out[(i - i0) * M + j] = sum_n a_in p_nj - sum_n b_in q_nj,
+ * a = (v / s)^T and p the data's scaled states (D x B) and hidden probabilities (B x M),
+ * b and q the chains', each sum over n in ascending order, one multiply and one add a
+ * term, vectors across j: the same bits whatever the vector width, thread or BLAS.  A
+ * column chunk of p and q (two vectors wide: 25 KB for a batch of 100) stays in L1 while
+ * every row pair i takes it. */
+void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, ptrdiff_t B,
+                              ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1, T *out) {
+    ptrdiff_t i, j, n;
+    for (j = 0; j + 2 * VL <= M; j += 2 * VL) {
+        for (i = i0; i < i1; i += 2) {
+            const int two = i + 1 < i1;
+            const T *a0 = a + i * B, *b0 = b + i * B;
+            const T *a1 = two ? a0 + B : a0, *b1 = two ? b0 + B : b0;
+            VT g00 = BC_T(0), g01 = BC_T(0), g10 = BC_T(0), g11 = BC_T(0);
+            VT h00 = BC_T(0), h01 = BC_T(0), h10 = BC_T(0), h11 = BC_T(0);
+            for (n = 0; n < B; n++) {
+                const VT p0 = VLOAD(p + n * M + j), p1 = VLOAD(p + n * M + j + VL);
+                const VT q0 = VLOAD(q + n * M + j), q1 = VLOAD(q + n * M + j + VL);
+                g00 = g00 + a0[n] * p0;
+                g01 = g01 + a0[n] * p1;
+                g10 = g10 + a1[n] * p0;
+                g11 = g11 + a1[n] * p1;
+                h00 = h00 + b0[n] * q0;
+                h01 = h01 + b0[n] * q1;
+                h10 = h10 + b1[n] * q0;
+                h11 = h11 + b1[n] * q1;
+            }
+            VSTORE(out + (i - i0) * M + j, g00 - h00);
+            VSTORE(out + (i - i0) * M + j + VL, g01 - h01);
+            if (two) {
+                VSTORE(out + (i + 1 - i0) * M + j, g10 - h10);
+                VSTORE(out + (i + 1 - i0) * M + j + VL, g11 - h11);
+            }
+        }
+    }
+    for (; j < M; j++)
+        for (i = i0; i < i1; i++) {
+            const T *ai = a + i * B, *bi = b + i * B;
+            T g = 0, h = 0;
+            for (n = 0; n < B; n++) {
+                g = g + ai[n] * p[n * M + j];
+                h = h + bi[n] * q[n * M + j];
+            }
+            out[(i - i0) * M + j] = g - h;
+        }
+}
+
+#undef GAUSS_GL
+#undef GAUSS_GV
+#undef GAUSS_GD
+#undef GAUSS_TILE
+#undef GAUSS_U53
+#undef GAUSS_NORMAL
