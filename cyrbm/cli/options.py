@@ -128,6 +128,20 @@ def _data_file(source):
     return None
 
 
+def load_model(path, arrays=None):
+    """The RBM or, when its meta says ``visible`` "gaussian", the GaussianRBM in the model
+    file ``path`` (its ``arrays`` when read already); each refuses anything else in one
+    sentence."""
+    from cyrbm import _io
+    from cyrbm.models import RBM
+    arrays = _io.read_npz(path) if arrays is None else arrays
+    meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
+    if isinstance(meta, dict) and meta.get("visible") == "gaussian":
+        from cyrbm.gaussian import GaussianRBM
+        return GaussianRBM.from_arrays(arrays, path)
+    return RBM.from_arrays(arrays, path)
+
+
 # --------------------------------------------------------------------------- info
 def _num(x, fmt=".4f"):
     """A number formatted, or shown as it is when it is not one (a crafted file)."""
