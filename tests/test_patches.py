@@ -31,39 +31,37 @@ def image_dir(tmp_path_factory):
 
 
 def test_patch_shapes_range_and_seeds(image_dir):
-    X = load_patches(image_dir, size=6, n=300, seed=3)
-    assert X.shape == (300, 36) and X.dtype == np.float64 and X.flags.c_contiguous
+    X = load_patches(image_dir, size=8, n=300, seed=3)
+    assert X.shape == (300, 64) and X.dtype == np.float64 and X.flags.c_contiguous
     assert X.min() >= 0 and X.max() < 1
-    np.testing.assert_array_equal(X, load_patches(image_dir, size=6, n=300, seed=3))
-    assert not np.array_equal(X, load_patches(image_dir, size=6, n=300, seed=4))
+    np.testing.assert_array_equal(X, load_patches(image_dir, size=8, n=300, seed=3))
+    assert not np.array_equal(X, load_patches(image_dir, size=8, n=300, seed=4))
     # the test set does not depend on the training set's size
-    T = load_patches(image_dir, size=6, n=50, split="test", seed=3)
-    np.testing.assert_array_equal(T, load_patches(image_dir, size=6, n=50, split="test",
+    T = load_patches(image_dir, size=8, n=50, split="test", seed=3)
+    np.testing.assert_array_equal(T, load_patches(image_dir, size=8, n=50, split="test",
                                                   seed=3))
     # floor(256 x) is the 8-bit luminance: grey = Pillow's L of the image
     grey = np.asarray(PIL.open(image_dir / "im0.png").convert("L"))
     levels = np.floor(X * 256).astype(int)
     found = 0
-    windows = np.lib.stride_tricks.sliding_window_view(grey, (6, 6)).reshape(-1, 36)
+    windows = np.lib.stride_tricks.sliding_window_view(grey, (8, 8)).reshape(-1, 64)
     for row in levels[:20]:
         found += np.any(np.all(windows == row, axis=1))
     assert found >= 5                       # the rest come from the other image
 
 
-def test_test_patches_come_from_held_out_blocks(tmp_path):
-    """An image whose 5 x 5 blocks are numbered by their grey level: every patch lies in
-    one block, training patches in the off-diagonal blocks (all of them), test patches
-    in the diagonal ones (all of them)."""
-    r, c = np.mgrid[0:100, 0:100] // 20
-    PIL.fromarray((10 * (5 * r + c)).astype(np.uint8)).save(tmp_path / "blocks.png")
-    seen = {}
-    for split in ("train", "test"):
-        X = load_patches(tmp_path / "blocks.png", size=10, n=500, split=split)
-        L = np.floor(X * 256).astype(int)
-        assert np.all(L == L[:, :1])                      # one block each
-        seen[split] = set(L[:, 0] // 10)
-    diagonal = {6 * k for k in range(5)}
-    assert seen["test"] == diagonal and seen["train"] == set(range(25)) - diagonal
+def test_test_patches_come_from_held_out_columns(tmp_path):
+    """An image whose columns are numbered by their grey level: training patches hold
+    only the left 4/5 of the columns, test patches only the right 1/5."""
+    width = 100
+    grey = np.tile(np.arange(width, dtype=np.uint8) * 2, (30, 1))
+    PIL.fromarray(grey).save(tmp_path / "cols.png")
+    X = load_patches(tmp_path / "cols.png", size=10, n=500, split="train")
+    T = load_patches(tmp_path / "cols.png", size=10, n=500, split="test")
+    col_x = np.floor(X * 256).astype(int) // 2
+    col_t = np.floor(T * 256).astype(int) // 2
+    assert col_x.max() < 80 <= col_t.min()
+    assert col_x.min() == 0 and col_t.max() == width - 1     # the regions are covered
 
 
 def test_load_data_patches_source():
@@ -83,8 +81,7 @@ def test_load_data_patches_source():
     (lambda d: load_patches(d / "missing.png"), "no such image file"),
     (lambda d: load_patches(d, size=0), "patch size"),
     (lambda d: load_patches(d, split="valid"), "split"),
-    (lambda d: load_patches(d / "im0.png", size=9), "too small"),
-    (lambda d: load_patches(d, grid=1), "grid"),
+    (lambda d: load_patches(d / "im0.png", size=30), "too narrow"),
     (lambda d: load_data("patches:dev"), "patches:train"),
     (lambda d: load_data(f"patches:train:{d / 'notes.txt'}", real=True), "not an image"),
 ])
