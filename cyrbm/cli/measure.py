@@ -70,9 +70,8 @@ def _pixel_space(out, model):
     if whitening is None:
         return out
     out["whitening"] = {"kind": whitening.kind, "log_det": whitening.log_det}
-    for key in ("avg_log_prob", "mean_log_prob"):
-        if out.get(key) is not None:
-            out[f"{key}_pixels"] = out[key] + whitening.log_det
+    if out.get("avg_log_prob") is not None:
+        out["avg_log_prob_pixels"] = out["avg_log_prob"] + whitening.log_det
     return out
 
 
@@ -282,9 +281,11 @@ def _run_evaluate_gaussian(args, model):
     out.update({"schedule_seconds": None, "saved_schedule": args.get("--save-schedule"),
                 "plot": None})
     if model.whitening is not None:
-        _pixel_space(out["ais"], model)
-        _pixel_space(out["raise"], model)
-        out["whitening"] = out["ais"]["whitening"]
+        out["whitening"] = _pixel_space({}, model)["whitening"]
+        for part in ("ais", "raise"):
+            if out[part].get("mean_log_prob") is not None:
+                out[part]["mean_log_prob_pixels"] = (out[part]["mean_log_prob"]
+                                                     + model.whitening.log_det)
     return out
 
 
@@ -346,8 +347,8 @@ def print_evaluate(r, out):
     print(f"  RAISE (conservative): {_fmt(s['mean_log_prob'])} nats  +- {_fmt(s['se'])} (se), "
           f"3 sigma {_interval(s['mean_log_prob_3sigma_interval'])}  "
           f"[{s['chains']} chains per row, {s['seconds']:.2f} s]", file=out)
-    _print_pixels(a, "mean_log_prob", out, "  AIS   ")
-    _print_pixels(s, "mean_log_prob", out, "  RAISE ")
+    _print_pixels(a, "mean_log_prob", out, "  AIS   ", r.get("whitening"))
+    _print_pixels(s, "mean_log_prob", out, "  RAISE ", r.get("whitening"))
     print(f"  gap (AIS - RAISE)   : {_fmt(r['gap'])} nats  +- {_fmt(r['gap_se'])}", file=out)
     if r["disagreement"]:
         print(f"note: {r['disagreement']}", file=out)
@@ -411,10 +412,10 @@ def _print_measure_estimate(name, r, out):
     _print_pixels(r, "avg_log_prob", out)
 
 
-def _print_pixels(r, key, out, indent=""):
+def _print_pixels(r, key, out, indent="", whitening=None):
     """The line of a whitened Gaussian RBM's mean ln p in pixel space."""
     if r.get(f"{key}_pixels") is not None:
-        w = r["whitening"]
+        w = whitening or r["whitening"]
         print(f"{indent}in pixel space ({w['kind']} whitening, + ln|det A| = "
               f"{w['log_det']:.4f}): {r[key + '_pixels']:.4f} nats", file=out)
 

@@ -70,6 +70,14 @@ def test_whitening_saved_and_applied_by_ais_logz_evaluate(files, capsys):
                           "--schedule", "linear:100", "--chains", "2"], capsys)
     assert code == 0, err
     assert "AIS   in pixel space (zca whitening" in out and "RAISE in pixel space" in out
+    code, out, err = run(["evaluate", path, "--data", files / "test.npy", "--runs", "20",
+                          "--schedule", "linear:100", "--chains", "2", "--json"], capsys)
+    r = json.loads(out)
+    assert r["whitening"] == {"kind": "zca", "log_det": pytest.approx(w.log_det, abs=1e-9)}
+    for part in ("ais", "raise"):
+        assert "whitening" not in r[part]
+        assert r[part]["mean_log_prob_pixels"] == pytest.approx(
+            r[part]["mean_log_prob"] + w.log_det, abs=1e-9)
 
 
 @pytest.mark.parametrize("args, needle", [
