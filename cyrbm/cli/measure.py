@@ -150,6 +150,10 @@ def run_logz(args):
     model = load_model(args["MODEL"])
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
     if isinstance(model, GaussianRBM):                # a Gaussian integral per hidden state
+        if model.n_hidden > 20:
+            raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{model.n_hidden} "
+                                 f"hidden states and the limit is 20 units; use 'cyrbm ais' "
+                                 f"(an AIS estimate) instead.")
         t0 = time.perf_counter()
         log_z = model.log_partition()
         return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),

@@ -89,11 +89,13 @@ def test_whitening_saved_and_applied_by_ais_logz_evaluate(files, capsys):
     (["evaluate", "G", "--data", "T", "--simulate", "5"], "not yet for a Gaussian RBM"),
     (["evaluate", "G", "--data", "T", "--schedule", "adaptive:20"], "Gaussian RBM"),
     (["ais", "G", "--data", "digits:test"], "columns"),
+    (["logz", "G25", "--exact"], "use 'cyrbm ais'"),
 ])
 def test_bad_input_is_one_sentence(files, capsys, tmp_path, args, needle):
     path, _ = train(files, capsys, "--whiten", "pca")
+    GaussianRBM.random(6, 25).save(tmp_path / "g25.npz")
     subst = {"X": str(files / "train.npy"), "G": str(path), "T": str(files / "test.npy"),
-             "x.npz": str(tmp_path / "x.npz")}
+             "x.npz": str(tmp_path / "x.npz"), "G25": str(tmp_path / "g25.npz")}
     code, out, err = run([subst.get(a, a) for a in args], capsys)
     assert code != 0
     one_error_line(err, needle)
