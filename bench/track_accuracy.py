@@ -31,6 +31,10 @@ Options:
   --checkpoints=C     Checkpoints measured afresh by AIS [default: 5].
   --runs=R            Fresh AIS runs [default: 100].
   --schedule=S        Fresh AIS schedule [default: paper].
+  --refine=N          The ladder's track_refine (links short of overlap run again with
+                      more betas, up to N times) [default: 0].
+  --track-runs=R      The ladder's runs each way [default: 16].
+  --method=M          Training method [default: cd].
   --threads=T         cyrbm threads (default: all cores).
   -h --help           Show this text.
 """
@@ -63,17 +67,26 @@ def main(argv=None):
     X, T = X[:-n_test], X[-n_test:]
     marks = sorted({int(round(e)) for e in np.linspace(1, E, C)})
     print(f"data: {source}, {X.shape[0]} x {X.shape[1]} (test {T.shape[0]}); {H} hidden, CD-1, "
-          f"{E} epochs, lr {args['--lr']}; tracking every epoch, {defaults.TRACK_RUNS} runs "
-          f"of {defaults.TRACK_BETAS} betas each way; fresh AIS: {args['--runs']} runs, "
+          f"{E} epochs, lr {args['--lr']}, {args['--method']}; tracking every epoch, "
+          f"{args['--track-runs']} runs of {defaults.TRACK_BETAS} betas each way, refined up "
+          f"to {args['--refine']} times; fresh AIS: {args['--runs']} runs, "
           f"schedule {args['--schedule']}, at epochs {marks}")
     kept = {}
     trainer = cyrbm.Trainer(H, epochs=E, learning_rate=float(args["--lr"]), monitor_size=0,
                             progress=False, seed=0, threads=threads, track_logz=True,
+                            track_refine=int(args["--refine"]),
+                            track_runs=int(args["--track-runs"]), method=args["--method"],
                             callback=lambda r: kept.__setitem__(r["epoch"], (
                                 trainer.model.copy(), r)) if r["epoch"] in marks else None)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     trainer.fit(X, test_data=T)
-    print(f"training with tracking: {time.perf_counter() - t0:.1f} s\n")
+    print(f"training with tracking: {time.perf_counter() - t0:.1f} s wall, "
+          f"{time.process_time() - c0:.1f} s processor")
+    betas = [r["betas"] for h in trainer.history for r in h.get("tracked", []) if "betas" in r]
+    flagged = sum(1 for h in trainer.history for r in h.get("tracked", [])
+                  if r.get("overlap_warning"))
+    print(f"links: {len(betas)}, betas per link {min(betas)}-{max(betas)}, "
+          f"{flagged} flagged for poor overlap\n")
     annealer = cyrbm.Annealer(int(args["--runs"]), args["--schedule"], seed=1, threads=threads,
                               progress=False)
     print(" epoch   tracked ln Z (se)     fresh AIS ln Z (se)     z     test ln p (tracked)")

@@ -65,7 +65,7 @@ _LAZY = {
     "train_test_split": "cyrbm.datasets",
     "DBN": "cyrbm.models", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
     "train_dbn": "cyrbm.greedy", "BernoulliMixture": "cyrbm.mixture",
-    "GaussianRBM": "cyrbm.gaussian",
+    "GaussianRBM": "cyrbm.gaussian", "SRBM": "cyrbm.srbm",
 }
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
     "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
     "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture", "GaussianRBM",
+    "SRBM",
 ]
 
 

@@ -111,3 +111,10 @@ def gaussian_ais_streams(seed, Py_ssize_t runs, key=0):
     cyrbm_gauss_steps): (runs, 4) uint64, purpose "ais", keys 16 + key (clear of the
     binary runs' keys 0-8)."""
     return make_streams(seed, "ais", runs, 16 + key)
+
+
+def srbm_ais_streams(seed, Py_ssize_t runs, key=0):
+    """The streams of AIS runs on a semi-restricted Boltzmann machine (cyrbm.srbm: one
+    chain stream a run, cyrbm_srbm_steps): (runs, 4) uint64, purpose "ais", keys 32 + key
+    (clear of the binary runs' keys 0-8 and the Gaussian runs' 16 + key)."""
+    return make_streams(seed, "ais", runs, 32 + key)

@@ -35,6 +35,7 @@ from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
 from cyrbm.gaussian import GaussianRBM, gaussian_log_partition
+from cyrbm.srbm import SRBM, srbm_log_partition
 from cyrbm.models import as_rbm
 from cyrbm.results import AISResult, logmeanexp
 from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
@@ -171,7 +172,9 @@ class Annealer:
             A :class:`cyrbm.gaussian.GaussianRBM` is annealed from independent Gaussians
             (:func:`cyrbm.gaussian.gaussian_log_partition`): ``base_rate`` "data" (the
             default when data are given) fits their means and standard deviations,
-            None takes the model's (b, sigma), or give a pair (means, sds).
+            None takes the model's (b, sigma), or give a pair (means, sds).  An
+            :class:`cyrbm.srbm.SRBM` is annealed from the same base rate as an RBM, its
+            lateral weights scaled by beta too (:func:`cyrbm.srbm.srbm_log_partition`).
         base_rate : None, "data" or array_like
             b_A: None gives zeros (a uniform base); "data" fits it to ``base_data`` (or,
             if that is not given, ``data``) by maximum likelihood smoothed with
@@ -198,6 +201,13 @@ class Annealer:
             return gaussian_log_partition(self, model, "data" if base_rate is None and (
                 data is not None or base_data is not None) else base_rate, data,
                 base_data=base_data, key=_key)
+        if isinstance(model, SRBM):              # lateral connections: their own runs
+            if client is not None:
+                raise AnnealingError("AIS on an SRBM runs here, not on a cluster.")
+            v_data = None if data is None else model._visible_data(data, "data")
+            bA = self._base_biases(base_rate, base_data if base_data is not None else v_data,
+                                   model.n_visible, pseudocount, checked=base_data is None)
+            return srbm_log_partition(self, model, bA, v_data, base_rate, key=_key)
         model = as_rbm(model)
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)

@@ -26,6 +26,12 @@ HOP_WEIGHT = "uniform"
 MODE_EVERY = 100
 #: PT with an adaptive ladder: updates between re-tunings
 ADAPT_EVERY = 50
+#: PTT training (cyrbm.tempering.TrajectoryChains): the current model is frozen as a new
+#: rung when its swap rate with the last rung, over at least PTT_WINDOW updates, falls
+#: below SWAP_THRESHOLD; at most MAX_RUNGS rungs
+SWAP_THRESHOLD = 0.3
+MAX_RUNGS = 32
+PTT_WINDOW = 10
 #: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
 #: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
 #: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).
@@ -34,8 +40,8 @@ ADAPT_EVERY = 50
 TRACK_RUNS = 16
 TRACK_BETAS = 30
 TRACK_BURN_IN = 50
-#: times a link short of overlap is run again with 4 times the betas (cyrbm.tracking):
-#: none by default, for the cost; 2 made the error bars of a 784 x 500 run 7 times
+#: times a link short of overlap is run again with 2 to 16 times the betas (cyrbm.tracking):
+#: none by default, for the cost; 2 (then a fixed factor 4) made the error bars of a 784 x 500 run 7 times
 #: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
 TRACK_REFINE = 0
 

@@ -31,9 +31,8 @@ import time
 import numpy as np
 
 from cyrbm import _anneal, _gibbs, _io, defaults
-from cyrbm._progress import progress_bar
-from cyrbm._random import gaussian_ais_streams, sample_streams
-from cyrbm._threads import auto_threads, pieces
+from cyrbm._progress import schedule_pieces
+from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
 from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
@@ -199,20 +198,8 @@ class GaussianRBM(Layers):
         real data, cycled) or from N(b, sigma^2), runs ``steps`` sweeps from its own
         stream, and returns its final state: the result depends on ``seed`` only, not on
         the number of threads.  Returns an (n, n_visible) array of the model's dtype."""
-        n, steps = int(n), int(steps)
-        if n < 0 or steps < 0:
-            raise ValueError("n and steps must be non-negative.")
-        streams = sample_streams(seed, n)
-        if init is None:
-            v = np.zeros((n, self.n_visible), dtype=self.dtype)
-            k0 = 0                      # step 0: the exact draw from N(b, sigma^2)
-        else:
-            init = self._visible_data(init, "init")
-            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=self.dtype)
-            k0 = 1
-        T = auto_threads(threads, n * self.n_visible * self.n_hidden)
-        self._sweeps(v, streams, k0, steps + 1, T)
-        return v
+        return self._chain_sample(n, steps, seed, init, threads, self.dtype,
+                                  self.n_visible * self.n_hidden)
 
     def _sweeps(self, v, streams, k0, k1, n_threads):
         """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT), chain r on
@@ -354,16 +341,9 @@ def _log_Z_base(M, sd):
 def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc):
     """gauss_run over steps k0 .. k1 - 1 with weights, in pieces (the progress bar moves
     and Ctrl-C is answered between them; the pieces give the one call's bits)."""
-    bar = progress_bar(annealer.progress, k1 - max(k0, 1), 0, desc, unit="beta")
-    try:
-        for k, k_next in pieces(k0, k1, most=annealer.chunk):
-            _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, v, h,
-                              betas, k, k_next, True, streams, log_w, annealer.threads)
-            if bar is not None:
-                bar.update(k_next - max(k, 1))
-    finally:
-        if bar is not None:
-            bar.close()
+    schedule_pieces(lambda k, k_next: _anneal.gauss_run(
+        model.W, model.vbias, model.hbias, model.sigma, *base, v, h, betas, k, k_next, True,
+        streams, log_w, annealer.threads), k0, k1, annealer.progress, annealer.chunk, desc)
 
 
 def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):

@@ -38,6 +38,58 @@ class Layers:
     n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
     dtype = property(lambda self: self.W.dtype, doc="The parameters' float type.")
 
+    def _own(self, W, vbias, hbias, dtype, meta, where="the given parameters",
+             error=ModelMismatchError):
+        """Check W, vbias, hbias and keep copies of them (the model never writes into the
+        caller's arrays) in ``dtype``: by default W's when float32 or float64, else
+        float64; and a copy of ``meta``.  Returns the dtype."""
+        W = np.asarray(W)
+        if dtype is None:
+            dtype = W.dtype if W.dtype in _DTYPES else np.float64
+        dtype = _float_dtype(dtype)
+        W, vbias, hbias = _checked_parameters(W, vbias, hbias, where, error)
+        self.W = np.array(W, dtype=dtype, order="C", copy=True)
+        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
+        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
+        self.meta = dict(meta or {})
+        return dtype
+
+    def _file_arrays(self, fmt, extra_meta, kind=None, **arrays):
+        """A model file's arrays: W, vbias, hbias, ``arrays`` and the JSON ``meta``
+        (``format`` ``fmt``, format version 1, the dtype, sizes, the cyrbm version, the
+        ``visible`` ``kind`` unless None, then the model's own records and ``extra_meta``)."""
+        meta = {"format": fmt, "format_version": FORMAT_VERSION,
+                **({"visible": kind} if kind else {}),
+                "dtype": self.dtype.name, "n_visible": int(self.n_visible),
+                "n_hidden": int(self.n_hidden), "cyrbm_version": _version()}
+        meta.update({k: v for k, v in self.meta.items() if k not in meta})
+        if extra_meta:
+            meta.update(extra_meta)
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, **arrays,
+                "meta": _io.meta_to_array(meta)}
+
+    def save(self, path):
+        """Write the model to ``path`` (.npz) atomically."""
+        _io.atomic_savez(path, self.to_arrays())
+
+    def _chain_sample(self, n, steps, seed, init, threads, dtype, work):
+        """``sample`` of a model with its own ``_sweeps`` (GaussianRBM, SRBM): ``n`` chains
+        of ``dtype``, chain r on stream r of ``sample_streams(seed, n)``, from ``init``
+        rows (cycled; then steps 1 .. steps) or from step 0's exact draw of the model's
+        start; threads by the ``work`` of a sweep of one chain.  Returns the final states."""
+        n, steps = int(n), int(steps)
+        if n < 0 or steps < 0:
+            raise ValueError("n and steps must be non-negative.")
+        streams = sample_streams(seed, n)
+        if init is None:
+            v, k0 = np.zeros((n, self.n_visible), dtype=dtype), 0
+        else:
+            init = self._visible_data(init, "init")
+            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=dtype)
+            k0 = 1
+        self._sweeps(v, streams, k0, steps + 1, auto_threads(threads, n * work))
+        return v
+
 
 class RBM(Layers):
     """A binary RBM with parameters ``W``, ``vbias`` (b) and ``hbias`` (a).
@@ -55,16 +107,7 @@ class RBM(Layers):
     """
 
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
-        W = np.asarray(W)
-        if dtype is None:
-            dtype = W.dtype if W.dtype in _DTYPES else np.float64
-        dtype = _float_dtype(dtype)
-        W, vbias, hbias = _checked_parameters(W, vbias, hbias, "the given parameters")
-        # the model owns copies: training it never writes into the caller's arrays
-        self.W = np.array(W, dtype=dtype, order="C", copy=True)
-        self.vbias = np.array(vbias, dtype=dtype, order="C", copy=True)
-        self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
-        self.meta = dict(meta or {})
+        self._own(W, vbias, hbias, dtype, meta)
 
     # ------------------------------------------------------------------ basics
     @classmethod
@@ -170,7 +213,7 @@ class RBM(Layers):
                                              resolve_threads(threads))
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
-               temperatures=None):
+               temperatures=None, ladder=None):
         """Draw ``n`` visible vectors by block Gibbs sampling (SM08 Eq. 5-6) or by
         parallel tempering (Cho, Raiko & Ilin 2010, Table I).
 
@@ -184,6 +227,13 @@ class RBM(Layers):
         (Eq. 5), and the sample is the T = 1 chain's final state.  The result depends only
         on ``seed``, not on the number of threads.
 
+        With ``sampler="ptt"`` (parallel trajectory tempering, Béreux et al. 2025;
+        cyrbm.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
+        RBM's training (RBMs on the same units, earliest first, e.g. its checkpoints):
+        ``n`` chains run at each of them and at this model, ``steps`` rounds of one sweep
+        per chain and Metropolis swaps of states between neighbouring models, and the
+        samples are the chains' final states at this model.
+
         Returns
         -------
         v : uint8 array, shape (n, n_visible)
@@ -191,11 +241,23 @@ class RBM(Layers):
         n = int(n)
         if n < 0 or int(steps) < 0:
             raise ValueError("n and steps must be non-negative.")
-        if sampler not in ("gibbs", "pt"):
-            raise ValueError(f"sampler must be 'gibbs' or 'pt', not {sampler!r}.")
-        if sampler == "gibbs" and temperatures is not None:
+        if sampler not in ("gibbs", "pt", "ptt"):
+            raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
+        if sampler != "pt" and temperatures is not None:
             raise ValueError("temperatures are for sampler='pt'.")
+        if (sampler == "ptt") != (ladder is not None):
+            raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
+                             "ladder=[...] with it (and only with it).")
         K1 = 1
+        if sampler == "ptt":
+            rungs = [as_rbm(m, "a ladder model") for m in ladder]
+            for m in rungs:
+                if (m.n_visible, m.n_hidden) != (self.n_visible, self.n_hidden):
+                    raise ModelMismatchError(
+                        f"a ladder model has {m.n_visible} x {m.n_hidden} units, this RBM "
+                        f"{self.n_visible} x {self.n_hidden}: PTT swaps states between models "
+                        f"of the same shape.")
+            rungs.append(self)
         if sampler == "pt":
             from cyrbm.tempering import parse_temperatures
             temps, adaptive = parse_temperatures(temperatures)
@@ -213,6 +275,12 @@ class RBM(Layers):
             v = np.ascontiguousarray(init[np.arange(n * K1) // K1 % init.shape[0]], dtype=np.uint8)
         # a parallel region per sweep over the chains
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
+        if sampler == "ptt":
+            from cyrbm.tempering import TrajectoryChains
+            chains = TrajectoryChains([(m.W, m.vbias, m.hbias) for m in rungs], n, seed=seed,
+                                      init=v, dtype=self.dtype, n_threads=T)
+            chains.step(int(steps))
+            return chains.states(-1)
         if sampler == "pt":
             swap_streams = pt_swap_streams(seed, n)
             accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)
@@ -225,23 +293,7 @@ class RBM(Layers):
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
-        meta = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "dtype": self.dtype.name,
-            "n_visible": int(self.n_visible),
-            "n_hidden": int(self.n_hidden),
-            "cyrbm_version": _version(),
-        }
-        meta.update({k: v for k, v in self.meta.items() if k not in meta})
-        if extra_meta:
-            meta.update(extra_meta)
-        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias,
-                "meta": _io.meta_to_array(meta)}
-
-    def save(self, path):
-        """Write the model to ``path`` (.npz) atomically."""
-        _io.atomic_savez(path, self.to_arrays())
+        return self._file_arrays(FORMAT, extra_meta)
 
     @classmethod
     def load(cls, path, *, dtype=None):

@@ -11,7 +11,7 @@ ladder: spacing re-tuned so that neighbouring pairs swap at equal rates.
 """
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, _gibbs
 from cyrbm._random import make_run_streams, make_streams
 
 #: CRI10's ladder: 0, 0.05, ..., 1 (K = 20).
@@ -189,3 +189,155 @@ class TemperedChains:
         return {"chains": self.engine.visible(), "streams": self.engine.streams,
                 "swap_streams": self.swap_streams.copy(), "order": self.order.copy(),
                 "window": self.window.copy(), "temperatures": self.temps.copy()}
+
+
+class TrajectoryChains:
+    """Parallel trajectory tempering (PTT; Béreux, Decelle, Furtlehner, Rosset & Seoane,
+    ICLR 2025, arXiv 2405.15376): ``chains`` Gibbs chains at each model of a training
+    trajectory, the rungs 0 .. K-1 (rung 0 the earliest, rung K-1 the model sampled),
+    swapped between neighbouring models instead of neighbouring temperatures.
+
+    A round is one block-Gibbs sweep of every chain at its rung's model (SM08 Eq. 5-6, a
+    Gibbs engine per rung: ``GibbsEngine.sweep``), then Metropolis swaps (CRI10 Eq. 5
+    with models for temperatures): chain m of rungs k and k+1 exchange their visible
+    states with probability
+
+        min(1, p*_k(x_{k+1}) p*_{k+1}(x_k) / (p*_k(x_k) p*_{k+1}(x_{k+1}))),
+
+    ln p*_k(v) = b_k.v + sum_j softplus(c_k + W_k^T v)_j (the free energy, h summed out).
+    Round t tries the pairs (k, k+1) with k = t mod 2 (deterministic even-odd swaps: the
+    pairs of a round are disjoint, and states travel the ladder without the diffusive
+    back-and-forth of random pair choice; Syed, Bouchard-Côté, Deligiannidis & Doucet
+    2022).  Each swap draws one uniform from the chain's swap stream, each sweep from the
+    chain's own engine stream, so the result depends only on the seed, never on threads.
+
+    ``rung_model`` replaces the last rung's model (training: the current model), and
+    ``add_rung`` appends a model, its chains copied from the last rung's.
+    """
+
+    def __init__(self, models, chains, *, seed=0, purpose="sample", init=None,
+                 dtype=np.float32, n_threads=1, state=None):
+        self.M = int(chains)
+        self.seed, self.purpose = seed, purpose
+        self.dtype = np.dtype(dtype)
+        self.n_threads = int(n_threads)
+        self.models, self.engines = [], []
+        self.round = 0 if state is None else int(state["round"])
+        self.swap_streams = (make_streams(seed, purpose, self.M, 6) if state is None
+                             else np.ascontiguousarray(state["swap_streams"], dtype=np.uint64))
+        self.accepted = np.zeros(0, dtype=np.int64)    # accepted swaps per pair (K - 1)
+        self.attempts = np.zeros(0, dtype=np.int64)
+        for k, model in enumerate(models):
+            streams = None if state is None else state["streams"][k]
+            v = (np.ascontiguousarray(state["chains"][k], dtype=np.uint8) if state is not None
+                 else np.ascontiguousarray(init, dtype=np.uint8))
+            self._append(model, v, streams)
+        if state is not None:
+            self.accepted[:] = state["accepted"]
+            self.attempts[:] = state["attempts"]
+
+    # ------------------------------------------------------------------- rungs
+    @property
+    def K(self):
+        return len(self.models)
+
+    def _engine(self, model, streams, v):
+        W, b, c = model
+        engine = _anneal.GibbsEngine(b, None, None, W, b, c, streams, dtype=self.dtype,
+                                     n_threads=self.n_threads)
+        engine.set_visible(v)
+        return engine
+
+    def _append(self, model, v, streams=None):
+        k = len(self.models)
+        # copies: a training run updates its model's arrays in place
+        W, b, c = (np.array(x, dtype=self.dtype, order="C") for x in model)
+        if streams is None:
+            streams = make_run_streams(self.seed, self.purpose, self.M, 5, k)
+        self.models.append((W, b, c))
+        self.engines.append(self._engine((W, b, c), streams, v))
+        if k:
+            self.accepted = np.append(self.accepted, np.int64(0))
+            self.attempts = np.append(self.attempts, np.int64(0))
+
+    def add_rung(self, W, vbias, hbias):
+        """Append the model (W, vbias, hbias) as the new last rung; its chains start as
+        copies of the previous last rung's states (with streams of their own)."""
+        self._append((W, vbias, hbias), self.engines[-1].visible())
+
+    def rung_model(self, W, vbias, hbias):
+        """Replace the last rung's model, keeping its chains' states and streams."""
+        last = self.engines[-1]
+        W, b, c = (np.array(x, dtype=self.dtype, order="C") for x in (W, vbias, hbias))
+        self.models[-1] = (W, b, c)
+        self.engines[-1] = self._engine((W, b, c), last.streams, last.visible())
+
+    def set_states(self, k, v):
+        """Set rung k's chain states (chains x n_visible, 0/1)."""
+        self.engines[k].set_visible(v)
+
+    def states(self, k=-1):
+        """Rung k's chain states (default: the last rung's), chains x n_visible uint8."""
+        return self.engines[k].visible()
+
+    # ------------------------------------------------------------------ rounds
+    def sweep(self, rungs=None):
+        """One block-Gibbs sweep of the chains of every rung (or of ``rungs``)."""
+        for k in (range(self.K) if rungs is None else rungs):
+            # inputs recomputed at every sweep: states set by swaps, and a resumed run,
+            # then give the same bits as an uninterrupted one
+            self.engines[k].n_threads = self.n_threads
+            self.engines[k].sweep(1, beta=1.0, force_refresh=True)
+
+    def swap(self):
+        """This round's swaps (pairs k, k+1 with k = round mod 2); returns the number
+        accepted."""
+        K, parity = self.K, self.round % 2
+        self.round += 1
+        pairs = list(range(parity, K - 1, 2))
+        u = _anneal.chain_uniforms(self.swap_streams, len(pairs))
+        if not pairs:
+            return 0
+        V = [self.engines[k].visible() for k in range(K)]
+        total = 0
+        for i, k in enumerate(pairs):
+            x, y = V[k], V[k + 1]
+            lo, hi = self.models[k], self.models[k + 1]
+            log_r = (self._log_p(lo, y) + self._log_p(hi, x)
+                     - self._log_p(lo, x) - self._log_p(hi, y))
+            take = u[:, i] < np.exp(np.minimum(log_r, 0.0))
+            n = int(take.sum())
+            self.attempts[k] += self.M
+            self.accepted[k] += n
+            if n:
+                V[k], V[k + 1] = np.where(take[:, None], y, x), np.where(take[:, None], x, y)
+                self.set_states(k, V[k])
+                self.set_states(k + 1, V[k + 1])
+                total += n
+        return total
+
+    def step(self, rounds=1):
+        """``rounds`` rounds: a sweep of every rung, then the swaps."""
+        for _ in range(int(rounds)):
+            self.sweep()
+            if self.K > 1:
+                self.swap()
+
+    def _log_p(self, model, v):
+        W, b, c = model
+        return _gibbs.log_unnormalized(W, b, c, v, self.n_threads)
+
+    @property
+    def swap_rates(self):
+        """Accepted / attempted swaps of each neighbouring pair so far (K - 1)."""
+        return self.accepted / np.maximum(self.attempts, 1)
+
+    def arrays(self):
+        """The state to checkpoint: the rungs' models, states and streams."""
+        return {"W": np.stack([m[0] for m in self.models]),
+                "vbias": np.stack([m[1] for m in self.models]),
+                "hbias": np.stack([m[2] for m in self.models]),
+                "chains": np.stack([e.visible() for e in self.engines]),
+                "streams": np.stack([e.streams for e in self.engines]),
+                "swap_streams": self.swap_streams.copy(), "round": np.int64(self.round),
+                "accepted": self.accepted.copy(), "attempts": self.attempts.copy()}

@@ -20,10 +20,10 @@ Here:
   neglected, as SM08 neglect that of their Gibbs starts);
 * BAR's asymptotic variance holds only when enough runs fall where the two models
   overlap: a link with fewer than ``MIN_OVERLAP_RUNS`` runs in the overlap (the
-  overlap, below, times the runs of one direction) is run again with ``REFINE_FACTOR``
-  times the betas, up to ``refine`` times (default none, for the cost), and if it is
-  still short it gets a warning: its error bar, and so every interval after it, cannot
-  be trusted.
+  overlap, below, times the runs of one direction) is run again with more betas
+  (:func:`refine_factor`: 2 to 16 times, by its log weights' variance), up to ``refine``
+  times (default none, for the cost), and if it is still short it gets a warning: its
+  error bar, and so every interval after it, cannot be trusted.
 
 The starting states matter as much as the betas: the reverse runs start from the
 forward runs' end states, which AIS of few betas leaves away from p_B, and their
@@ -54,8 +54,13 @@ __all__ = ["bennett_acceptance_ratio", "LogZTracker", "MIN_OVERLAP_RUNS"]
 
 #: A link needs this many runs (of the fewer of its two directions) in the overlap ...
 MIN_OVERLAP_RUNS = 5.0
-#: ... else it is run again with REFINE_FACTOR times the betas (at most ``refine`` times).
-REFINE_FACTOR = 4
+#: ... else it is run again with more betas (at most ``refine`` times): as many times
+#: more as the smaller variance of the two directions' log weights exceeds
+#: TARGET_LOG_WEIGHT_VAR (the variance of AIS log weights falls about as 1 / betas),
+#: between REFINE_FACTOR and MAX_REFINE_FACTOR times.
+REFINE_FACTOR = 2
+MAX_REFINE_FACTOR = 16
+TARGET_LOG_WEIGHT_VAR = 4.0
 
 
 def bennett_acceptance_ratio(w_forward, w_reverse):
@@ -122,6 +127,17 @@ def bennett_acceptance_ratio(w_forward, w_reverse):
     overlap = min(1.0, mean_term * n * n / (nf * nr))
     var = (1.0 / nf + 1.0 / nr) * (1.0 / overlap - 1.0) if overlap > 0 else math.inf
     return float(delta), math.sqrt(max(var, 0.0)), float(overlap)
+
+
+def refine_factor(w_forward, w_reverse):
+    """How many times more betas a link short of overlap is run again with: the smaller
+    of the two directions' log-weight variances over TARGET_LOG_WEIGHT_VAR (AIS's
+    log-weight variance falls about as 1 / betas once the runs overlap), rounded up and
+    kept between REFINE_FACTOR and MAX_REFINE_FACTOR (with little overlap the variances
+    themselves are underestimated, so the factor is a floor)."""
+    var = min(float(np.var(w_forward)), float(np.var(w_reverse)))
+    factor = math.ceil(var / TARGET_LOG_WEIGHT_VAR) if math.isfinite(var) else MAX_REFINE_FACTOR
+    return int(min(max(factor, REFINE_FACTOR), MAX_REFINE_FACTOR))
 
 
 def _closed_form_log_z(vbias, hbias):
@@ -192,7 +208,7 @@ class LogZTracker:
             delta, se, overlap = bennett_acceptance_ratio(fwd.log_weights, rev.log_weights)
             if overlap * self.runs >= MIN_OVERLAP_RUNS or attempt == self.refine:
                 break
-            betas *= REFINE_FACTOR
+            betas *= refine_factor(fwd.log_weights, rev.log_weights)
         self.links += 1
         self.log_Z += delta
         self.var += se * se

@@ -39,12 +39,16 @@ from cyrbm._validation import (_is_finite_real as _real, check_binary, check_mem
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
+from cyrbm.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
+                        srbm_cd_update)
 from cyrbm.models import RBM, expit
 
-METHODS = ("cd", "pcd", "pt", "amh")
+METHODS = ("cd", "pcd", "pt", "amh", "ptt")
 #: the method each sampler setting belongs to
-_SAMPLER_OF = {"temperatures": "pt", "chains": "pt", "adapt_every": "pt", "hop_prob": "amh",
-               "modes": "amh", "radius": "amh", "hop_weight": "amh", "mode_every": "amh"}
+_SAMPLER_OF = {"temperatures": ("pt",), "chains": ("pt", "ptt"), "adapt_every": ("pt",),
+               "hop_prob": ("amh",), "modes": ("amh",), "radius": ("amh",),
+               "hop_weight": ("amh",), "mode_every": ("amh",), "swap_threshold": ("ptt",),
+               "max_rungs": ("ptt",)}
 #: Settings a resumed run must share with its checkpoint (the run's random streams and
 #: arrays depend on them).  The step size may change on resume in the Python API (the
 #: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
@@ -89,7 +93,7 @@ class Trainer:
     ----------
     n_hidden : int
         Hidden units of a new model (ignored when ``fit`` is given a model).
-    method : {"cd", "pcd", "pt", "amh"}
+    method : {"cd", "pcd", "pt", "amh", "ptt"}
         Contrastive divergence, persistent CD (SML) with batch-size persistent chains,
         parallel tempering (CRI10 Table I: ``chains`` persistent ladders at
         ``temperatures``, one sweep per chain and swaps of neighbours per update, the
@@ -128,10 +132,13 @@ class Trainer:
         ``checkpoint_seconds`` have not passed (None: by time only).
     track_logz : bool
         Track ln Z through training (cyrbm.tracking): a ladder of the model at every
-        ``track_every`` updates (None: at the end of every epoch), its first rung's ln Z
+        ``track_every`` updates (None: at the end of every epoch and, in the first
+        epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
+        rung's ln Z
         exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
-        (``track_runs`` runs each way, ``track_betas`` betas, run again with 4 times the
-        betas up to ``track_refine`` times while fewer than 5 runs overlap), the
+        (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
+        times the betas, by the log weights' variance, up to ``track_refine`` times
+        while fewer than 5 runs overlap: cyrbm.tracking.refine_factor), the
         variances summed.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
@@ -163,6 +170,14 @@ class Trainer:
     learn_sigma : bool
         Gaussian units only: learn sigma too (as ln sigma, by the same momentum step; see
         :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
+    lateral : bool
+        Train a semi-restricted Boltzmann machine (:class:`cyrbm.srbm.SRBM`: binary
+        visible units with lateral weights L; methods cd, and pcd with Gibbs) by
+        :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)`` implies it.
+    reconstruction : {"mean-field", "gibbs"}
+        SRBM only: the negative phase's visible layer, the damped mean-field of Osindero
+        & Hinton (2008), ``mean_field_steps`` iterations (default 10) with damping
+        ``damping`` (lambda, default 0.2), or sequential Gibbs sweeps.
     hop_prob, modes, radius, hop_weight : AMH only
         p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
         (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and
@@ -171,8 +186,20 @@ class Trainer:
         (``mode_every`` too, default 100) are refused with another method.  The mode set is rebuilt every ``mode_every`` updates from the
         persistent chains; ``trainer.modes_`` holds it, ``save_modes`` writes it.
 
+    swap_threshold, max_rungs : PTT only
+        Parallel trajectory tempering (Béreux et al. 2025; ``method="ptt"``,
+        cyrbm.tempering.TrajectoryChains): ``chains`` persistent chains (default: the
+        batch size) at each rung of a ladder of the training's own models, rung 0 the
+        initial model and the last rung the current one; an update runs one sweep of
+        every chain at its rung's model and Metropolis swaps of states between
+        neighbouring rungs, and the negative phase takes the last rung's states (as PT's
+        ladders m, (t B + i) mod M).  The current model is frozen as a new rung when its
+        swap rate with the last frozen rung, over at least PTT_WINDOW updates, falls
+        below ``swap_threshold`` (default 0.3), up to ``max_rungs`` (default 32).
+
     History records add, for PT, ``swap_rates`` (per pair, T_k with T_{k+1}, over the
-    epoch) and ``temperatures``; for AMH, ``hops_proposed``, ``hop_acceptance`` (the
+    epoch) and ``temperatures``; for PTT, ``rungs`` (the ladder's models) and
+    ``swap_rates`` (per neighbouring pair, over the epoch); for AMH, ``hops_proposed``, ``hop_acceptance`` (the
     acceptance ratio over the epoch) and ``modes`` (the size of L).
     """
 
@@ -185,8 +212,11 @@ class Trainer:
                  monitor_size=200,
                  progress=None, callback=None,
                  temperatures=None, chains=None, adapt_every=None, hop_prob=None, modes=None,
-                 radius=None, hop_weight=None, mode_every=None, visible="binary", sigma=1.0,
-                 learn_sigma=False, track_logz=False, track_every=None,
+                 radius=None, hop_weight=None, mode_every=None, swap_threshold=None,
+                 max_rungs=None, visible="binary", sigma=1.0,
+                 learn_sigma=False, lateral=False, reconstruction="mean-field",
+                 damping=DAMPING, mean_field_steps=MEAN_FIELD_STEPS, track_logz=False,
+                 track_every=None,
                  track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
                  track_refine=defaults.TRACK_REFINE):
         if method not in METHODS:
@@ -215,11 +245,18 @@ class Trainer:
             if not ok:
                 raise ValueError(message)
         self._check_sampler_settings(method, temperatures, chains, adapt_every, hop_prob,
-                                     modes, radius, hop_weight, mode_every)
+                                     modes, radius, hop_weight, mode_every, swap_threshold,
+                                     max_rungs)
         if visible not in ("binary", "gaussian"):
             raise ValueError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
         self.visible, self.sigma, self.learn_sigma = visible, sigma, bool(learn_sigma)
         self._check_visible(method)
+        self.lateral = bool(lateral)
+        self.reconstruction, self.damping, self.mean_field_steps = check_lateral_settings(
+            method if self.lateral else "cd", reconstruction, damping, mean_field_steps)
+        if self.lateral and (visible != "binary" or track_logz):
+            raise ValueError("an SRBM (lateral=True) has binary visible units and no "
+                             "tracked ln Z: give it neither visible='gaussian' nor track_logz.")
         self.track_logz = bool(track_logz)
         self.track_every = (None if track_every is None
                             else check_whole(track_every, "track_every", 1))
@@ -266,25 +303,29 @@ class Trainer:
         self._state = None                  # the last fit's state, for warm_start
 
     def _check_sampler_settings(self, method, temperatures, chains, adapt_every, hop_prob,
-                                modes, radius, hop_weight, mode_every):
+                                modes, radius, hop_weight, mode_every, swap_threshold,
+                                max_rungs):
         from cyrbm.tempering import parse_temperatures
         from cyrbm.modehop import WEIGHTS
         given = {"temperatures": temperatures, "chains": chains, "adapt_every": adapt_every,
                  "hop_prob": hop_prob, "modes": modes, "radius": radius,
-                 "hop_weight": hop_weight, "mode_every": mode_every}
+                 "hop_weight": hop_weight, "mode_every": mode_every,
+                 "swap_threshold": swap_threshold, "max_rungs": max_rungs}
         for name, value in given.items():
             only = _SAMPLER_OF[name]
-            if value is not None and method != only:
-                raise worded(ValueError(f"{name} is a setting of method {only}, not of "
-                                        f"{method}."), parameters=(name, "method"))
+            if value is not None and method not in only:
+                raise worded(ValueError(f"{name} is a setting of method {' or '.join(only)}, "
+                                        f"not of {method}."), parameters=(name, "method"))
         adapt_every = defaults.ADAPT_EVERY if adapt_every is None else adapt_every
         hop_prob = defaults.HOP_PROB if hop_prob is None else hop_prob
         modes = defaults.MODES if modes is None else modes
         hop_weight = defaults.HOP_WEIGHT if hop_weight is None else hop_weight
         mode_every = defaults.MODE_EVERY if mode_every is None else mode_every
+        swap_threshold = defaults.SWAP_THRESHOLD if swap_threshold is None else swap_threshold
+        max_rungs = defaults.MAX_RUNGS if max_rungs is None else max_rungs
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
-        if method == "pt" and self.k_first != 1 or method == "pt" and self.k_last != 1:
+        if method in ("pt", "ptt") and (self.k_first != 1 or self.k_last != 1):
             raise ValueError("parallel tempering takes one sweep per chain and update; "
                              "k applies to cd, pcd and amh.")
         checks = [
@@ -300,6 +341,10 @@ class Trainer:
             (hop_weight in WEIGHTS,
              f"hop weighting must be one of {', '.join(WEIGHTS)}, not {hop_weight!r}."),
             (int(mode_every) >= 1, f"mode_every must be at least 1 update, not {mode_every}."),
+            (_real(swap_threshold) and 0 <= swap_threshold < 1,
+             f"the swap threshold must lie in [0, 1), not {swap_threshold}."),
+            (not isinstance(max_rungs, bool) and int(max_rungs) == max_rungs and max_rungs >= 2,
+             f"max_rungs must be a whole number of at least 2, not {max_rungs}."),
         ]
         for ok, message in checks:
             if not ok:
@@ -311,6 +356,8 @@ class Trainer:
         self.radius = None if radius is None else int(radius)
         self.hop_weight = hop_weight
         self.mode_every = int(mode_every)
+        self.swap_threshold = float(swap_threshold)
+        self.max_rungs = int(max_rungs)
 
     def _check_visible(self, method):
         if self.visible == "gaussian" and method not in ("cd", "pcd"):
@@ -335,6 +382,9 @@ class Trainer:
                if self.track_logz else {}),
             **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),
+            **({"lateral": {"reconstruction": self.reconstruction, "damping": self.damping,
+                            "mean_field_steps": self.mean_field_steps}}
+               if self.lateral else {}),
         }
 
     def save_modes(self, path):
@@ -405,6 +455,14 @@ class Trainer:
         if isinstance(model, GaussianRBM):
             self.visible = "gaussian"
             self._check_visible(self.method)
+        if isinstance(model, SRBM) and not self.lateral:
+            self.lateral = True
+            check_lateral_settings(self.method, self.reconstruction, self.damping,
+                                   self.mean_field_steps)
+        if self.lateral and (model is not None and not isinstance(model, SRBM)
+                             or probabilities):
+            raise ValueError("lateral=True trains an SRBM on 0/1 rows: give no other model "
+                             "and no probabilities.")
         gaussian = self.visible == "gaussian"
         if gaussian and model is not None and not isinstance(model, GaussianRBM):
             raise ValueError("visible='gaussian' trains a GaussianRBM, not the binary model "
@@ -447,6 +505,9 @@ class Trainer:
             if model is None and gaussian:
                 model = GaussianRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
                                            data=data, sigma=self.sigma)
+            elif model is None and self.lateral:
+                model = SRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
+                                    data=data)
             elif model is None:
                 model = RBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype, data=data)
             else:
@@ -463,6 +524,7 @@ class Trainer:
                 "tracker": None, "track_pending": [],
                 **SAMPLERS[self.method].fresh(self, data, B),
                 **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
+                **({"vel_L": np.zeros_like(model.L)} if self.lateral else {}),
             }
         if gaussian:
             warn_scale(data, model.sigma)
@@ -489,6 +551,8 @@ class Trainer:
                                          f"{kept.n_hidden} RBM, not a {model.n_visible} x "
                                          f"{model.n_hidden} one.")
             kept.W[...], kept.vbias[...], kept.hbias[...] = model.W, model.vbias, model.hbias
+            if self.lateral:
+                kept.L[...] = model.L
         state.update(batch=0, epoch_seconds=0.0)
         self.epochs += state["epoch"]          # epochs more, numbered on from the last fit
         return state
@@ -556,6 +620,10 @@ class Trainer:
                         ok = gaussian_cd_update(model, velocity, batch, chains,
                                                 state["streams"], settings,
                                                 state.get("vel_sigma"))
+                    elif self.lateral:
+                        ok = srbm_cd_update(model, velocity, state["vel_L"], batch, chains,
+                                            state["streams"], settings, self.reconstruction,
+                                            self.damping, self.mean_field_steps)
                     elif self.probabilities:
                         if grads is None:
                             grads = tuple(np.empty_like(a) for a in params)
@@ -571,8 +639,7 @@ class Trainer:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
                     state["n_updates"] += 1
-                    if tracker is not None and self.track_every is not None \
-                            and state["n_updates"] % self.track_every == 0:
+                    if tracker is not None and self._track_due(state["n_updates"], n_batches):
                         self._track(state, tracker, model, T)
                     if bar is not None:
                         bar.update(1)
@@ -597,7 +664,7 @@ class Trainer:
                     self._describe_track(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
-                    if self.visible == "binary":
+                    if self.visible == "binary" and not self.lateral:
                         record["pseudo_log_likelihood"] = float(np.mean(
                             model.pseudo_log_likelihood(monitor, threads=T)))
                 state["history"].append(record)
@@ -616,6 +683,15 @@ class Trainer:
             interrupted.uninstall()
         sampler.keep(state)
         model.meta["training"] = self._training_record(state, data.shape)
+
+    def _track_due(self, n_updates, per_epoch):
+        """Whether the model after ``n_updates`` updates is a rung (besides the epochs'
+        ends, without ``track_every``): every ``track_every`` updates, else at updates
+        1, 2, 4, 8, ... below one epoch, where training moves the model fastest
+        (log-spaced checkpoints, as Béreux et al. 2025 save them)."""
+        if self.track_every is not None:
+            return n_updates % self.track_every == 0
+        return n_updates < per_epoch and n_updates & (n_updates - 1) == 0
 
     def _tracker(self, state, model, n_threads):
         """The ln Z ladder of a tracked run (cyrbm.tracking), begun at the first model
@@ -697,6 +773,8 @@ class Trainer:
             arrays["trainer_chains"] = state["chains"]
         if "vel_sigma" in state:
             arrays["trainer_vel_sigma"] = state["vel_sigma"]
+        if "vel_L" in state:
+            arrays["trainer_vel_L"] = state["vel_L"]
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
                        for key in sampler.keys})
@@ -712,8 +790,8 @@ class Trainer:
         if not os.path.exists(path):
             raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
         arrays = _io.read_npz(path, "checkpoint")
-        model = (GaussianRBM if self.visible == "gaussian" else RBM).from_arrays(
-            arrays, path, what="checkpoint")
+        model = (GaussianRBM if self.visible == "gaussian" else SRBM if self.lateral
+                 else RBM).from_arrays(arrays, path, what="checkpoint")
         info = model.meta.get("checkpoint")
         training = model.meta.get("training", {})
         if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
@@ -763,6 +841,11 @@ class Trainer:
                 raise ModelFileError(f"checkpoint '{path}' was not made with learn_sigma, so "
                                      f"it cannot be resumed with it.")
             state["vel_sigma"] = np.ascontiguousarray(arrays["trainer_vel_sigma"], self.dtype)
+        if self.lateral:
+            if "trainer_vel_L" not in arrays:
+                raise ModelFileError(f"checkpoint '{path}' lacks the velocity of L "
+                                     f"(trainer_vel_L), so it cannot be resumed.")
+            state["vel_L"] = np.ascontiguousarray(arrays["trainer_vel_L"], self.dtype)
         if state["batch"] > 0 and state["epoch"] >= self.epochs:
             raise ModelFileError(f"checkpoint '{path}' has an inconsistent position "
                                  f"(epoch {state['epoch']}, batch {state['batch']}).")
@@ -1057,8 +1140,89 @@ class _AMH(_PCD):
         state["amh"]["hop_counts"][:] = 0
 
 
+class _PTT(_Sampler):
+    """Parallel trajectory tempering (Béreux et al. 2025): M persistent chains at each
+    rung of a ladder of the training's own models (cyrbm.tempering.TrajectoryChains),
+    one round an update with the last rung set to the current model; a rung is frozen
+    when the last pair's swap rate falls below the threshold (Trainer's docstring)."""
+    name, keys = "ptt", ("W", "vbias", "hbias", "chains", "streams", "swap_streams",
+                         "round", "accepted", "attempts", "window", "epoch_counts")
+
+    def __init__(self, trainer, state, model, B, n_threads):
+        from cyrbm.tempering import TrajectoryChains
+        super().__init__(trainer, state, model, B, n_threads)
+        st = self.state = state["ptt"]
+        self.B, self.M = B, trainer.chains or B
+        self.trainer = trainer
+        dtype = model.W.dtype
+        if st["W"] is None:           # a fresh run: rung 0 the initial model, and the top
+            rungs = [(model.W, model.vbias, model.hbias)] * 2
+            self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
+                                           init=st["init"], dtype=dtype, n_threads=n_threads)
+        else:
+            rungs = list(zip(st["W"], st["vbias"], st["hbias"]))
+            self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
+                                           dtype=dtype, n_threads=n_threads, state=st)
+        self.window = np.asarray(st.get("window", np.zeros(2, np.int64)), np.int64).copy()
+        counts = st.get("epoch_counts")
+        self.epoch_counts = (np.zeros((2, 0), np.int64) if counts is None
+                             else np.asarray(counts, np.int64).reshape(2, -1).copy())
+
+    @classmethod
+    def fresh(cls, trainer, data, B):
+        # every chain starts at a random training row (both first rungs the same rows)
+        rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 7))
+        init = _states(data[rng.integers(0, data.shape[0], trainer.chains or B)], rng)
+        return {"chains": None, "ptt": {"W": None, "init": init}}
+
+    @classmethod
+    def settings(cls, trainer):
+        return {"chains": trainer.chains or trainer.batch_size,
+                "swap_threshold": trainer.swap_threshold, "max_rungs": trainer.max_rungs}
+
+    def negative_phase(self, model, state, k, n_threads):
+        ladder = self.ladder
+        ladder.n_threads = n_threads
+        ladder.rung_model(model.W, model.vbias, model.hbias)
+        before = ladder.accepted[-1], ladder.attempts[-1]
+        ladder.step(1)
+        self.window += (ladder.accepted[-1] - before[0], ladder.attempts[-1] - before[1])
+        if self.window[1] >= defaults.PTT_WINDOW * self.M:
+            rate = self.window[0] / self.window[1]
+            self.window[:] = 0
+            if rate < self.trainer.swap_threshold and ladder.K < self.trainer.max_rungs:
+                ladder.add_rung(model.W, model.vbias, model.hbias)
+        pick = (state["n_updates"] * self.B + np.arange(self.B)) % self.M
+        return np.ascontiguousarray(ladder.states(-1)[pick]), None, 0
+
+    def keep(self, state):
+        state["ptt"] = {**self.ladder.arrays(), "window": self.window.copy(),
+                        "epoch_counts": self._counts()}
+
+    def _counts(self):
+        # accepted swaps and attempts per pair at the start of the epoch (pairs added
+        # since count from zero)
+        c = np.zeros((2, self.ladder.K - 1), np.int64)
+        c[:, :self.epoch_counts.shape[1]] = self.epoch_counts
+        return c
+
+    def describe(self, state, record):
+        start = self._counts()
+        acc, att = self.ladder.accepted - start[0], self.ladder.attempts - start[1]
+        record["rungs"] = self.ladder.K
+        record["swap_rates"] = [float(a / t) if t else None for a, t in zip(acc, att)]
+        stuck = [k for k, (a, t) in enumerate(zip(acc, att)) if t and a / t < 0.01]
+        record["ptt_warning"] = None if not stuck else (
+            f"{len(stuck)} of the {len(acc)} neighbouring pairs of rungs swapped in fewer "
+            f"than 1% of attempts this epoch (the first: rungs {stuck[0]} and "
+            f"{stuck[0] + 1}): the model moved too far between them for states to cross, "
+            f"so PTT samples there no better than PCD; a smaller learning rate moves it "
+            f"less per update.")
+        self.epoch_counts = np.stack([self.ladder.accepted, self.ladder.attempts])
+
+
 #: the sampler of each method
-SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH}
+SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH, "ptt": _PTT}
 
 
 def _fingerprint(data):

@@ -13,6 +13,7 @@ from cyrbm import _anneal, _gibbs
 from cyrbm.capi import make_ais_streams
 from cyrbm.tempering import check_temperatures, parse_temperatures, retune
 from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
+                        slightly_different,
                         tiny_model, total_variation)
 
 LADDER = [0.0, 0.3, 0.6, 1.0]
@@ -139,13 +140,82 @@ def test_pt_runs_at_zero_recompute_their_visible_inputs(dense):
     np.testing.assert_allclose(u1[hot], u2[hot], rtol=0, atol=1e-12)
 
 
+# ---------------------------------------------------------------- PTT invariance
+def scaled(model, t):
+    return cyrbm.RBM(t * model.W, model.vbias, t * model.hbias)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ptt_samples_follow_p(model, dtype):
+    """Parallel trajectory tempering: the last rung's chains follow the last model
+    (chi-square against enumeration, with the shared power check), the swaps between
+    different models accepted at a rate in (0, 1)."""
+    ladder = [scaled(model, t).astype(dtype) for t in (0.0, 0.4, 0.7)]
+    m = model.astype(dtype)
+    check_sampler(lambda n, seed: m.sample(n, steps=40, seed=seed, sampler="ptt",
+                                           ladder=ladder), model)
+
+
+def test_ptt_every_rung_follows_its_own_model(model):
+    """Chains at every rung of the ladder follow that rung's model (swaps move states
+    between models without biasing any), and no rung is the neighbour's distribution."""
+    from cyrbm.tempering import TrajectoryChains
+    rungs = [scaled(model, t) for t in (0.0, 0.5, 1.0)]
+    n = 20000
+    chains = TrajectoryChains([(r.W, r.vbias, r.hbias) for r in rungs], n, seed=3,
+                              init=np.zeros((n, 6), np.uint8), dtype=np.float64, n_threads=2)
+    chains.step(40)
+    assert np.all((chains.swap_rates > 0.05) & (chains.swap_rates < 0.99)), chains.swap_rates
+    states = chains.states(1)
+    check_sampler(lambda n_, s: states, rungs[1], wrong=[slightly_different(rungs[1])])
+    with pytest.raises(AssertionError, match="do not follow"):
+        check_sampler(lambda n_, s: states, rungs[2])
+
+
+def test_ptt_sample_is_the_same_for_any_threads(model):
+    ladder = [scaled(model, t) for t in (0.2, 0.6)]
+    a = model.sample(300, 10, seed=2, sampler="ptt", ladder=ladder, threads=1)
+    b = model.sample(300, 10, seed=2, sampler="ptt", ladder=ladder, threads=2)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_ptt_bad_input(model):
+    with pytest.raises(ValueError, match="ladder"):
+        model.sample(5, 2, sampler="ptt")
+    with pytest.raises(ValueError, match="ladder"):
+        model.sample(5, 2, ladder=[model])
+    with pytest.raises(cyrbm.errors.ModelMismatchError, match="same shape"):
+        model.sample(5, 2, sampler="ptt", ladder=[tiny_model(6, 3, seed=1)])
+    with pytest.raises(ValueError, match="setting of method ptt"):
+        cyrbm.Trainer(5, method="pcd", max_rungs=4)
+    with pytest.raises(ValueError, match="swap threshold"):
+        cyrbm.Trainer(5, method="ptt", swap_threshold=1.0)
+
+
+def test_ptt_training_freezes_rungs():
+    """PTT training: rung 0 stays the initial model (a copy, not the live parameters),
+    rungs are frozen as the swap rate with the last one drops, up to max_rungs, and the
+    history records them."""
+    start = tiny_model(12, 5, scale=2.0, seed=1)
+    tr, m = fit("ptt", epochs=16)
+    rungs = tr._state["ptt"]
+    assert 2 < rungs["W"].shape[0] <= 4
+    np.testing.assert_array_equal(rungs["W"][0], start.W.astype(np.float32))
+    # the last rung holds the model of the last update's negative phase
+    assert not np.array_equal(rungs["W"][1], rungs["W"][0])
+    assert 0 < np.abs(rungs["W"][-1] - m.W).max() < 0.5
+    assert [r["rungs"] for r in tr.history][-1] == rungs["W"].shape[0]
+    assert all(0 <= x <= 1 for r in tr.history for x in r["swap_rates"] if x is not None)
+
+
 # ------------------------------------------------------------------ training
 DATA = np.repeat(np.eye(4, 12, 0, np.uint8) + np.eye(4, 12, 4, np.uint8), 15, axis=0)
 
 
 #: each method's own sampler settings (another method's are refused)
 SAMPLER = {"pt": dict(temperatures="adaptive:5", adapt_every=2),
-           "amh": dict(hop_prob=0.5, modes=4, radius=1, mode_every=2)}
+           "amh": dict(hop_prob=0.5, modes=4, radius=1, mode_every=2),
+           "ptt": dict(swap_threshold=0.9, max_rungs=4, chains=8)}
 
 
 def fit(method, threads=1, start=True, **kw):
@@ -157,7 +227,7 @@ def fit(method, threads=1, start=True, **kw):
     return tr, tr.fit(DATA, model=tiny_model(12, 5, scale=2.0, seed=1) if start else None)
 
 
-@pytest.mark.parametrize("method", ["pt", "amh"])
+@pytest.mark.parametrize("method", ["pt", "amh", "ptt"])
 def test_training_does_not_depend_on_threads(method):
     _, a = fit(method, threads=1)
     _, b = fit(method, threads=2)
@@ -165,7 +235,7 @@ def test_training_does_not_depend_on_threads(method):
         np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize("method", ["pt", "amh"])
+@pytest.mark.parametrize("method", ["pt", "amh", "ptt"])
 def test_resume_is_bit_identical(method, tmp_path):
     _, whole = fit(method, epochs=4)
     ck = tmp_path / "c.npz"
@@ -282,7 +352,7 @@ def test_bad_sampler_settings(kw, message):
 
 
 def test_sample_checks_its_sampler(model):
-    with pytest.raises(ValueError, match="gibbs' or 'pt"):
+    with pytest.raises(ValueError, match="'gibbs', 'pt' or 'ptt'"):
         model.sample(3, sampler="mh")
     with pytest.raises(ValueError, match="end at 1"):
         model.sample(3, sampler="pt", temperatures=[0, 0.5])
@@ -359,3 +429,25 @@ def test_cli_sample_by_parallel_tempering(tmp_path, capsys):
     assert pixels.std() > 0                                  # not blank
     v = cyrbm.RBM.load(model_path).sample(12, 50, seed=2, sampler="pt")
     assert 0 < v.mean() < 1
+
+
+def test_cli_sample_by_parallel_trajectory_tempering(tmp_path, capsys):
+    """cyrbm sample --sampler ptt --ladder FILES: RBM.sample(sampler="ptt") along the
+    checkpoint files, and the ladder's errors in one sentence."""
+    pytest.importorskip("PIL.Image")
+    from cyrbm.cli import main
+    paths = [tmp_path / f"e{e}.npz" for e in (1, 4)]
+    for e, path in zip((1, 4), paths):
+        assert main(["train", "digits:train", "-o", str(path), "--hidden", "16", "--epochs",
+                     str(e), "--lr", "0.1", "--no-progress"]) == 0
+    out = tmp_path / "ptt.png"
+    code = main(["sample", str(paths[1]), "-o", str(out), "--n", "12", "--steps", "20",
+                 "--sampler", "ptt", "--ladder", str(paths[0]), "--seed", "2"])
+    assert code == 0 and "ptt sweeps" in capsys.readouterr().out
+    for extra, needle in ((["--sampler", "ptt"], "give them with --ladder"),
+                          (["--ladder", str(paths[0])], "give them with --ladder"),
+                          (["--sampler", "ptt", "--ladder", str(tmp_path / "no.npz")],
+                           "no such model file")):
+        code = main(["sample", str(paths[1]), "-o", str(out)] + extra)
+        err = capsys.readouterr().err
+        assert code == 1 and needle in err and "Traceback" not in err

@@ -126,6 +126,15 @@ def test_chains_path_tracks_an_enumerable_run():
     assert worst_z(rungs, exact) < TOL and rungs[-1]["log_Z_se"] < 0.2
 
 
+def test_refine_factor_follows_the_log_weight_variance():
+    from cyrbm.tracking import refine_factor
+    rng = np.random.default_rng(0)
+    w = lambda var: rng.normal(0, np.sqrt(var), 400)
+    assert refine_factor(w(0.1), w(0.1)) == 2              # at least 2
+    assert refine_factor(w(1000.0), w(1000.0)) == 16       # at most 16
+    assert 6 <= refine_factor(w(30.0), w(1000.0)) <= 10    # the smaller variance / 4
+
+
 def test_a_poor_overlap_is_reported():
     rng = np.random.default_rng(2)
     A = RBM(np.zeros((20, 16)), np.zeros(20), np.zeros(16))
@@ -133,7 +142,8 @@ def test_a_poor_overlap_is_reported():
     tracker = LogZTracker(0, runs=8, betas=2, refine=2)
     tracker.begin(A)
     r = tracker.step(B, 5)
-    assert r["overlap"] * 8 < 5 and r["betas"] == 32     # after two refinements, 2 -> 32
+    # two refinements, each 2 to 16 times the betas, by the log weights' variance
+    assert r["overlap"] * 8 < 5 and 8 <= r["betas"] <= 512 and r["betas"] > 2
     assert "overlap too little" in r["overlap_warning"]
     assert "\n" not in r["overlap_warning"]
 
@@ -159,7 +169,8 @@ def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path, every):
     straight = Trainer(12, epochs=3, **settings)
     straight.fit(X)
     assert rungs_of(resumed.history) == rungs_of(straight.history)
-    assert len(rungs_of(straight.history)) == 1 + (3 if every is None else 3 * 30 // every)
+    # without track_every: the epochs' ends and, in the first epoch, updates 1, 2, 4, 8, 16
+    assert len(rungs_of(straight.history)) == 1 + (3 + 5 if every is None else 3 * 30 // every)
     np.testing.assert_array_equal(resumed.model.W, straight.model.W)
 
 

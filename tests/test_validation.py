@@ -230,7 +230,7 @@ def test_bound_refuses_options_its_method_ignores(dbn_file, capsys, method, extr
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(method="cd", chains=4), "chains is a setting of method pt, not of cd"),
+    (dict(method="cd", chains=4), "chains is a setting of method pt or ptt, not of cd"),
     (dict(method="pcd", temperatures=5), "temperatures is a setting of method pt, not of pcd"),
     (dict(method="amh", adapt_every=3), "adapt_every is a setting of method pt, not of amh"),
     (dict(method="pt", hop_prob=0.2), "hop_prob is a setting of method amh, not of pt"),
@@ -238,6 +238,8 @@ def test_bound_refuses_options_its_method_ignores(dbn_file, capsys, method, extr
     (dict(method="cd", radius=3), "radius is a setting of method amh, not of cd"),
     (dict(method="cd", hop_weight="prob"), "hop_weight is a setting of method amh"),
     (dict(method="pcd", mode_every=3), "mode_every is a setting of method amh"),
+    (dict(method="pcd", swap_threshold=0.5), "swap_threshold is a setting of method ptt"),
+    (dict(method="pt", max_rungs=3), "max_rungs is a setting of method ptt, not of pt"),
 ])
 def test_trainer_refuses_another_methods_sampler_settings(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -254,7 +256,7 @@ def test_train_resume_refuses_another_methods_option(tmp_path, capsys):
     refused(["train", "digits", "-o", model, "--epochs", "2", "--resume", "--hop-prob", "0.3"],
             capsys, "--hop-prob is a setting of --method amh, not of cd")
     refused(["train", "digits", "-o", model, "--epochs", "2", "--chains", "4"], capsys,
-            "--chains is a setting of --method pt, not of cd")
+            "--chains is a setting of --method pt or ptt, not of cd")
 
 
 def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):

@@ -108,6 +108,12 @@ def numbers(dtype):
                         dtype=dtype, monitor_size=0, progress=False,
                         visible="gaussian").fit(real)
     out["gauss_pcd"] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
+    # lateral connections (cyrbm_srbm_steps): AIS and sequential Gibbs sampling
+    from cyrbm.srbm import SRBM
+    lat = 0.2 * np.triu(rng.standard_normal((D, D)), 1)
+    srbm = SRBM(W, b, a, lat + lat.T, dtype=dtype)
+    out["srbm_ais"] = ann.log_partition(srbm, data=data).log_weights
+    out["srbm_sample"] = srbm.sample(20, steps=5, seed=2, threads=2)
     return out
 
 

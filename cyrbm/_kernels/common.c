@@ -93,6 +93,22 @@ void cyrbm_state_codes(const uint8_t *restrict state, ptrdiff_t n, uint8_t *rest
     }
 }
 
+/* The hidden layer's half of step k >= 1 of a run at beta (common_t.h's Gaussian and
+ * SRBM runs, x = c + W^T v of the current v): with `weights`, *logw += lw + sum_j
+ * [softplus(beta x_j) - softplus(prev x_j)], lw the visible layer's part, summed first;
+ * then h_j ~ Bernoulli(sigma(beta x_j)), one draw a unit in unit order. */
+static void cyrbm_hidden_half(const double *restrict x, ptrdiff_t M, double beta, double prev,
+                              int weights, double lw, double *logw, cyrbm_rng *rng,
+                              uint8_t *restrict h) {
+    ptrdiff_t j;
+    if (weights) {
+        for (j = 0; j < M; j++)
+            lw += cyrbm_softplus(beta * x[j]) - cyrbm_softplus(prev * x[j]);
+        *logw += lw;
+    }
+    for (j = 0; j < M; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * x[j]));
+}
+
 #define CYRBM_FT 32
 #include "float_t.h"
 #include "common_t.h"

@@ -255,6 +255,18 @@ typedef struct {
     const double *mu, *sd;          /* D each: the base's means and standard deviations */
 } cyrbm_gauss_pair;
 
+/* A semi-restricted Boltzmann machine B (Osindero & Hinton 2008; MS09 Sec. 5.2) and the
+ * base A it is annealed from.  B: binary v with symmetric lateral weights L (zero
+ * diagonal), binary h, energy -b.v - c.h - v^T W h - v^T L v / 2; A: independent visible
+ * units of log-odds bA, its hidden units free; between them (SM08 Eq. 13-18)
+ *   ln p*_beta(v) = (1 - beta) bA.v + beta (b.v + v^T L v / 2) + sum_j softplus(beta x_j),
+ * x = c + W^T v.  Sampling and training use beta = 1 (bA then only starts a chain). */
+typedef struct {
+    ptrdiff_t D, M;                 /* visible and hidden units */
+    const void *W, *b, *c, *L;      /* the kernel's float type: D x M, D, M, D x D (C order) */
+    const double *bA;               /* D: the base's visible log-odds */
+} cyrbm_srbm_pair;
+
 /* ---- no vector code, compiled once (common.c) ----
  * column_lists: col[u*n_rows + 0 .. ncol[u]-1] = the rows r (ascending) whose list
  *   idx[r*ldi + 0 .. cnt[r]-1] holds u (OUT col, ncol).
@@ -269,14 +281,21 @@ typedef struct {
  *   measures).
  * stop_watch_begin / _end: see "stopping on Ctrl-C" above.
  * gauss_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_gauss_pair
- *   (common_t.h), v real-valued (INOUT v, h, rng, logw; scratch x of M doubles). */
+ *   (common_t.h), v real-valued (INOUT v, h, rng, logw; scratch x of M doubles).
+ * srbm_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_srbm_pair
+ *   (common_t.h): h | v at once, v | h one unit at a time (INOUT v, h, y = L v, rng,
+ *   logw; `fresh`: recompute y from v first; scratch x of M + D doubles). */
 #define CYRBM_COMMON_TYPED_KERNELS(X, FT, FS)                                             \
     X(int32_t, bernoulli_##FS, (const FT *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state, \
                                 int32_t *idx), (p, n, rng, state, idx))                   \
     X(void, gauss_steps_##FS, (const cyrbm_gauss_pair *P, FT *v, uint8_t *h, double *x,   \
                                const double *betas, ptrdiff_t k0, ptrdiff_t k1, int weights, \
                                cyrbm_rng *rng, double *logw),                             \
-      (P, v, h, x, betas, k0, k1, weights, rng, logw))
+      (P, v, h, x, betas, k0, k1, weights, rng, logw))                                    \
+    X(void, srbm_steps_##FS, (const cyrbm_srbm_pair *P, uint8_t *v, uint8_t *h, double *y, \
+                              double *x, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
+                              int weights, int fresh, cyrbm_rng *rng, double *logw),      \
+      (P, v, h, y, x, betas, k0, k1, weights, fresh, rng, logw))
 #define CYRBM_COMMON_KERNELS(X)                                                           \
     CYRBM_EACH_TYPE(CYRBM_COMMON_TYPED_KERNELS, X)                                        \
     X(void, stop_watch_begin, (void), ())                                                 \

@@ -28,7 +28,8 @@ Usage:
               [--resume] [--binarize MODE] [--threshold X] [--monitor N]
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
-              [--hop-weight W] [--visible TYPE] [--track-logz] [--track-every N]
+              [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
+              [--track-logz] [--track-every N] [--track-refine N]
               [--data DATA] [--plot FILE] [--sigma S] [--learn-sigma] [--whiten KIND]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
@@ -48,7 +49,7 @@ Usage:
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
               [--scheduler ADDRESS]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
-              [--seed S] [--threads T]
+              [--ladder FILES] [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
   cyrbm evaluate MODEL --data DATA [--base-data DATA] [--runs R] [--chains C]
               [--schedule SCHED] [--save-schedule FILE] [--simulate N] [--plot FILE]
@@ -89,12 +90,16 @@ Options:
                              (.png) of sample and filters; sweep: a directory.
   --hidden N                 Hidden units [default: {d.N_HIDDEN}].
   --method METHOD            cd, pcd (persistent CD / SML), pt (parallel tempering,
-                             Cho et al. 2010) or amh (mode-hopping SML, Hu & Yu)
-                             [default: {d.METHOD}].
+                             Cho et al. 2010), amh (mode-hopping SML, Hu & Yu) or ptt
+                             (parallel trajectory tempering, Bereux et al. 2025: chains
+                             at the training's own earlier models) [default: {d.METHOD}].
   --temperatures T           pt: the ladder, N temperatures evenly spaced from 0 to 1,
                              a list such as 0,0.5,1 (rising, ending at 1), or
                              adaptive:N (spacing re-tuned for equal swap rates)
                              (default: 0, 0.05, ..., 1).
+  --swap-threshold X         ptt: freeze the current model as a new rung when its swap
+                             rate with the last rung falls below X (default: {d.SWAP_THRESHOLD}).
+  --max-rungs N              ptt: at most N models in the ladder (default: {d.MAX_RUNGS}).
   --hop-prob P               amh: probability of a mode-hopping proposal per chain
                              and update, in [0, 1] (default: {d.HOP_PROB}).
   --modes K                  amh: capacity of the mode set, at least 1 (default: {d.MODES}).
@@ -152,7 +157,10 @@ Options:
                              and print it per epoch, with the mean log-likelihood of
                              the test data (--data) and its +- 3 se interval.
   --track-every N            train --track-logz: updates between the ladder's models
-                             (default: one at the end of every epoch).
+                             (default: one at the end of every epoch, and in the first
+                             epoch after updates 1, 2, 4, 8, ...).
+  --track-refine N           train --track-logz: run a link short of overlap again with
+                             more betas, up to N times (default: {d.TRACK_REFINE}).
   --data DATA                Data whose average log-probability to estimate; for
                              train with --track-logz, the test data of the learning
                              curve.
@@ -171,6 +179,8 @@ Options:
   --chains C                 Gibbs chains on MODEL_A giving the runs' starting states;
                              each gives ceil(R / C) states (default: one per run).
                              evaluate: reverse (RAISE) chains per test row (default: {d.RAISE_CHAINS}).
+                             train: pt's ladders, ptt's chains per rung (default: the
+                             batch size).
   --steps-between N          Gibbs sweeps between the states a chain gives
                              [default: {d.RATIO_STEPS_BETWEEN}].
   --exact                    Enumerate (the only method of logz).
@@ -196,9 +206,13 @@ Options:
   --trace                    bound --method chib: the estimate at S = 1, 2, 5, 10,
                              20, 40 (up to --steps) as a table (MS09 Figure 2), and
                              as a figure with --plot FILE.
-  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample) or pt (parallel
+  --sampler SAMPLER          gibbs (block Gibbs, one chain per sample), pt (parallel
                              tempering: the T = 1 chain of a ladder of 21 temperatures
-                             0, 0.05, ..., 1 per sample) [default: gibbs].
+                             0, 0.05, ..., 1 per sample) or ptt (parallel trajectory
+                             tempering: a chain at each of the --ladder models and at
+                             MODEL, states swapped between neighbours) [default: gibbs].
+  --ladder FILES             sample --sampler ptt: earlier models of MODEL's training
+                             (e.g. its checkpoints), comma-separated, earliest first.
   --shape HxW                Height x width of one image, e.g. 28x28 (default: square).
   --save-schedule FILE       Write the schedule's betas to FILE (one per line) for
                              reuse with --schedule FILE.
@@ -297,10 +311,10 @@ _VALUE_OPTIONS = {
     "--data", "--base-data", "--visible",
     "--runs", "--schedule", "--start", "--burn-in", "--chains", "--steps-between",
     "--temperatures", "--hop-prob", "--modes", "--radius", "--hop-weight",
-    "--layers", "--samples", "--entropy", "--logz",
-    "--n", "--steps", "--sampler", "--shape", "--save-schedule", "--simulate", "--plot",
+    "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
+    "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every", "--sigma", "--whiten",
+    "--track-every", "--track-refine", "--sigma", "--whiten",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace", "--track-logz", "--learn-sigma"}

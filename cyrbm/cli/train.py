@@ -17,7 +17,7 @@ _TRAIN_SETTINGS = {
     "--dtype": "dtype", "--monitor": "monitor_size",
     "--temperatures": "temperatures", "--chains": "chains", "--hop-prob": "hop_prob",
     "--modes": "modes", "--radius": "radius", "--hop-weight": "hop_weight",
-    "--visible": "visible",
+    "--swap-threshold": "swap_threshold", "--max-rungs": "max_rungs", "--visible": "visible",
 }
 
 
@@ -73,7 +73,10 @@ def _train_settings(args):
             ("hop_prob", _real(args, "--hop-prob", low=0, high=1, optional=True)),
             ("modes", _whole(args, "--modes", 1, optional=True)),
             ("radius", _whole(args, "--radius", 0, optional=True)),
-            ("hop_weight", hop_weight)) if value is not None},
+            ("hop_weight", hop_weight),
+            ("swap_threshold", _real(args, "--swap-threshold", low=0, high=1, high_open=True,
+                                     optional=True)),
+            ("max_rungs", _whole(args, "--max-rungs", 2, optional=True))) if value is not None},
     }
 
 
@@ -211,7 +214,8 @@ def cmd_train(args, out):
 
     track = args["--track-logz"]
     track_every = _whole(args, "--track-every", 1, optional=True)
-    for option in ("--track-every", "--data", "--plot"):
+    track_refine = _whole(args, "--track-refine", 0, optional=True)
+    for option in ("--track-every", "--track-refine", "--data", "--plot"):
         if args[option] is not None and not track:
             raise UsageError(f"{option} is an option of train --track-logz; add --track-logz "
                              f"to track ln Z through training.")
@@ -238,7 +242,8 @@ def cmd_train(args, out):
     test = None if args["--data"] is None else load_data(
         args["--data"], binarize=binarize, threshold=threshold, seed=settings["seed"])
     sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
-                                              "radius", "hop_weight")
+                                              "radius", "hop_weight", "swap_threshold",
+                                              "max_rungs")
                if settings.get(key) is not None}
     trainer = Trainer(
         settings["n_hidden"], method=settings["method"], k=settings["k"],
@@ -250,7 +255,8 @@ def cmd_train(args, out):
         checkpoint_seconds=checkpoint_seconds,
         monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
-        track_logz=track, track_every=track_every, **sampler,
+        track_logz=track, track_every=track_every,
+        **({"track_refine": track_refine} if track_refine is not None else {}), **sampler,
         **({"sigma": sigma, "learn_sigma": args["--learn-sigma"]} if gaussian else {}))
     t0 = time.perf_counter()
     try:

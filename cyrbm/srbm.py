@@ -1,0 +1,366 @@
+"""The semi-restricted Boltzmann machine (SRBM): binary visible units with symmetric
+lateral connections, binary hidden units (Osindero & Hinton 2008; the top layer of
+Murray & Salakhutdinov 2009's image-patch DBN, Sec. 5.2).
+
+Energy, with lateral weights L (D x D, symmetric, zero diagonal)::
+
+    E(v, h) = -b.v - c.h - v^T W h - v^T L v / 2,
+
+so h_j | v ~ Bernoulli(sigma(c_j + (W^T v)_j)) all at once, while the visible units
+given h form a fully-visible Boltzmann machine: v_i given h and the other units is
+Bernoulli(sigma(b_i + (W h)_i + (L v)_i)), sampled one unit at a time.  Summing h out,
+
+    ln p*(v) = b.v + v^T L v / 2 + sum_j softplus(c_j + (W^T v)_j),
+
+and ln Z is exact by enumerating the 2^D visible states (:meth:`SRBM.log_partition`).
+Sampling, AIS and the sequential-Gibbs negative phase run in compiled code
+(``cyrbm._anneal.srbm_run``, the kernel ``cyrbm_srbm_steps``), one stream per chain.
+
+Training (Osindero & Hinton 2008, Sec. 3; MS09 Sec. 5.2: "Contrastive Divergence
+together with mean-field"): CD-k whose reconstruction of the visible layer, given h
+drawn from p(h | v), is the damped mean-field iteration
+m <- lambda m + (1 - lambda) sigma(b + W h + L m), started at the chain's v, run
+:data:`MEAN_FIELD_STEPS` (10) times with damping lambda = :data:`DAMPING` (0.2); or,
+as an option, sequential Gibbs sweeps.
+
+File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
+array ``L`` (n_visible x n_visible) and meta ``format`` "cyrbm.srbm", ``visible``
+"lateral".  A file of W, vbias, hbias and L alone loads too.
+"""
+import math
+import time
+
+import numpy as np
+
+from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm._progress import schedule_pieces
+from cyrbm._random import srbm_ais_streams
+from cyrbm._validation import check_memory, check_visible_rows
+from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
+from cyrbm.models import Layers, RBM, expit, read_parameters
+from cyrbm.results import AISResult
+
+__all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "check_lateral_settings",
+           "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
+
+FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.FORMAT_VERSION)
+#: lambda of the damped mean-field reconstruction (Osindero & Hinton 2008)
+DAMPING = 0.2
+#: mean-field iterations of one reconstruction
+MEAN_FIELD_STEPS = 10
+#: the negative phase's reconstructions of the visible layer: "mean-field" (CD only) or
+#: "gibbs" (sequential Gibbs sweeps, CD or PCD)
+RECONSTRUCTIONS = ("mean-field", "gibbs")
+#: the largest visible layer whose 2^D states log_partition enumerates by default
+EXACT_MAX_VISIBLE = 20
+_LN2 = math.log(2.0)
+
+
+def _lateral(L, D, where, error=ModelMismatchError):
+    """L as a float64 array after the checks of an SRBM's lateral weights: shape (D, D),
+    finite, symmetric (to 1e-6 of its largest entry, then made exactly so), zero
+    diagonal; one sentence of ``error`` otherwise."""
+    L = np.asarray(L)
+    if L.ndim != 2 or L.shape != (D, D):
+        raise error(f"{where}: L has shape {L.shape} but the model has {D} visible units, "
+                    f"so it must be {D} x {D}.")
+    if not (np.issubdtype(L.dtype, np.floating) or np.issubdtype(L.dtype, np.integer)):
+        raise error(f"{where}: L is not numeric ({L.dtype}).")
+    L = L.astype(np.float64)
+    if not np.all(np.isfinite(L)):
+        raise error(f"{where}: L contains NaN or infinite values.")
+    if np.any(np.diag(L) != 0):
+        i = int(np.flatnonzero(np.diag(L))[0])
+        raise error(f"{where}: L must have a zero diagonal (a unit is not connected to "
+                    f"itself), but L[{i}, {i}] is {L[i, i]:g}.")
+    gap = np.abs(L - L.T)
+    if gap.max() > 1e-6 * max(1.0, float(np.abs(L).max())):
+        i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
+        raise error(f"{where}: L must be symmetric, but L[{i}, {j}] is {L[i, j]:g} and "
+                    f"L[{j}, {i}] is {L[j, i]:g}.")
+    return 0.5 * (L + L.T)
+
+
+class SRBM(Layers):
+    """A semi-restricted Boltzmann machine: binary visible units with symmetric lateral
+    weights ``L`` (zero diagonal), binary hidden units.
+
+    Parameters
+    ----------
+    W : array, shape (n_visible, n_hidden)
+    vbias : array, shape (n_visible,)
+        b.
+    hbias : array, shape (n_hidden,)
+        c.
+    L : array, shape (n_visible, n_visible), optional
+        Symmetric lateral weights with a zero diagonal (default zeros: an RBM).
+    dtype : float32 or float64, optional
+    meta : dict, optional
+    """
+
+    visible = "lateral"
+
+    def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,
+                 _error=ModelMismatchError, _where="the given parameters"):
+        dtype = self._own(W, vbias, hbias, dtype, meta, _where, _error)
+        D = self.n_visible
+        L = np.zeros((D, D)) if L is None else _lateral(L, D, _where, _error)
+        self.L = np.array(L, dtype=dtype, order="C", copy=True)
+
+    @classmethod
+    def random(cls, n_visible, n_hidden, *, seed=0, dtype=np.float32, scale=0.01, data=None):
+        """A fresh model: the RBM's initial draw (:meth:`cyrbm.RBM.random`) and L = 0."""
+        init = RBM.random(n_visible, n_hidden, seed=seed, dtype=np.float64, scale=scale,
+                          data=data)
+        return cls(init.W, init.vbias, init.hbias, dtype=dtype)
+
+    def copy(self):
+        return self.astype(self.dtype)
+
+    def astype(self, dtype):
+        """The same model stored in ``dtype`` (float32 or float64)."""
+        return SRBM(self.W, self.vbias, self.hbias, self.L, dtype=dtype, meta=dict(self.meta))
+
+    def __repr__(self):
+        return (f"SRBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, "
+                f"dtype={self.dtype.name})")
+
+    # ------------------------------------------------------------ conditionals
+    def _visible_data(self, v, name="data"):
+        return check_visible_rows(v, self.n_visible, name)
+
+    def _f64(self):
+        return tuple(a.astype(np.float64, copy=False)
+                     for a in (self.W, self.vbias, self.hbias, self.L))
+
+    def _hidden_inputs(self, v):
+        """c + W^T v of rows (0/1 or mean-field values), float64."""
+        return np.asarray(v, np.float64) @ self.W.astype(np.float64, copy=False) + self.hbias
+
+    def hidden_probs(self, v):
+        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i), one row per v (0/1 rows)."""
+        return expit(self._hidden_inputs(self._visible_data(v)))
+
+    def visible_field(self, v, h):
+        """b + W h + L v: row n's entry i is the log-odds of p(v_i = 1 | h, the other units), the
+        conditional of the sequential Gibbs update (L's zero diagonal leaves v_i out).
+        ``v`` rows of 0/1 states or mean-field values, ``h`` rows of 0/1 states or
+        probabilities; float64."""
+        W, b, _, L = self._f64()
+        v, h = (np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (v, h))
+        if v.shape[1] != self.n_visible or h.shape[1] != self.n_hidden:
+            raise ModelMismatchError(f"v must have {self.n_visible} columns and h "
+                                     f"{self.n_hidden} (the model's visible and hidden units).")
+        return b + h @ W.T + v @ L
+
+    def mean_field(self, h, m, *, damping=DAMPING, steps=MEAN_FIELD_STEPS):
+        """The damped mean-field estimate of E[v | h] (Osindero & Hinton 2008):
+        ``steps`` times m <- damping m + (1 - damping) sigma(b + W h + L m), from ``m``
+        (rows: the data, or any start in [0, 1]); float64."""
+        m = np.atleast_2d(np.asarray(m, dtype=np.float64))
+        top = self.visible_field(np.zeros_like(m), h)         # b + W h, fixed
+        L = self.L.astype(np.float64, copy=False)
+        for _ in range(int(steps)):
+            m = damping * m + (1.0 - damping) * expit(top + m @ L)
+        return m
+
+    def reconstruction_error(self, v):
+        """Mean over rows of sum_i (v_i - m_i)^2, m the mean-field reconstruction from
+        p(h | v) (:meth:`mean_field` from v)."""
+        v = self._visible_data(v).astype(np.float64)
+        m = self.mean_field(expit(self._hidden_inputs(v)), v)
+        return float(np.mean(np.sum((v - m) ** 2, axis=1)))
+
+    # ------------------------------------------------------- probabilities
+    def log_unnormalized(self, v, *, threads=None):
+        """ln p*(v) = b.v + v^T L v / 2 + sum_j softplus(c_j + (W^T v)_j), float64."""
+        return self._log_unnormalized_rows(self._visible_data(v))
+
+    def _log_unnormalized_rows(self, v, threads=None):
+        _, b, _, L = self._f64()
+        v = np.asarray(v, dtype=np.float64)
+        return (v @ b + 0.5 * np.sum((v @ L) * v, axis=1)
+                + np.sum(np.logaddexp(0.0, self._hidden_inputs(v)), axis=1))
+
+    def free_energy(self, v, *, threads=None):
+        """F(v) = -ln p*(v)."""
+        return -self.log_unnormalized(v, threads=threads)
+
+    def log_partition(self, *, max_units=EXACT_MAX_VISIBLE):
+        """ln Z exactly (SM08 Eq. 3 with the lateral term): the sum of p*(v) over the
+        2^n_visible visible states, h summed out in closed form (:meth:`log_unnormalized`),
+        float64, in blocks of 2^12 states, a stable log-sum-exp.  Refuses
+        (AnnealingError) more than ``max_units`` visible units."""
+        D = self.n_visible
+        if D > max_units:
+            raise AnnealingError(f"an exact ln Z of an SRBM sums 2^{D} visible states and "
+                                 f"the limit is {max_units} units; estimate it by AIS "
+                                 f"(Annealer.log_partition) instead.")
+        low = min(D, 12)
+        bits = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
+        terms = np.empty(1 << (D - low))
+        v = np.zeros((1 << low, D))
+        v[:, :low] = bits
+        for t in range(terms.size):
+            v[:, low:] = (t >> np.arange(D - low)) & 1
+            lp = self._log_unnormalized_rows(v)
+            mx = lp.max()
+            terms[t] = mx + math.log(np.sum(np.exp(lp - mx)))
+        mx = terms.max()
+        return float(mx + math.log(np.sum(np.exp(terms - mx))))
+
+    def log_prob(self, v, log_Z=None):
+        """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64."""
+        v = self._visible_data(v)
+        return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
+                                                 else float(log_Z))
+
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None):
+        """Draw ``n`` visible vectors by Gibbs sampling: h | v at once, then v | h one unit
+        at a time.  Each chain starts from ``init`` (0/1 rows, cycled) or from independent
+        units of log-odds b, runs ``steps`` sweeps from its own stream, and returns its
+        final state: the result depends on ``seed`` only, not on the number of threads.
+        Returns an (n, n_visible) uint8 array."""
+        return self._chain_sample(n, steps, seed, init, threads, np.uint8,
+                                  self.n_visible * (self.n_hidden + self.n_visible))
+
+    def _sweeps(self, v, streams, k0, k1, n_threads):
+        """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT, 0/1 uint8), chain r
+        on streams[r] (INOUT); step 0 draws independent units of log-odds b.  Returns the
+        hidden states of the last step."""
+        R = v.shape[0]
+        h = np.zeros((R, self.n_hidden), dtype=np.uint8)
+        y = np.zeros((R, self.n_visible))
+        _anneal.srbm_run(self.W, self.vbias, self.hbias, self.L,
+                         self.vbias.astype(np.float64), v, h, y, np.ones(max(k1, 1)), k0, k1,
+                         False, True, streams, np.zeros(R), n_threads)
+        return h
+
+    # ---------------------------------------------------------------- files
+    def to_arrays(self, extra_meta=None):
+        return self._file_arrays(FORMAT, extra_meta, "lateral", L=self.L)
+
+    @classmethod
+    def load(cls, path, *, dtype=None):
+        """Read an SRBM file; a ModelFileError of one sentence for anything else (an RBM's
+        or a Gaussian RBM's file included)."""
+        return cls.from_arrays(_io.read_npz(path), path, dtype=dtype)
+
+    @classmethod
+    def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
+        W, vbias, hbias, meta, dtype = read_parameters(arrays, path, what, FORMAT,
+                                                       "an SRBM", dtype, ("L",))
+        if "L" not in arrays:
+            raise ModelFileError(f"{what} '{path}' lacks the array 'L' (the lateral weights "
+                                 f"of an SRBM).")
+        return cls(W, vbias, hbias, arrays["L"], dtype=dtype, meta=meta, _error=ModelFileError,
+                   _where=f"{what} '{path}'")
+
+
+# ------------------------------------------------------------------------- training
+def check_lateral_settings(method, reconstruction, damping, mean_field_steps):
+    """The Trainer's SRBM settings, checked: (reconstruction, damping, steps); a
+    ValueError of one sentence for a combination that makes no sense."""
+    if reconstruction not in RECONSTRUCTIONS:
+        raise ValueError(f"reconstruction must be 'mean-field' or 'gibbs', not "
+                         f"{reconstruction!r}.")
+    if method not in ("cd", "pcd"):
+        raise ValueError(f"an SRBM (lateral=True) trains with method cd or pcd, not {method}.")
+    if method == "pcd" and reconstruction == "mean-field":
+        raise ValueError("persistent chains need sampled states: an SRBM trains with pcd "
+                         "only with reconstruction='gibbs'.")
+    if not (isinstance(damping, (int, float)) and 0 <= damping < 1):
+        raise ValueError(f"the mean-field damping must be in [0, 1), not {damping}.")
+    if isinstance(mean_field_steps, bool) or int(mean_field_steps) != mean_field_steps \
+            or mean_field_steps < 1:
+        raise ValueError(f"mean_field_steps must be a whole number of at least 1, not "
+                         f"{mean_field_steps}.")
+    return reconstruction, float(damping), int(mean_field_steps)
+
+
+def srbm_cd_update(model, velocity, vel_L, batch, chains, streams, settings,
+                   reconstruction="mean-field", damping=DAMPING, steps=MEAN_FIELD_STEPS):
+    """One CD-k (or, with Gibbs, PCD-k) step of an :class:`SRBM` (``Trainer``'s update
+    with ``lateral=True``; Osindero & Hinton 2008, SM08 Eq. 7 with this energy).
+
+    Negative phase, repeated ``settings["k"]`` times from the chains (CD restarts them at
+    ``batch``): "mean-field" draws h ~ p(h | m) (chain r's uniforms from streams[r]) and
+    replaces m by :meth:`SRBM.mean_field` from m (``damping``, ``steps``); "gibbs" runs
+    sequential Gibbs sweeps on the engine (``chains`` INOUT, 0/1).  The gradient is
+
+        dW = sum v p(h | v)^T,  db = sum v,  dc = sum p(h | v),
+        dL = sum v v^T with a zero diagonal,
+
+    over the data less over the reconstructions; W, b, c take the momentum step of
+    ``_gibbs.apply_update`` (the binary models' own, weight decay on W), L the same step
+    (weight decay on L too) with ``vel_L`` (INOUT).  Returns False when a parameter
+    became non-finite."""
+    k, n_threads = settings["k"], settings["n_threads"]
+    if not settings["persistent"]:
+        chains[...] = batch
+    v0 = batch.astype(np.float64)
+    if reconstruction == "gibbs":
+        if k > 0:
+            model._sweeps(chains, streams, 1, k + 1, n_threads)
+        vk = chains.astype(np.float64)
+    else:
+        vk = v0
+        for _ in range(k):
+            p = expit(model._hidden_inputs(vk))
+            h = _anneal.chain_uniforms(streams, model.n_hidden)[:vk.shape[0]] < p
+            vk = model.mean_field(h, vk, damping=damping, steps=steps)
+    p0, pk = expit(model._hidden_inputs(v0)), expit(model._hidden_inputs(vk))
+    dL = v0.T @ v0 - vk.T @ vk
+    np.fill_diagonal(dL, 0.0)
+    grads = (v0.T @ p0 - vk.T @ pk, np.sum(v0 - vk, axis=0), p0.sum(axis=0) - pk.sum(axis=0))
+    grads = tuple(np.ascontiguousarray(g, dtype=model.dtype) for g in grads)
+    vel_L *= settings["momentum"]
+    vel_L += (settings["learning_rate"] * (settings["scale"] * dL - settings["weight_decay"]
+                                           * model.L.astype(np.float64))).astype(model.dtype)
+    model.L += vel_L
+    if not np.all(np.isfinite(model.L)):
+        return False
+    return _gibbs.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
+
+
+# ------------------------------------------------------------------------------ AIS
+def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, key=0):
+    """ln Z of an :class:`SRBM` by AIS (SM08 Eq. 13-18 with lateral connections), from a
+    base A of independent visible units of log-odds ``base`` (b_A, float64; the
+    Annealer fits it to the data's base rate) with the model's hidden units free:
+    ln Z_A = M ln 2 + sum_i softplus(b_A,i) (Eq. 18), and::
+
+        ln p*_k(v) = (1 - beta_k) b_A.v + beta_k (b.v + v^T L v / 2)
+                     + sum_j softplus(beta_k (c_j + (W^T v)_j))
+
+    (beta scales W, L and the hidden layer as SM08 scale the RBM's; kernels.h:
+    cyrbm_srbm_pair).  Run r draws v exactly from A, then alternates the weight
+    ln p*_k(v) - ln p*_{k-1}(v) and a sweep at beta_k (h | v at once, v | h one unit at a
+    time), on its own stream (``cyrbm._random.srbm_ais_streams``), so the result does not
+    depend on threads.  ``data``: checked 0/1 rows, for the mean ln p*(v).  What
+    :meth:`cyrbm.Annealer.log_partition` runs for an SRBM; returns an :class:`AISResult`
+    (sigma-hat of ln Z, the ESS) like the binary case's."""
+    D, M, R = model.n_visible, model.n_hidden, annealer.runs
+    check_memory(R * (9 * D + M + 64), f"{R} AIS runs")
+    base = np.ascontiguousarray(base, dtype=np.float64)
+    betas = annealer.betas
+    streams = srbm_ais_streams(annealer.seed, R, key)
+    v = np.zeros((R, D), dtype=np.uint8)
+    h = np.zeros((R, M), dtype=np.uint8)
+    y = np.zeros((R, D))
+    log_w = np.zeros(R)
+    t0 = time.perf_counter()
+    schedule_pieces(lambda k, k_next: _anneal.srbm_run(
+        model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas, k, k_next, True,
+        False, streams, log_w, annealer.threads), 0, betas.size, annealer.progress,
+        annealer.chunk, "AIS ln Z")
+    seconds = time.perf_counter() - t0
+    mean_lp = None if data is None else float(np.mean(model._log_unnormalized_rows(data)))
+    log_Z_base = M * _LN2 + float(np.sum(np.logaddexp(0.0, base)))
+    return AISResult(kind="partition", log_weights=log_w, log_Z_base=log_Z_base,
+                     betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
+                     dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
+                     samples=v, mean_log_unnormalized=mean_lp,
+                     n_data=0 if data is None else data.shape[0],
+                     extra={"base_rate": "data" if isinstance(base_rate, str) else
+                            ("zero" if base_rate is None else "given"), "visible": "lateral"})
