@@ -31,7 +31,8 @@ intermediate distributions and 100 runs.  Here:
   ICA numbers, so they are read as whitened-space numbers), and in pixel space (plus
   ln|det A| of the whitening, the same shift for every model).
 
-The two-layer DBN (SRBM top layer, issue 22, another developer's part) is not built yet:
+The two-layer DBN (a Gaussian bottom under an SRBM top, issue 22, another developer's
+part) is not built yet:
 its place is marked below ("DBN"), where the variational bound, the Chib-style estimator
 and per-vector AIS will be printed beside MS09's -583.73 and -563.39.
 
@@ -212,18 +213,16 @@ def main(argv=None):
 
     # ------------------------------------------------------------------------ DBN
     # === DBN (issue 22: the Gaussian-bottom DBN with an SRBM top, not built yet) ===
-    # When cyrbm.srbm.SRBM and train_dbn with a GaussianRBM bottom exist: train the top
+    # When train_dbn takes a GaussianRBM bottom and a cyrbm.srbm.SRBM top: train the top
     # layer (an SRBM of H visible and 500 hidden units, CD with mean-field) on samples
     # of Q(h1 | v), then print here, on the whitened test patches (50 for per-vector
     # AIS, as MS09's Figure 2), with the same AIS ln Z of the top layer:
     #   BoundEstimator.variational (the bound, Eq. 17), .chib (S = 40) and
     #   .ais_per_vector, beside PAPER's -583.73 and -563.39, and whether the bound is
     #   loose (MS09: by 20.34 nats) on these patches.
-    import importlib.util
-    dbn_note = ("cyrbm.srbm exists: wire the DBN estimates in here (see the comment)"
-                if importlib.util.find_spec("cyrbm.srbm") else
-                "not available yet (needs the SRBM top layer, issue 22)")
-    print(f"DBN 400-{H}-500 (bound, Chib-style estimator, per-vector AIS): {dbn_note}")
+    print(f"DBN 400-{H}-500 (bound, Chib-style estimator, per-vector AIS): not available "
+          f"yet (needs the Gaussian-bottom DBN with an SRBM top in train_dbn and "
+          f"BoundEstimator, issue 22)")
 
     print("MS09 Sec. 5.2, as printed (nats per test patch, their whitened van Hateren "
           "patches, 400-2000-500 DBN; not the same images as above):")
