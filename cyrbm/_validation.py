@@ -257,8 +257,9 @@ def binarize(X, what, binarize, threshold, seed, scale):
 
 
 def data_generator(seed, use):
-    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split
-    (one seeding path: cyrbm._random.seed_sequence); a Generator is used as given."""
+    """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split,
+    2 and 3 the training and test image patches (cyrbm.patches) (one seeding path:
+    cyrbm._random.seed_sequence); a Generator is used as given."""
     if isinstance(seed, np.random.Generator):
         return seed
     from cyrbm._random import seed_sequence

@@ -72,6 +72,16 @@ _BUNDLED = {
 }
 _BUNDLED_SPLITS = {"digits": "all", "digits:train": "train", "digits:test": "test"}
 
+# image patches (cyrbm.patches): "patches[:train|:test][:IMAGES]", real-valued
+PATCHES_TRAIN, PATCHES_TEST = 10000, 2000
+_BUNDLED.update({
+    "patches": f"{PATCHES_TRAIN} random 20x20 grey patches of scikit-learn's sample images "
+               f"(china.jpg, flower.jpg), pixels in [0, 1); patches:train:IMAGES for your "
+               f"own image files or folder",
+    "patches:train": "the same as 'patches' (from the left 4/5 of each image)",
+    "patches:test": f"{PATCHES_TEST} test patches from the held-out right 1/5 of each image",
+})
+
 # ----------------------------------------------------------------------------
 # File formats
 # ----------------------------------------------------------------------------
@@ -211,6 +221,14 @@ def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, sca
         divided by ``scale`` when given, only NaN and infinities refused; ``binarize``
         must then be None.
 
+    Image patches: ``"patches"`` (or ``"patches:train"``) is 10,000 random 20 x 20 grey
+    patches of scikit-learn's sample images, ``"patches:test"`` 2,000 from their
+    held-out regions, and ``"patches:train:IMAGES"`` / ``"patches:test:IMAGES"`` the same
+    from an image file or a folder of them (:func:`cyrbm.patches.load_patches`, which
+    also takes other sizes and counts).  Their pixels lie in [0, 1) (real-valued: give
+    ``real=True``, or binarize them); ``seed`` picks the positions (None: 0, so each
+    name is one fixed set).
+
     Returns
     -------
     numpy.ndarray of uint8, shape (n_samples, n_features)
@@ -229,7 +247,7 @@ def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, sca
     threshold = _check_options(binarize, threshold, scale)
     if real and binarize is not None:
         raise DataError("real-valued data are not binarized: give binarize=None with real=True.")
-    array, what = _read_source(source, key)
+    array, what = _read_source(source, key, seed)
     X = _as_matrix(array, what, allow_1d=False, flatten=True)
     if real:
         return check_real(X if scale is None else np.asarray(X, np.float64) / scale, name=what)
@@ -281,11 +299,13 @@ def train_test_split(X, test_fraction=0.2, *, seed=0):
 # Reading sources
 # ============================================================================
 
-def _read_source(source, key):
+def _read_source(source, key, seed=None):
     """Return (array, description for messages) for a bundled name or a path."""
     if not isinstance(source, (str, os.PathLike)):
         raise DataError(f"a data source must be a file path or a bundled data set name, "
                         f"not {type(source).__name__}.")
+    if isinstance(source, str) and (source == "patches" or source.startswith("patches:")):
+        return _read_patches(source, key, seed)
     if isinstance(source, str) and source in _BUNDLED:
         what = f"bundled data set '{source}'"
         if key is not None:
@@ -301,6 +321,22 @@ def _read_source(source, key):
     if os.path.isdir(path):
         raise DataError(f"{what} is a directory, not a file.")
     return _read_file(path, what, key), what
+
+
+def _read_patches(source, key, seed):
+    """The patches named by ``patches[:train|:test][:IMAGES]`` (cyrbm.patches)."""
+    from cyrbm.patches import load_patches
+    _, _, rest = source.partition(":")
+    split, _, images = rest.partition(":")
+    if split not in ("", "train", "test"):
+        raise DataError(f"data source '{source}': patches are 'patches:train' or "
+                        f"'patches:test', optionally followed by ':' and image files.")
+    if key is not None:
+        raise DataError(f"key= applies to .npz files only, not to the patches '{source}'.")
+    split = split or "train"
+    n = PATCHES_TRAIN if split == "train" else PATCHES_TEST
+    X = load_patches(images or None, n=n, split=split, seed=0 if seed is None else seed)
+    return X, f"the patches '{source}'"
 
 
 def _split_npz_key(path, key):

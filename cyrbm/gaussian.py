@@ -20,7 +20,11 @@ in gauss_t.h), and so do the CD step's products (``cyrbm._anneal.gauss_cd_produc
 
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
 array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
-"gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.
+"gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.  A model
+of whitened data keeps its whitening (:class:`cyrbm.patches.Whitening`, y = A (x - m))
+as the arrays ``whitening_mean`` (m) and ``whitening_matrix`` (A) and the meta record
+``whitening`` {"kind", "log_det": ln|det A|}: the model's methods take whitened rows, and
+ln p(x) of a pixel row is ln p(A (x - m)) + log_det.
 """
 import math
 import time
@@ -31,9 +35,10 @@ from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
-from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
+from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
 from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
                           expit, read_parameters)
+from cyrbm.patches import Whitening
 from cyrbm.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
@@ -59,11 +64,13 @@ class GaussianRBM(Layers):
         Positive standard deviations (default 1).
     dtype : float32 or float64, optional
     meta : dict, optional
+    whitening : cyrbm.patches.Whitening, optional
+        The transform of the data the model was trained on (saved in its file).
     """
 
     visible = "gaussian"
 
-    def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None):
+    def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None, whitening=None):
         W = np.asarray(W)
         if dtype is None:
             dtype = W.dtype if W.dtype in _DTYPES else np.float64
@@ -79,6 +86,11 @@ class GaussianRBM(Layers):
         self.hbias = np.array(hbias, dtype=dtype, order="C", copy=True)
         self.sigma = np.array(sigma, dtype=dtype, order="C", copy=True)
         self.meta = dict(meta or {})
+        if whitening is not None and (not isinstance(whitening, Whitening)
+                                      or whitening.n_features != W.shape[0]):
+            raise ModelMismatchError(f"whitening must be a cyrbm.patches.Whitening of "
+                                     f"{W.shape[0]} features (the visible units).")
+        self.whitening = whitening
 
     @classmethod
     def random(cls, n_visible, n_hidden, *, seed=0, dtype=np.float32, scale=0.01, data=None,
@@ -95,7 +107,7 @@ class GaussianRBM(Layers):
     def astype(self, dtype):
         """The same model stored in ``dtype`` (float32 or float64)."""
         return GaussianRBM(self.W, self.vbias, self.hbias, self.sigma, dtype=dtype,
-                           meta=dict(self.meta))
+                           meta=dict(self.meta), whitening=self.whitening)
 
     def __repr__(self):
         return (f"GaussianRBM(n_visible={self.n_visible}, n_hidden={self.n_hidden}, "
@@ -209,8 +221,11 @@ class GaussianRBM(Layers):
         meta.update({k: v for k, v in self.meta.items() if k not in meta})
         if extra_meta:
             meta.update(extra_meta)
+        arrays = {}
+        if self.whitening is not None:
+            arrays, meta["whitening"] = self.whitening.to_arrays()
         return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, "sigma": self.sigma,
-                "meta": _io.meta_to_array(meta)}
+                **arrays, "meta": _io.meta_to_array(meta)}
 
     def save(self, path):
         """Write the model to ``path`` (.npz) atomically."""
@@ -225,11 +240,13 @@ class GaussianRBM(Layers):
     @classmethod
     def from_arrays(cls, arrays, path="<arrays>", *, dtype=None, what="model file"):
         W, vbias, hbias, meta, dtype = read_parameters(arrays, path, what, FORMAT,
-                                                       "a Gaussian RBM", dtype, ("sigma",))
+                                                       "a Gaussian RBM", dtype,
+                                                       ("sigma", "whitening_mean", "whitening_matrix"))
         sigma = np.asarray(arrays["sigma"]) if "sigma" in arrays else 1.0
         try:
-            return cls(W, vbias, hbias, sigma, dtype=dtype, meta=meta)
-        except ModelMismatchError as exc:
+            whitening = Whitening.from_arrays(arrays, meta.pop("whitening", None))
+            return cls(W, vbias, hbias, sigma, dtype=dtype, meta=meta, whitening=whitening)
+        except (ModelMismatchError, DataError) as exc:
             raise ModelFileError(f"{what} '{path}': {exc}") from None
 
 

@@ -594,7 +594,8 @@ def test_split_leaving_a_side_empty():
 
 def test_bundled_names():
     names = ds.bundled_datasets()
-    assert set(names) == {"digits", "digits:train", "digits:test"}
+    assert set(names) == {"digits", "digits:train", "digits:test", "patches", "patches:train",
+                          "patches:test"}
     assert all(isinstance(text, str) and "\n" not in text for text in names.values())
 
 

@@ -2,7 +2,7 @@
 import json
 
 import cyrbm
-from cyrbm.cli.options import _num
+from cyrbm.cli.options import _num, load_model
 
 
 def cmd_info(args, out):
@@ -19,23 +19,16 @@ def cmd_info(args, out):
                 print(f"    {name}: {text}", file=out)
         return 0
     from cyrbm import _io
-    from cyrbm.models import RBM
     path = args["MODEL"]
     arrays = _io.read_npz(path)
     if "layer0_W" in arrays or ("W" not in arrays and any(k.startswith("layer") for k in arrays)):
         from cyrbm.cli.dbn import dbn_info
         return dbn_info(path, arrays, out, args["--json"])
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    visible = meta.get("visible", "binary")
+    model = load_model(path, arrays, lateral=True)
+    visible = getattr(model, "visible", "binary")
     gaussian = visible == "gaussian"
-    if gaussian:
-        from cyrbm.gaussian import GaussianRBM
-        model = GaussianRBM.from_arrays(arrays, path)
-    elif visible == "lateral":
-        from cyrbm.srbm import SRBM
-        model = SRBM.from_arrays(arrays, path)
-    else:
-        model = RBM.from_arrays(arrays, path)
+    whitening = getattr(model, "whitening", None)
     training = model.meta.get("training", {})
     history = training.get("history", [])
     info = {
@@ -46,6 +39,8 @@ def cmd_info(args, out):
         "is_checkpoint": "checkpoint" in meta,
         "training": {k: v for k, v in training.items() if k != "history"},
         "last_epoch": history[-1] if history else None,
+        **({"whitening": {"kind": whitening.kind, "log_det": whitening.log_det}}
+           if whitening is not None else {}),
     }
     if args["--json"]:
         print(json.dumps(info))
@@ -60,6 +55,9 @@ def cmd_info(args, out):
               file=out)
     else:
         print("  no metadata (weights trained elsewhere)", file=out)
+    if whitening is not None:
+        print(f"  trained on {whitening.kind}-whitened data (the whitening is in the file; "
+              f"ln|det A| = {whitening.log_det:.4f})", file=out)
     settings = training.get("settings")
     if settings:
         k = settings.get("k")

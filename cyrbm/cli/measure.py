@@ -16,10 +16,12 @@ Every user error is raised as a CyrbmError whose message is one sentence.
 import json
 import time
 
-from cyrbm.cli.options import _data_file, _interval, _real, parse_threads, scheduler_client
+from cyrbm.cli.options import (_data_file, _interval, _real, load_model, parse_threads,
+                               scheduler_client)
 from cyrbm import defaults
 from cyrbm.annealing import AnnealingError, Annealer, exact_log_partition
 from cyrbm.datasets import load_data
+from cyrbm.gaussian import GaussianRBM
 from cyrbm.models import RBM
 
 DEFAULTS = {"--runs": str(defaults.AIS_RUNS), "--schedule": defaults.SCHEDULE,
@@ -48,9 +50,29 @@ def _threads(args):
     return parse_threads(args.get("--threads"))
 
 
-def _data(args, key):
+def _data(args, key, model=None):
+    """The rows of option ``key`` (None when not given): 0/1 rows, or for a Gaussian RBM
+    real rows, through the model's whitening when its file holds one."""
     source = args.get(key)
-    return None if source is None else load_data(source)
+    if source is None:
+        return None
+    if getattr(model, "visible", "binary") != "gaussian":
+        return load_data(source)
+    data = load_data(source, real=True)
+    whitening = model.whitening
+    return data if whitening is None else whitening.transform(data, name=f"{key} {source}")
+
+
+def _pixel_space(out, model):
+    """With a whitened Gaussian RBM: its whitening, and the mean ln p of the data in
+    pixel space (the whitened one plus ln|det A|) beside the whitened one."""
+    whitening = getattr(model, "whitening", None)
+    if whitening is None:
+        return out
+    out["whitening"] = {"kind": whitening.kind, "log_det": whitening.log_det}
+    if out.get("avg_log_prob") is not None:
+        out["avg_log_prob_pixels"] = out["avg_log_prob"] + whitening.log_det
+    return out
 
 
 def run_ais(args):
@@ -59,13 +81,16 @@ def run_ais(args):
     The base rate is fitted to --base-data, else to --data, else it is zero.  With
     --data the average log-probability of DATA is reported too.
     """
-    model = RBM.load(args["MODEL"])
+    model = load_model(args["MODEL"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=_threads(args), progress=None)
-    data = _data(args, "--data")
-    base_data = _data(args, "--base-data")
+    data = _data(args, "--data", model)
+    base_data = _data(args, "--base-data", model)
+    if args.get("--scheduler") and isinstance(model, GaussianRBM):
+        raise AnnealingError("--scheduler runs binary RBMs' AIS on a cluster; a Gaussian "
+                             "RBM's runs here.")
     fit_to = base_data if base_data is not None else data
     with scheduler_client(args) as client:
         result = annealer.log_partition(model, base_rate=None if fit_to is None else "data",
@@ -74,7 +99,7 @@ def run_ais(args):
            "n_hidden": model.n_hidden, "data": args.get("--data"),
            "base_data": args.get("--base-data") or args.get("--data")}
     out.update(result.to_dict())
-    return out
+    return _pixel_space(out, model)
 
 
 def run_ratio(args):
@@ -122,8 +147,19 @@ def run_logz(args):
         raise AnnealingError("cyrbm logz computes ln Z exactly only; add --exact, or use "
                              "'cyrbm ais' for an estimate.")
     from cyrbm._omp import resolve_threads
-    model = RBM.load(args["MODEL"])
+    model = load_model(args["MODEL"])
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
+    if isinstance(model, GaussianRBM):                # a Gaussian integral per hidden state
+        if model.n_hidden > 20:
+            raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{model.n_hidden} "
+                                 f"hidden states and the limit is 20 units; use 'cyrbm ais' "
+                                 f"(an AIS estimate) instead.")
+        t0 = time.perf_counter()
+        log_z = model.log_partition()
+        return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
+                "n_visible": model.n_visible, "n_hidden": model.n_hidden,
+                "log_Z": log_z, "terms": 2 ** model.n_hidden, "enumerated_layer": "hidden",
+                "seconds": time.perf_counter() - t0, "threads": 1}
     m = min(model.n_visible, model.n_hidden)
     t0 = time.perf_counter()
     log_z = exact_log_partition(model, threads=threads)
@@ -156,7 +192,9 @@ def run_evaluate(args):
          ("the data --base-data", _data_file(args.get("--base-data"))),
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
-    model = RBM.load(args["MODEL"])
+    model = load_model(args["MODEL"])
+    if isinstance(model, GaussianRBM):
+        return _run_evaluate_gaussian(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     chains = (10 if args.get("--chains") is None
@@ -214,6 +252,44 @@ def run_evaluate(args):
         _plot.write_evaluation_plot(args["--plot"], result, curve)
         out["plot"] = args["--plot"]
         out["gap_by_betas"] = [[int(k), float(g), float(se)] for k, g, se in curve]
+    return out
+
+
+def _run_evaluate_gaussian(args, model):
+    """``cyrbm evaluate`` of a Gaussian RBM: forward AIS and RAISE from independent
+    Gaussians fitted to --base-data (default --data), through the model's whitening."""
+    for key in ("--base-model", "--base-logz", "--start", "--burn-in", "--simulate",
+                "--plot", "--scheduler"):
+        if args.get(key) is not None:
+            raise AnnealingError(f"{key} is an option of evaluate for binary RBMs, not yet "
+                                 f"for a Gaussian RBM.")
+    spec = _opt(args, "--schedule")
+    from cyrbm import evaluation
+    if evaluation.parse_adaptive(spec) is not None:
+        raise AnnealingError("--schedule adaptive:K tunes binary RBMs' paths; give a "
+                             "Gaussian RBM paper, linear:K or a file of betas.")
+    annealer = Annealer(runs=_whole(args, "--runs", 2, "AIS needs two runs to estimate its "
+                                    "error"),
+                        schedule=spec, seed=_whole(args, "--seed", 0, "seeds are non-negative"),
+                        threads=_threads(args), progress=None)
+    if args.get("--save-schedule"):
+        evaluation.save_schedule(args["--save-schedule"], annealer.betas)
+    chains = (10 if args.get("--chains") is None
+              else _whole(args, "--chains", 1, "reverse chains per test vector"))
+    result = annealer.evaluate(model, _data(args, "--data", model), base_rate="data",
+                               base_data=_data(args, "--base-data", model), chains=chains)
+    out = {"command": "evaluate", "model": str(args["MODEL"]), "n_visible": model.n_visible,
+           "n_hidden": model.n_hidden, "data": args.get("--data"),
+           "base_data": args.get("--base-data") or args.get("--data")}
+    out.update(result.to_dict())
+    out.update({"schedule_seconds": None, "saved_schedule": args.get("--save-schedule"),
+                "plot": None})
+    if model.whitening is not None:
+        out["whitening"] = _pixel_space({}, model)["whitening"]
+        for part in ("ais", "raise"):
+            if out[part].get("mean_log_prob") is not None:
+                out[part]["mean_log_prob_pixels"] = (out[part]["mean_log_prob"]
+                                                     + model.whitening.log_det)
     return out
 
 
@@ -275,6 +351,8 @@ def print_evaluate(r, out):
     print(f"  RAISE (conservative): {_fmt(s['mean_log_prob'])} nats  +- {_fmt(s['se'])} (se), "
           f"3 sigma {_interval(s['mean_log_prob_3sigma_interval'])}  "
           f"[{s['chains']} chains per row, {s['seconds']:.2f} s]", file=out)
+    _print_pixels(a, "mean_log_prob", out, "  AIS   ", r.get("whitening"))
+    _print_pixels(s, "mean_log_prob", out, "  RAISE ", r.get("whitening"))
     print(f"  gap (AIS - RAISE)   : {_fmt(r['gap'])} nats  +- {_fmt(r['gap_se'])}", file=out)
     if r["disagreement"]:
         print(f"note: {r['disagreement']}", file=out)
@@ -335,6 +413,15 @@ def _print_measure_estimate(name, r, out):
     if r.get("avg_log_prob") is not None:
         print(f"{average}: {r['avg_log_prob']:.4f} nats, 3 sigma interval "
               f"{_interval(r['avg_log_prob_3sigma_interval'])}", file=out)
+    _print_pixels(r, "avg_log_prob", out)
+
+
+def _print_pixels(r, key, out, indent="", whitening=None):
+    """The line of a whitened Gaussian RBM's mean ln p in pixel space."""
+    if r.get(f"{key}_pixels") is not None:
+        w = whitening or r["whitening"]
+        print(f"{indent}in pixel space ({w['kind']} whitening, + ln|det A| = "
+              f"{w['log_det']:.4f}): {r[key + '_pixels']:.4f} nats", file=out)
 
 
 def _measure(name):

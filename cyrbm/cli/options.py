@@ -128,6 +128,24 @@ def _data_file(source):
     return None
 
 
+def load_model(path, arrays=None, *, lateral=False):
+    """The RBM or, when its meta says ``visible`` "gaussian", the GaussianRBM in the model
+    file ``path`` (its ``arrays`` when read already), and with ``lateral`` the SRBM of
+    ``visible`` "lateral"; each refuses anything else in one sentence."""
+    from cyrbm import _io
+    from cyrbm.models import RBM
+    arrays = _io.read_npz(path) if arrays is None else arrays
+    meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
+    visible = meta.get("visible") if isinstance(meta, dict) else None
+    if visible == "gaussian":
+        from cyrbm.gaussian import GaussianRBM
+        return GaussianRBM.from_arrays(arrays, path)
+    if visible == "lateral" and lateral:
+        from cyrbm.srbm import SRBM
+        return SRBM.from_arrays(arrays, path)
+    return RBM.from_arrays(arrays, path)
+
+
 # --------------------------------------------------------------------------- info
 def _num(x, fmt=".4f"):
     """A number formatted, or shown as it is when it is not one (a crafted file)."""

@@ -30,7 +30,7 @@ Usage:
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
               [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
               [--track-logz] [--track-every N] [--track-refine N]
-              [--data DATA] [--plot FILE]
+              [--data DATA] [--plot FILE] [--sigma S] [--learn-sigma] [--whiten KIND]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
@@ -61,7 +61,8 @@ Usage:
 
 Commands:
   train   Train an RBM on DATA (a .npy/.npz/.csv/IDX file or a bundled name such as
-          'digits') and write it to MODEL (.npz).
+          'digits'; 'patches', 'patches:test' or 'patches:train:IMAGES' are 20x20 grey
+          image patches, real-valued) and write it to MODEL (.npz).
   info    Without MODEL: version, OpenMP, threads, BLAS, bundled data.  With MODEL:
           its sizes, dtype, format and how it was trained.
   ais     Estimate ln Z of MODEL by annealed importance sampling from a base-rate
@@ -125,6 +126,13 @@ Options:
   --visible TYPE             train: binary, or gaussian (a Gaussian RBM of unit
                              sigma on real-valued DATA, standardised or whitened;
                              methods cd and pcd) [default: binary].
+  --sigma S                  train --visible gaussian: the visible units' standard
+                             deviation, a positive number (default: 1).
+  --learn-sigma              train --visible gaussian: learn sigma too (per unit).
+  --whiten KIND              train --visible gaussian: whiten DATA first by zca, pca
+                             or standardize, fitted on DATA and saved in MODEL;
+                             ais, logz and evaluate apply it to --data and report
+                             ln p in pixel space too (default: no whitening).
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-seconds S     Least seconds between checkpoints (0: after every
                              epoch); one is always written at the end and on
@@ -306,10 +314,10 @@ _VALUE_OPTIONS = {
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every", "--track-refine",
+    "--track-every", "--track-refine", "--sigma", "--whiten",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
-                 "--init-transpose", "--trace", "--track-logz"}
+                 "--init-transpose", "--trace", "--track-logz", "--learn-sigma"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
                 "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
                 "sample": ["MODEL"], "filters": ["MODEL"],

@@ -167,6 +167,24 @@ def epoch_line(record, epoch=None):
     return "  ".join(parts)
 
 
+def _gaussian_options(args, gaussian, resume):
+    """(sigma, whitening kind or None) of --sigma, --learn-sigma and --whiten, which are
+    options of --visible gaussian (--sigma: of a new model, not of a resumed one)."""
+    for option in ("--sigma", "--learn-sigma", "--whiten"):
+        if args.get(option) not in (None, False) and not gaussian:
+            raise UsageError(f"{option} is an option of Gaussian visible units; add "
+                             f"--visible gaussian.")
+    if args.get("--sigma") is not None and resume:
+        raise UsageError("--sigma sets a new model's sigma; a resumed run keeps the "
+                         "checkpoint's, so leave --sigma out with --resume.")
+    whiten = args.get("--whiten")
+    from cyrbm.patches import WHITENINGS
+    if whiten is not None and whiten not in WHITENINGS:
+        raise UsageError(f"--whiten must be one of {', '.join(WHITENINGS)}, not {whiten!r}.")
+    sigma = _real(args, "--sigma", low=0, low_open=True, optional=True)
+    return (1.0 if sigma is None else sigma), whiten
+
+
 def cmd_train(args, out):
     from cyrbm.datasets import load_data
     from cyrbm.training import Trainer
@@ -213,8 +231,14 @@ def cmd_train(args, out):
         raise UsageError("--binarize is for binary visible units, not --visible gaussian.")
     if gaussian and track:
         raise UsageError("--track-logz follows ln Z of binary RBMs, not of --visible gaussian.")
+    sigma, whiten = _gaussian_options(args, gaussian, resume)
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"], real=gaussian)
+    whitening = None
+    if whiten is not None:
+        from cyrbm.patches import fit_whitening
+        whitening = fit_whitening(data, whiten)
+        data = whitening.transform(data)
     test = None if args["--data"] is None else load_data(
         args["--data"], binarize=binarize, threshold=threshold, seed=settings["seed"])
     sampler = {key: settings[key] for key in ("temperatures", "chains", "hop_prob", "modes",
@@ -232,7 +256,8 @@ def cmd_train(args, out):
         monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         track_logz=track, track_every=track_every,
-        **({"track_refine": track_refine} if track_refine is not None else {}), **sampler)
+        **({"track_refine": track_refine} if track_refine is not None else {}), **sampler,
+        **({"sigma": sigma, "learn_sigma": args["--learn-sigma"]} if gaussian else {}))
     t0 = time.perf_counter()
     try:
         model = trainer.fit(data, resume=resume, test_data=test)
@@ -244,6 +269,8 @@ def cmd_train(args, out):
             print(f"cyrbm train: {stop_word(exc)}.", file=sys.stderr)
         return stop_status(exc)
     model.meta["training"]["data"] = args["DATA"]
+    if whitening is not None:
+        model.whitening = whitening
     model.save(model_path)
     if args["--plot"] is not None:
         from cyrbm._plot import write_learning_curve
