@@ -279,7 +279,7 @@ def test_save_load_round_trip_and_info(tmp_path, capsys):
     # a fresh process reads it through cyrbm.DBN (no other module imported first)
     child = subprocess.run([sys.executable, "-c", f"import cyrbm; print(cyrbm.DBN.load("
                             f"{str(path)!r}).visible)"], capture_output=True, text=True,
-                           env=child_env())
+                           env=child_env(), cwd=tmp_path)   # not the source tree's cyrbm
     assert child.stdout.strip() == "gaussian", child.stderr
     code, out, err = run(["info", str(path), "--json"], capsys)
     assert code == 0, err
