@@ -2,6 +2,7 @@
 exit statuses (1 an error, 2 a usage error, 130 Ctrl-C, 143 SIGTERM)."""
 import os
 import sys
+import warnings
 
 from cyrbm.cli.options import in_cli_words
 from cyrbm.cli.parse import _explicit_options, _parse
@@ -85,7 +86,11 @@ def _run(argv):
     try:
         if "__explicit__" not in args:
             args["__explicit__"] = _explicit_options(argv)
-        return _handler(command)(args, sys.stdout)
+        with warnings.catch_warnings():
+            # a warning is one sentence on stderr, not Python's file:line and category
+            warnings.showwarning = lambda message, *_, **__: print(
+                f"cyrbm {command}: warning: {message}", file=sys.stderr)
+            return _handler(command)(args, sys.stdout)
     except BrokenPipeError:          # output piped into `head` and the like
         sys.stderr.close()
         return 0

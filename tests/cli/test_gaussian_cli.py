@@ -99,3 +99,16 @@ def test_bad_input_is_one_sentence(files, capsys, tmp_path, args, needle):
     code, out, err = run([subst.get(a, a) for a in args], capsys)
     assert code != 0
     one_error_line(err, needle)
+
+
+def test_a_warning_is_one_sentence(files, capsys):
+    """Data far from sigma^2 (the rows' variances are about 9 to 50): the Trainer's
+    UserWarning reaches the command line's stderr as one sentence, without Python's file,
+    line and category; the run goes on."""
+    out = files / "w.npz"
+    code, _, err = run(["train", files / "train.npy", "-o", out, "--visible", "gaussian",
+                        "--hidden", "4", "--epochs", "1", "--json"], capsys)
+    lines = err.strip().splitlines()
+    assert code == 0 and len(lines) == 1, err
+    assert lines[0].startswith("cyrbm train: warning: training data has variances"), err
+    assert "UserWarning" not in err and ".py" not in err
