@@ -388,7 +388,19 @@ cyrbm_kt = kernel_table()
 #     ln P*(h1) = b2.h1 + h1^T L h1 / 2 + sum_k softplus(c2 + W2^T h1)_k
 # (L symmetric with a zero diagonal, absent for an RBM top).  A chain keeps the residual
 # r = a - W1 h1, x2 = c2 + W2^T h1 and l = L h1; a flip of unit j moves them by one
-# column of W1, one row of W2 and one column of L, O(D + H2 + H1) per site.
+# column of W1, one row of W2 and one column of L, O(D + H2 + H1) per site.  It keeps
+# p2 = sigma(x2) too, so that the top's change when unit j turns on,
+#     sum_k softplus(x2_k + w_jk) - softplus(x2_k) = sum_k ln(1 + p2_k expm1(w_jk)),
+# (and -sum_k ln(1 + p2_k expm1(-w_jk)) when it turns off) costs one logarithm per block
+# of DELTA_BLOCK factors rather than two softplus per k; each factor lies in
+# [exp(-|w|), exp(|w|)], so a block cannot overflow while |w| <= DELTA_MAX_W (past it, one
+# logarithm per factor).
+
+#: factors per logarithm in _g_delta, and the largest |w| of W2 for which blocks are safe
+#: (DELTA_BLOCK * DELTA_MAX_W < 709, the exponent where a double overflows)
+DELTA_BLOCK = 16
+DELTA_MAX_W = 40.0
+
 
 cdef struct gdbn_model:
     Py_ssize_t D, H1, H2
@@ -401,6 +413,9 @@ cdef struct gdbn_model:
     const double *b2       # H1
     const double *c2       # H2
     const double *L        # H1 x H1 or NULL
+    const double *E2on     # H1 x H2: expm1(W2)
+    const double *E2off    # H1 x H2: expm1(-W2)
+    Py_ssize_t block       # factors per logarithm in _g_delta
     double lnorm           # sum_i ln s_i + D ln sqrt(2 pi)
 
 
@@ -409,11 +424,12 @@ cdef struct gdbn_state:
     double *r
     double *x2
     double *l
+    double *p2             # sigma(x2)
     Py_ssize_t since
 
 
 cdef inline size_t _g_state_doubles(const gdbn_model *M) noexcept nogil:
-    return <size_t> (M.D + M.H2 + M.H1)
+    return <size_t> (M.D + 2 * M.H2 + M.H1)
 
 
 cdef inline gdbn_state _g_view(const gdbn_model *M, double *f, uint8_t *h) noexcept nogil:
@@ -422,6 +438,7 @@ cdef inline gdbn_state _g_view(const gdbn_model *M, double *f, uint8_t *h) noexc
     s.r = f
     s.x2 = f + M.D
     s.l = f + M.D + M.H2
+    s.p2 = f + M.D + M.H2 + M.H1
     s.since = 0
     return s
 
@@ -435,6 +452,7 @@ cdef inline void _g_copy(const gdbn_model *M, gdbn_state *dst,
         dst.r[i] = src.r[i]
     for i in range(M.H2):
         dst.x2[i] = src.x2[i]
+        dst.p2[i] = src.p2[i]
     for i in range(M.H1):
         dst.l[i] = src.l[i]
     dst.since = src.since
@@ -463,6 +481,8 @@ cdef inline void _g_refresh(const gdbn_model *M, gdbn_state *s, const double *a)
             w = M.L + j * M.H1
             for i in range(M.H1):
                 s.l[i] += w[i]
+    for i in range(M.H2):
+        s.p2[i] = cyrbm_sigmoid(s.x2[i])
     s.since = 0
 
 
@@ -476,6 +496,7 @@ cdef inline void _g_flip(const gdbn_model *M, gdbn_state *s, Py_ssize_t j, int o
     w = M.W2 + j * M.H2
     for i in range(M.H2):
         s.x2[i] += sg * w[i]
+        s.p2[i] = cyrbm_sigmoid(s.x2[i])
     if M.L != NULL:
         w = M.L + j * M.H1
         for i in range(M.H1):
@@ -485,22 +506,27 @@ cdef inline void _g_flip(const gdbn_model *M, gdbn_state *s, Py_ssize_t j, int o
 cdef inline double _g_delta(const gdbn_model *M, const gdbn_state *s, Py_ssize_t j) noexcept nogil:
     """ln p(v, h1 with h_j = 1) - ln p(v, h1 with h_j = 0), h2 summed out: the Gaussian
     likelihood's W1_j.r -+ ||W1_j||^2 / 2 (r with unit j as it is), b2_j + (L h1)_j, and
-    sum_k softplus(x2_k with j on) - softplus(x2_k with j off)."""
-    cdef Py_ssize_t i
+    sum_k softplus(x2_k with j on) - softplus(x2_k with j off), as the logarithms of
+    products of 1 + p2_k expm1(+-w_jk) over blocks of k (see the comment above)."""
+    cdef Py_ssize_t i, k0, k1
     cdef const double *w = M.W1T + j * M.D
-    cdef double d = 0.0, t = 0.0
+    cdef double d = 0.0, t = 0.0, prod
     cdef bint on = s.h[j] != 0
     for i in range(M.D):
         d += w[i] * s.r[i]
     d += 0.5 * M.n1[j] if on else -0.5 * M.n1[j]
-    w = M.W2 + j * M.H2
-    if on:
-        for i in range(M.H2):
-            t += cyrbm_softplus(s.x2[i]) - cyrbm_softplus(s.x2[i] - w[i])
-    else:
-        for i in range(M.H2):
-            t += cyrbm_softplus(s.x2[i] + w[i]) - cyrbm_softplus(s.x2[i])
-    d += t + M.b2[j]
+    w = (M.E2off if on else M.E2on) + j * M.H2
+    k0 = 0
+    while k0 < M.H2:
+        k1 = k0 + M.block
+        if k1 > M.H2:
+            k1 = M.H2
+        prod = 1.0
+        for i in range(k0, k1):
+            prod *= 1.0 + s.p2[i] * w[i]
+        t += log(prod)
+        k0 = k1
+    d += (-t if on else t) + M.b2[j]
     if M.L != NULL:
         d += s.l[j]
     return d
@@ -770,6 +796,12 @@ cdef class GaussChibModel:
     cdef readonly Py_ssize_t D, H1, H2
     cdef readonly bint float32
 
+    @property
+    def delta_block(self):
+        """Factors of the top's flip term per logarithm (DELTA_BLOCK, or 1 when some
+        |W2| exceeds DELTA_MAX_W)."""
+        return self.m.block
+
     def __init__(self, W1, b1, c1, sigma, W2, b2, c2, L=None):
         f = lambda x: np.ascontiguousarray(x, dtype=np.float64)
         W1, b1, c1, sigma, W2, b2, c2 = (f(x) for x in (W1, b1, c1, sigma, W2, b2, c2))
@@ -782,10 +814,11 @@ cdef class GaussChibModel:
         W1T = f(W1.T)
         n1 = np.sum(W1T * W1T, axis=1)
         L = None if L is None else f(L)
-        self._keep = (W1T, n1, b1, sigma, c1, W2, b2, c2, L)
+        E2on, E2off = np.expm1(W2), np.expm1(-W2)
+        self._keep = (W1T, n1, b1, sigma, c1, W2, b2, c2, L, E2on, E2off)
         self.D, self.H1, self.H2, self.float32 = D, H1, H2, False
         cdef double[::1] pn1 = n1, pb1 = b1, ps = sigma, pc1 = c1, pb2 = b2, pc2 = c2
-        cdef double[:, ::1] pW1T = W1T, pW2 = W2
+        cdef double[:, ::1] pW1T = W1T, pW2 = W2, pE2on = E2on, pE2off = E2off
         cdef double[:, ::1] pL
         self.m.D = D
         self.m.H1 = H1
@@ -798,6 +831,9 @@ cdef class GaussChibModel:
         self.m.W2 = &pW2[0, 0]
         self.m.b2 = &pb2[0]
         self.m.c2 = &pc2[0]
+        self.m.E2on = &pE2on[0, 0]
+        self.m.E2off = &pE2off[0, 0]
+        self.m.block = DELTA_BLOCK if float(np.max(np.abs(W2))) <= DELTA_MAX_W else 1
         self.m.L = NULL
         if L is not None:
             pL = L

@@ -198,6 +198,25 @@ def test_chib_unbiased_in_p(case, steps):
     assert np.max(np.abs(z_scores(bad.samples, exact)[0])) > 3
 
 
+@pytest.mark.parametrize("big", [30.0, 45.0], ids=["blocks", "one-log-a-factor"])
+def test_chib_with_a_wide_top_and_a_large_weight(big):
+    """The top's flip term is summed as logarithms of blocks of 16 factors, or one
+    logarithm a factor when some |W2| passes 40 (a block could overflow): both paths,
+    with 40 top units (blocks of 16, 16 and 8) and one large weight, are unbiased in p."""
+    from cyrbm.gaussian_dbn import kernel_model
+    low, top = gaussian_dbn(H2=40, seed=2, lateral=True)
+    top.W[2, 5], top.hbias[5] = big, -big / 2
+    assert kernel_model(low, top).delta_block == (16 if big <= 40 else 1)
+    V = data_from(low, 3, seed=4)
+    exact, log_z = exact_log_prob(low, top, V)
+    res = chib_log_prob([low, top], V, log_z, steps=2, repeats=2000, seed=5)
+    z, rel = z_scores(res.samples, exact)
+    assert np.all(rel < 0.03), rel
+    assert np.all(np.abs(z) < 3), z
+    wrong, _ = exact_log_prob(shifted(low), top, V)
+    assert np.max(np.abs(z_scores(res.samples, wrong)[0])) > 3
+
+
 def test_per_vector_ais_within_its_error(case):
     low, top, V, exact, log_z, wrong = case
     for base in ("q", "uniform"):
