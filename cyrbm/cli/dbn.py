@@ -202,8 +202,8 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
 
 def cmd_bound(args, out, explicit=()):
     from cyrbm.bounds import BoundEstimator
+    from cyrbm import DBN          # every kind of bottom and top layer known
     from cyrbm.datasets import load_data
-    from cyrbm.models import DBN
     method = args["--method"] if "--method" in explicit else "variational"
     if method not in ("variational", "harmonic", "chib", "ais"):
         raise DBNUsageError(f"--method of 'cyrbm bound' must be variational, harmonic, chib "
@@ -331,11 +331,11 @@ def _print_log_z(res, out):
 
 def dbn_info(path, arrays, out, as_json):
     """``cyrbm info`` for a DBN file."""
-    from cyrbm import _io, gaussian  # noqa: F401 (gaussian: a Gaussian bottom layer's class)
-    from cyrbm.models import DBN
+    from cyrbm import DBN, _io     # cyrbm.DBN: every kind of bottom and top layer known
     dbn = DBN.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    info = {"model": path, "kind": "dbn", "visible": dbn.visible, "sizes": dbn.sizes,
+    info = {"model": path, "kind": "dbn", "visible": dbn.visible, "top": dbn.top_kind,
+            "sizes": dbn.sizes,
             "n_layers": dbn.n_layers,
             "n_visible": dbn.n_visible, "dtype": dbn.dtype.name,
             "format_version": meta.get("format_version"), "written_by": meta.get("cyrbm_version"),
@@ -347,8 +347,11 @@ def dbn_info(path, arrays, out, as_json):
         print(json.dumps(info))
         return 0
     bottom = ", Gaussian visible units" if dbn.visible == "gaussian" else ""
-    print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers, top RBM "
-          f"{dbn.top.n_visible} x {dbn.top.n_hidden}{bottom}), {dbn.dtype.name}", file=out)
+    lateral = dbn.top_kind == "lateral"
+    print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers"
+          f"{bottom}, top {'SRBM' if lateral else 'RBM'} {dbn.top.n_visible} x "
+          f"{dbn.top.n_hidden}{' with lateral connections' if lateral else ''}), "
+          f"{dbn.dtype.name}", file=out)
     if meta:
         print(f"  format version {meta.get('format_version')}, written by cyrbm "
               f"{meta.get('cyrbm_version')}", file=out)
