@@ -3,10 +3,7 @@ independent Gaussians and exact ln Z.  A downstream C extension built against
 cyrbm/cyrbm.h gives the Python API's answers bit for bit (GaussianRBM.sample,
 Annealer.log_partition, GaussianRBM.log_partition), for float64 and float32 parameters
 and one or two threads; bad arguments return -2.  A tiny model (D = 5, M = 4)."""
-import importlib
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,17 +12,12 @@ import cyrbm
 from cyrbm import Annealer, GaussianRBM
 from cyrbm.capi import make_gauss_ais_streams, make_streams
 
+from _capi_client import build_client, c_source
 from _reference import all_states, logsumexp
 
 pytest.importorskip("setuptools")
 
-C_SRC = r'''
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include "cyrbm/cyrbm.h"
-
-static const cyrbm_capi *api;
-
+BODY = r'''
 /* gibbs(W, b, c, s, v (writable), streams (writable), D, M, n, steps, f32, nt)
  *   -> (status, h bytes) */
 static PyObject *gibbs(PyObject *self, PyObject *args) {
@@ -95,23 +87,6 @@ static PyObject *exact(PyObject *self, PyObject *args) {
     return Py_BuildValue("id", status, lz);
 }
 
-static PyMethodDef methods[] = {{"gibbs", gibbs, METH_VARARGS, NULL},
-                                {"ais", ais, METH_VARARGS, NULL},
-                                {"exact", exact, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "gauss_c", NULL, -1, methods};
-
-PyMODINIT_FUNC PyInit_gauss_c(void) {
-    api = cyrbm_capi_import();
-    if (api == NULL) return NULL;
-    return PyModule_Create(&moduledef);
-}
-'''
-
-SETUP = '''
-import numpy, cyrbm
-from setuptools import Extension, setup
-setup(name="gauss_c", ext_modules=[Extension("gauss_c", ["gauss_c.c"],
-      include_dirs=[cyrbm.get_include(), numpy.get_include()])])
 '''
 
 BETAS = np.concatenate([np.linspace(0.0, 0.5, 60, endpoint=False), np.linspace(0.5, 1.0, 141)])
@@ -119,19 +94,8 @@ BETAS = np.concatenate([np.linspace(0.0, 0.5, 60, endpoint=False), np.linspace(0
 
 @pytest.fixture(scope="module")
 def gauss_c(tmp_path_factory):
-    d = tmp_path_factory.mktemp("gauss_c")
-    (d / "gauss_c.c").write_text(C_SRC)
-    (d / "setup.py").write_text(SETUP)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(cyrbm.__file__)))
-    result = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=d,
-                            capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    sys.path.insert(0, str(d))
-    try:
-        yield importlib.import_module("gauss_c")
-    finally:
-        sys.path.remove(str(d))
+    yield from build_client(tmp_path_factory, "gauss_c",
+                            c_source("gauss_c", BODY, ("gibbs", "ais", "exact")))
 
 
 def model_of(dtype, D=5, M=4, seed=3):
