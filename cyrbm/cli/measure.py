@@ -198,12 +198,8 @@ def run_evaluate(args):
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
     model = load_model(args["MODEL"], lateral=True)
-    if isinstance(model, GaussianRBM):
-        return _run_evaluate_gaussian(args, model)
     if not isinstance(model, RBM):
-        raise AnnealingError("cyrbm evaluate sets forward AIS beside RAISE, and RAISE of an "
-                             "SRBM is not implemented yet; use 'cyrbm ais MODEL --data DATA' "
-                             "(and 'cyrbm logz --exact' up to 20 visible units).")
+        return _run_evaluate_own(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     chains = (10 if args.get("--chains") is None
@@ -264,19 +260,21 @@ def run_evaluate(args):
     return out
 
 
-def _run_evaluate_gaussian(args, model):
-    """``cyrbm evaluate`` of a Gaussian RBM: forward AIS and RAISE from independent
-    Gaussians fitted to --base-data (default --data), through the model's whitening."""
+def _run_evaluate_own(args, model):
+    """``cyrbm evaluate`` of a Gaussian RBM or an SRBM: forward AIS and RAISE from a base
+    fitted to --base-data (default --data): independent Gaussians, through the model's
+    whitening, or an SRBM's base rate."""
+    kind = "a Gaussian RBM" if isinstance(model, GaussianRBM) else "an SRBM"
     for key in ("--base-model", "--base-logz", "--start", "--burn-in", "--simulate",
                 "--plot", "--scheduler"):
         if args.get(key) is not None:
             raise AnnealingError(f"{key} is an option of evaluate for binary RBMs, not yet "
-                                 f"for a Gaussian RBM.")
+                                 f"for {kind}.")
     spec = _opt(args, "--schedule")
     from cyrbm import evaluation
     if evaluation.parse_adaptive(spec) is not None:
-        raise AnnealingError("--schedule adaptive:K tunes binary RBMs' paths; give a "
-                             "Gaussian RBM paper, linear:K or a file of betas.")
+        raise AnnealingError(f"--schedule adaptive:K tunes binary RBMs' paths; give "
+                             f"{kind} paper, linear:K or a file of betas.")
     annealer = Annealer(runs=_whole(args, "--runs", 2, "AIS needs two runs to estimate its "
                                     "error"),
                         schedule=spec, seed=_whole(args, "--seed", 0, "seeds are non-negative"),
@@ -293,7 +291,7 @@ def _run_evaluate_gaussian(args, model):
     out.update(result.to_dict())
     out.update({"schedule_seconds": None, "saved_schedule": args.get("--save-schedule"),
                 "plot": None})
-    if model.whitening is not None:
+    if getattr(model, "whitening", None) is not None:
         out["whitening"] = _pixel_space({}, model)["whitening"]
         for part in ("ais", "raise"):
             if out[part].get("mean_log_prob") is not None:
