@@ -82,8 +82,9 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module 'cyrbm' has no attribute {name!r}")
     import importlib
-    if name == "DBN":       # the classes of the bottom layers a DBN file may name
+    if name == "DBN":       # the classes of the bottom and top layers a DBN file may name
         importlib.import_module("cyrbm.gaussian")           # (cyrbm.models.Layers.kinds)
+        importlib.import_module("cyrbm.srbm")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

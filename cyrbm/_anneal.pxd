@@ -46,6 +46,21 @@ cdef struct ais_buffers:
     void *ebuf           # ldB elements: B's unscaled hidden biases (ais_set_tempered)
     gauss_buffers *gauss # not NULL: the runs have Gaussian visible units (gauss_run)
 
+# The Gaussian visible layer's one driver (gauss_run and the C API): steps k0 <= k < k1 of
+# R runs v (R x D) between N(mu, sd^2) and the Gaussian RBM; 0, -1 (memory), -3 (signal).
+cdef int gauss_engine(const floating *W, const floating *vbias, const floating *hbias,
+                      const floating *sigma, const double *mu, const double *sd,
+                      Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, floating *v, uint8_t *h,
+                      const double *betas, Py_ssize_t k0, Py_ssize_t k1, bint weights,
+                      cyrbm_rng *streams, double *logw, int n_threads,
+                      bint check_signals) noexcept nogil
+
+# Exact ln Z of a Gaussian RBM over its 2^M hidden states (float64; 0, -1, -2 for M > 40).
+cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
+                                   const floating *hbias, const floating *sigma,
+                                   Py_ssize_t D, Py_ssize_t M, double *log_Z,
+                                   int n_threads) noexcept nogil
+
 cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
                    Py_ssize_t nA, Py_ssize_t nB) noexcept nogil
 

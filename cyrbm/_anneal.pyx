@@ -422,6 +422,39 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
         raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
 
 
+cdef int gauss_engine(const floating *W, const floating *vbias, const floating *hbias,
+                      const floating *sigma, const double *mu, const double *sd,
+                      Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, floating *v, uint8_t *h,
+                      const double *betas, Py_ssize_t k0, Py_ssize_t k1, bint weights,
+                      cyrbm_rng *streams, double *logw, int n_threads,
+                      bint check_signals) noexcept nogil:
+    """The Gaussian visible layer's one driver (gauss_run, the C API's gauss_* entries):
+    steps k0 <= k < k1 of the R runs ``v`` (R x D, INOUT) between N(mu, sd^2) and the
+    Gaussian RBM (W, vbias, hbias, sigma) through engine_run, with the threads'
+    scratch blocks.  0, -1 when memory runs out, -3 on a signal (``check_signals``;
+    the runs are left part-way)."""
+    cdef ais_buffers B
+    cdef gauss_buffers G
+    cdef int nt = n_threads if n_threads > 0 else 1
+    cdef int status
+    if R == 0 or k0 == k1 or D == 0:
+        return 0
+    memset(&B, 0, sizeof(ais_buffers))
+    B.runs, B.float32, B.gauss = R, floating is float, &G
+    G.pair.D, G.pair.M = D, M
+    G.pair.W, G.pair.b, G.pair.c, G.pair.s = W, vbias, hbias, sigma
+    G.pair.mu, G.pair.sd = mu, sd
+    G.v, G.h = v, h
+    G.streams, G.logw, G.weights = streams, logw, weights
+    G.work_bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
+    G.work = <char *> malloc(nt * G.work_bytes)
+    if G.work == NULL:
+        return -1
+    status = engine_run(&B, True, betas, k0, k1, 0, weights, 0, 0, nt, check_signals)
+    free(G.work)
+    return status
+
+
 def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
               const floating[::1] sigma, const double[::1] mu, const double[::1] sd,
               floating[:, ::1] v, uint8_t[:, ::1] h, const double[::1] betas,
@@ -448,25 +481,14 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
         raise ValueError("gauss_run: the steps are not within the schedule.")
     if R == 0 or k0 == k1 or D == 0:
         return
-    cdef ais_buffers B
-    cdef gauss_buffers G
-    memset(&B, 0, sizeof(ais_buffers))
-    B.runs, B.float32, B.gauss = R, floating is float, &G
-    G.pair.D, G.pair.M = D, M
-    G.pair.W = &W[0, 0] if M > 0 else NULL
-    G.pair.b, G.pair.c, G.pair.s = &vbias[0], &hbias[0] if M > 0 else NULL, &sigma[0]
-    G.pair.mu, G.pair.sd = &mu[0], &sd[0]
-    G.v, G.h = &v[0, 0], &h[0, 0] if M > 0 else NULL
-    G.streams, G.logw, G.weights = <cyrbm_rng *> &streams[0, 0], &logw[0], weights
-    cdef int nt = n_threads if n_threads > 0 else 1
-    G.work_bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
-    G.work = <char *> malloc(nt * G.work_bytes)
-    if G.work == NULL:
-        raise MemoryError("out of memory in gauss_run")
     cdef int status
     with nogil:
-        status = engine_run(&B, True, &betas[0], k0, k1, 0, weights, 0, 0, nt, True)
-    free(G.work)
+        status = gauss_engine(&W[0, 0] if M > 0 else NULL, &vbias[0],
+                              &hbias[0] if M > 0 else NULL, &sigma[0], &mu[0], &sd[0], R, D,
+                              M, &v[0, 0], &h[0, 0] if M > 0 else NULL, &betas[0], k0, k1,
+                              weights, <cyrbm_rng *> &streams[0, 0], &logw[0], n_threads, True)
+    if status == -1:
+        raise MemoryError("out of memory in gauss_run")
     if status == -3:
         raise_set_error()       # the runs are left part-way
 
@@ -1496,6 +1518,126 @@ cdef class GibbsEngine:
             pt_swaps(&self.buf.pair, &self.buf.st, self.float32, n, K1, &temps[0],
                      &order[0, 0], &beta[0], <cyrbm_rng *> &streams[0, 0], &accepted[0, 0],
                      self.n_threads)
+
+
+cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
+                                   const floating *hbias, const floating *sigma,
+                                   Py_ssize_t D, Py_ssize_t M, double *log_Z,
+                                   int n_threads) noexcept nogil:
+    """Exact ln Z of a Gaussian RBM (MS09 Sec. 5.2's energy), v integrated out for each
+    of the 2^M hidden states:
+
+        ln Z = sum_i ln(sqrt(2 pi) sigma_i)
+               + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i + u_i^2 / 2)),  u = W h,
+
+    in float64: blocks of 2^min(M, 12) states, u computed exactly at each block's start
+    and then moved by one column of W per state (Gray-code order); each block's
+    log-sum-exp, then the blocks' in a fixed order, so the result does not depend on
+    ``n_threads``.  0, -1 when memory runs out, -2 for M > 40 or D < 1."""
+    cdef Py_ssize_t low = min(M, 12), nb, t, s, i, j, k, g
+    cdef double *Wt
+    cdef double *bs
+    cdef double *c
+    cdef double *terms
+    cdef double *u
+    cdef double *e
+    cdef double ch, x, mx, acc, sign
+    cdef int bad = 0
+    if D < 1 or M < 0 or M > 40:
+        return -2
+    nb = (<Py_ssize_t> 1) << (M - low)
+    Wt = <double *> malloc((M * D + D + M + 1) * sizeof(double))
+    terms = <double *> malloc(nb * sizeof(double))
+    if Wt == NULL or terms == NULL:
+        free(Wt)
+        free(terms)
+        return -1
+    bs, c = Wt + M * D, Wt + M * D + D
+    for i in range(D):
+        bs[i] = <double> vbias[i] / <double> sigma[i]
+        for j in range(M):
+            Wt[j * D + i] = W[i * M + j]           # column j of W, contiguous
+    for j in range(M):
+        c[j] = hbias[j]
+    with parallel(num_threads=cap_threads(n_threads, (nb << low) * D // 20000)):
+        u = <double *> malloc((D + ((<Py_ssize_t> 1) << low)) * sizeof(double))
+        for t in prange(nb, schedule='static'):
+            if u == NULL:
+                bad += 1
+                continue
+            e = u + D
+            ch = 0.0
+            for i in range(D):
+                u[i] = 0.0
+            for k in range(M - low):               # the block's high bits, exactly
+                if (t >> k) & 1:
+                    ch = ch + c[low + k]
+                    for i in range(D):
+                        u[i] = u[i] + Wt[(low + k) * D + i]
+            for s in range((<Py_ssize_t> 1) << low):
+                if s > 0:                          # Gray code: one low bit flips
+                    j = 0
+                    while not ((s >> j) & 1):
+                        j = j + 1
+                    g = s ^ (s >> 1)
+                    sign = 1.0 if (g >> j) & 1 else -1.0
+                    ch = ch + sign * c[j]
+                    for i in range(D):
+                        u[i] = u[i] + sign * Wt[j * D + i]
+                x = ch
+                for i in range(D):
+                    x = x + u[i] * (bs[i] + 0.5 * u[i])
+                e[s] = x
+            mx = e[0]
+            for s in range(1, (<Py_ssize_t> 1) << low):
+                if e[s] > mx:
+                    mx = e[s]
+            acc = 0.0
+            for s in range((<Py_ssize_t> 1) << low):
+                acc = acc + exp(e[s] - mx)
+            terms[t] = mx + log(acc)
+        free(u)
+    if bad:
+        free(Wt)
+        free(terms)
+        return -1
+    mx = terms[0]
+    for t in range(1, nb):
+        if terms[t] > mx:
+            mx = terms[t]
+    acc = 0.0
+    for t in range(nb):
+        acc = acc + exp(terms[t] - mx)
+    x = mx + log(acc) + D * 0.9189385332046727        # ln sqrt(2 pi) per unit
+    for i in range(D):
+        x = x + log(<double> sigma[i])
+    log_Z[0] = x
+    free(Wt)
+    free(terms)
+    return 0
+
+
+def gauss_log_partition(const floating[:, ::1] W, const floating[::1] vbias,
+                        const floating[::1] hbias, const floating[::1] sigma,
+                        int n_threads=1):
+    """Exact ln Z of the Gaussian RBM (W, vbias, hbias, sigma) over its 2^M hidden
+    states (gauss_exact_log_partition; GaussianRBM.log_partition, the C API's
+    gauss_exact_log_partition): float64, the same bits for any ``n_threads``."""
+    cdef Py_ssize_t D = W.shape[0], M = W.shape[1]
+    cdef double out = 0.0
+    cdef int status
+    if vbias.shape[0] != D or sigma.shape[0] != D or hbias.shape[0] != M or D < 1:
+        raise ValueError("gauss_log_partition: the shapes of W, vbias, hbias and sigma do "
+                         "not match.")
+    if M > 40:
+        raise ValueError(f"gauss_log_partition: 2^{M} hidden states are too many.")
+    with nogil:
+        status = gauss_exact_log_partition(&W[0, 0] if M > 0 else &vbias[0], &vbias[0],
+                                           &hbias[0] if M > 0 else &vbias[0], &sigma[0], D,
+                                           M, &out, n_threads)
+    if status == -1:
+        raise MemoryError("out of memory in gauss_log_partition")
+    return out
 
 
 # the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch

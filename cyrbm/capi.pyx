@@ -12,6 +12,10 @@ of a two-layer DBN's test log-probabilities (Murray & Salakhutdinov 2009, stream
 bound (SM08 Eq. 19-24, streams from ``make_bound_streams``).
 Version 4 adds parallel tempering: ``pt_sweeps_f32/f64`` (Cho, Raiko & Ilin 2010, Table I,
 with streams from ``make_pt_streams``).
+Version 5 adds the Gaussian RBM (MS09 Sec. 5.2): ``gauss_gibbs_sweeps_f32/f64`` (block
+Gibbs), ``gauss_ais_log_partition_f32/f64`` (AIS from independent Gaussians, streams from
+``make_gauss_ais_streams``) and ``gauss_exact_log_partition_f32/f64``, on the engine's
+drivers ``_anneal.gauss_engine`` and ``_anneal.gauss_exact_log_partition``.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, int64_t, uint64_t
@@ -22,13 +26,14 @@ from cyrbm cimport _anneal
 from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset
+from libc.math cimport isfinite, log
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
-from cyrbm._random import (ais_streams, bound_streams, chib_streams, pt_swap_streams,
-                           sample_streams)
+from cyrbm._random import (ais_streams, bound_streams, chib_streams, gaussian_ais_streams,
+                           pt_swap_streams, sample_streams)
 
 
 cdef extern from "cyrbm/cyrbm.h":
@@ -189,6 +194,113 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
                              steps, streams, swap_streams, accepted, n_threads)
 
 
+# ------------------------------------------------- version 5: the Gaussian RBM
+cdef bint _bad_gauss(const floating *W, const floating *vbias, const floating *hbias,
+                     const floating *sigma, Py_ssize_t n_visible,
+                     Py_ssize_t n_hidden) noexcept nogil:
+    """Missing parameters, bad sizes, or a sigma that is not positive and finite."""
+    cdef Py_ssize_t i
+    if (W == NULL or vbias == NULL or hbias == NULL or sigma == NULL
+            or _bad_sizes(n_visible, n_hidden, 0)):
+        return True
+    for i in range(n_visible):
+        if not (sigma[i] > 0 and isfinite(sigma[i])):
+            return True
+    return False
+
+
+cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                            const floating *sigma, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                            floating *v, uint8_t *h, Py_ssize_t n, int steps,
+                            cyrbm_rng *streams, int n_threads) noexcept nogil:
+    """GaussianRBM.sample from given states: steps 1..steps of the driver at beta = 1
+    (step 0, the draw from the base, is skipped, so the base is never read)."""
+    cdef double *work
+    cdef uint8_t *hh
+    cdef Py_ssize_t k, i
+    cdef int status
+    if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden) or n < 0 or steps < 0
+            or (n > 0 and (v == NULL or streams == NULL))):
+        return -2
+    if n == 0 or steps == 0:
+        return 0
+    work = <double *> calloc(steps + 1 + 2 * n_visible + n, sizeof(double))
+    hh = h if h != NULL else <uint8_t *> malloc(n * n_hidden)
+    if work == NULL or hh == NULL:
+        free(work)
+        if h == NULL:
+            free(hh)
+        return -1
+    for k in range(steps + 1):
+        work[k] = 1.0                                     # every beta 1
+    for i in range(n_visible):                            # the base (unread): b, sigma
+        work[steps + 1 + i] = vbias[i]
+        work[steps + 1 + n_visible + i] = sigma[i]
+    status = _anneal.gauss_engine(W, vbias, hbias, sigma, work + steps + 1,
+                                  work + steps + 1 + n_visible, n, n_visible, n_hidden, v, hh,
+                                  work, 1, steps + 1, False, streams,
+                                  work + steps + 1 + 2 * n_visible, n_threads, False)
+    free(work)
+    if h == NULL:
+        free(hh)
+    return status
+
+
+cdef int gauss_ais_log_partition(const floating *W, const floating *vbias,
+                                 const floating *hbias, const floating *sigma,
+                                 Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                                 const double *base_mean, const double *base_sd,
+                                 const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                                 cyrbm_rng *streams, double *log_weights, double *log_Z_base,
+                                 floating *samples, int n_threads) noexcept nogil:
+    """cyrbm.gaussian.gaussian_log_partition in one call: v drawn exactly from the base
+    (step 0), then for k = 1..K the weight ln p*_k(v) - ln p*_{k-1}(v) and a Gibbs sweep
+    at beta_k, run r on streams[r]."""
+    cdef floating *v
+    cdef uint8_t *h
+    cdef Py_ssize_t i
+    cdef int status
+    if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden) or runs < 1
+            or base_mean == NULL or base_sd == NULL or streams == NULL
+            or log_weights == NULL or n_betas < 2 or not _anneal.valid_ladder(betas, n_betas)
+            or betas[0] != 0.0):
+        return -2
+    for i in range(n_visible):
+        if not (isfinite(base_mean[i]) and base_sd[i] > 0 and isfinite(base_sd[i])):
+            return -2
+    v = samples if samples != NULL else <floating *> malloc(runs * n_visible * sizeof(floating))
+    h = <uint8_t *> malloc(runs * n_hidden)
+    if v == NULL or h == NULL:
+        if samples == NULL:
+            free(v)
+        free(h)
+        return -1
+    memset(v, 0, runs * n_visible * sizeof(floating))
+    memset(log_weights, 0, runs * sizeof(double))
+    status = _anneal.gauss_engine(W, vbias, hbias, sigma, base_mean, base_sd, runs,
+                                  n_visible, n_hidden, v, h, betas, 0, n_betas, True, streams,
+                                  log_weights, n_threads, False)
+    if samples == NULL:
+        free(v)
+    free(h)
+    if status == 0 and log_Z_base != NULL:       # M ln 2 + sum_i ln(sqrt(2 pi) sd_i)
+        log_Z_base[0] = n_hidden * 0.6931471805599453 + n_visible * 0.9189385332046727
+        for i in range(n_visible):
+            log_Z_base[0] += log(base_sd[i])
+    return status
+
+
+cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
+                                   const floating *hbias, const floating *sigma,
+                                   Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z,
+                                   int n_threads) noexcept nogil:
+    if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden) or log_Z == NULL
+            or n_hidden > CYRBM_EXACT_MAX_UNITS):
+        return -2
+    return _anneal.gauss_exact_log_partition(W, vbias, hbias, sigma, n_visible, n_hidden,
+                                             log_Z, n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _fill_table(&_table)
@@ -230,6 +342,13 @@ def make_pt_streams(seed, Py_ssize_t n, Py_ssize_t n_temps):
     ``RBM.sample(n, seed=seed, sampler="pt", temperatures=...)`` uses, so the entry gives
     its samples bit for bit."""
     return sample_streams(seed, n * n_temps), pt_swap_streams(seed, n)
+
+
+def make_gauss_ais_streams(seed, Py_ssize_t runs):
+    """States of the random streams of ``runs`` AIS runs on a Gaussian RBM (a (runs, 4)
+    uint64 array) for ``gauss_ais_log_partition_f32/f64``: exactly those
+    ``Annealer(runs=runs, seed=seed).log_partition(gaussian_rbm, ...)`` uses."""
+    return gaussian_ais_streams(seed, runs)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);

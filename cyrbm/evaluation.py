@@ -61,6 +61,7 @@ from cyrbm.exact import EXACT_START_UNITS
 from cyrbm.gaussian import (GaussianRBM, gaussian_base, gaussian_log_partition,
                             gaussian_raise_log_weights)
 from cyrbm.models import RBM, as_rbm
+from cyrbm.srbm import SRBM, srbm_log_partition, srbm_raise_log_weights
 from cyrbm.results import (ESS_WARN, SHARE_WARN, json_number as _num,  # noqa: F401
                            json_pair as _pair, logmeanexp, weight_diagnostics)
 from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
@@ -430,32 +431,45 @@ class EvaluationResult:
 
 
 # ------------------------------------------------------------------------- evaluation
-def _gaussian_sandwich(annealer, model, V, base_rate, base_data, chains, **others):
-    """evaluate for a Gaussian RBM: forward AIS (gaussian_log_partition) and RAISE
-    (gaussian_raise_log_weights) from the same base of independent Gaussians."""
+def _own_sandwich(annealer, model, V, base_rate, base_data, chains, pseudocount, **others):
+    """evaluate for a model with its own AIS and RAISE runs: a Gaussian RBM
+    (gaussian_log_partition, gaussian_raise_log_weights: from one base of independent
+    Gaussians) or an SRBM (srbm_log_partition, srbm_raise_log_weights: from one base rate
+    of independent binary units, fitted as for an RBM)."""
+    gaussian = isinstance(model, GaussianRBM)
     given = [name for name, value in others.items() if value is not None]
     if given:
         raise AnnealingError(f"{', '.join(given)} of evaluate {'is' if len(given) == 1 else 'are'} "
-                             f"for binary RBMs, not yet for a Gaussian RBM.")
+                             f"for binary RBMs, not yet for "
+                             f"{'a Gaussian RBM' if gaussian else 'an SRBM'}.")
     fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
-    base = gaussian_base(model, base_rate, fit_to)
-    ais = gaussian_log_partition(annealer, model, base, V)
-    ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
-                              "model" if base_rate is None else "given")
+    if gaussian:
+        base = gaussian_base(model, base_rate, fit_to)
+        ais = gaussian_log_partition(annealer, model, base, V)
+        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                                  "model" if base_rate is None else "given")
+        raise_log_weights = gaussian_raise_log_weights
+    else:
+        base = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount,
+                                     checked=True)
+        ais = srbm_log_partition(annealer, model, base, V, base_rate)
+        raise_log_weights = srbm_raise_log_weights
     t0 = time.perf_counter()
-    log_w = gaussian_raise_log_weights(annealer, model, V, base, chains)
+    log_w = raise_log_weights(annealer, model, V, base, chains)
     return EvaluationResult(ais=ais, raise_log_weights=log_w,
                             log_unnormalized=model._log_unnormalized_rows(V),
                             schedule=annealer.schedule_spec, chains=chains,
                             raise_seconds=time.perf_counter() - t0,
-                            base={"kind": "gaussian", "base_rate": ais.extra["base_rate"]})
+                            base={"kind": "gaussian" if gaussian else "lateral",
+                                  "base_rate": ais.extra["base_rate"]})
 
 
 def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=defaults.RAISE_CHAINS,
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
              start="auto", burn_in=None, client=None, chunk=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
-    if not isinstance(model, GaussianRBM):
+    own = isinstance(model, (GaussianRBM, SRBM))      # their own AIS and RAISE runs
+    if not own:
         model = as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
         raise AnnealingError(f"chains must be a whole number of at least 1, not {chains!r}.")
@@ -466,9 +480,9 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
     V = model._visible_data(data, "data")
     if V.shape[0] == 0:
         raise DataError("data has no rows.")
-    if isinstance(model, GaussianRBM):
-        return _gaussian_sandwich(annealer, model, V, base_rate, base_data, chains,
-                                  simulate=simulate, base_model=base_model, client=client)
+    if own:
+        return _own_sandwich(annealer, model, V, base_rate, base_data, chains, pseudocount,
+                             simulate=simulate, base_model=base_model, client=client)
     if base_model is not None:
         base_model = as_rbm(base_model, "base_model")
     n_hidden = model.n_hidden + (0 if base_model is None else base_model.n_hidden)

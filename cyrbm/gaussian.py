@@ -33,6 +33,7 @@ import numpy as np
 
 from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._progress import schedule_pieces
+from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
@@ -162,30 +163,17 @@ class GaussianRBM(Layers):
         """ln Z exactly, by the Gaussian integral over v for each of the 2^n_hidden
         hidden states: ln Z = sum_i ln(sqrt(2 pi) sigma_i)
         + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i + u_i^2 / 2)), u = W h; float64,
-        in blocks of 2^12 states, a stable log-sum-exp.  Refuses (AnnealingError) more
-        than ``max_units`` hidden units."""
+        in blocks of 2^12 states, a stable log-sum-exp, in compiled code
+        (``cyrbm._anneal.gauss_log_partition``, which the C API's
+        ``gauss_exact_log_partition`` runs too; the same bits for any number of
+        threads).  Refuses (AnnealingError) more than ``max_units`` hidden units."""
         M = self.n_hidden
         if M > max_units:
             raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{M} hidden states "
                                  f"and the limit is {max_units} units; estimate it by AIS "
                                  f"(Annealer.log_partition) instead.")
-        W = self.W.astype(np.float64)
-        s, b, c = (a.astype(np.float64) for a in (self.sigma, self.vbias, self.hbias))
-        block = 1 << min(M, 12)
-        bits = (np.arange(block)[:, None] >> np.arange(min(M, 12))) & 1
-        high = M - min(M, 12)
-        terms = np.empty(1 << high)
-        for t in range(1 << high):
-            h = np.zeros((block, M))
-            h[:, :min(M, 12)] = bits
-            h[:, min(M, 12):] = (t >> np.arange(high)) & 1
-            u = h @ W.T
-            e = h @ c + u @ (b / s) + 0.5 * np.sum(u * u, axis=1)
-            mx = e.max()
-            terms[t] = mx + math.log(np.sum(np.exp(e - mx)))
-        mx = terms.max()
-        return float(np.sum(np.log(s)) + self.n_visible * _LN_SQRT_2PI
-                     + mx + math.log(np.sum(np.exp(terms - mx))))
+        return _anneal.gauss_log_partition(self.W, self.vbias, self.hbias, self.sigma,
+                                           auto_threads(None, self.n_visible << M))
 
     def log_prob(self, v, log_Z=None):
         """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64; a density."""

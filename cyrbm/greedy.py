@@ -29,6 +29,7 @@ from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models import DBN
+from cyrbm.srbm import SRBM
 from cyrbm.training import Trainer, _fingerprint
 
 __all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass", "resume_layers"]
@@ -71,11 +72,15 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
 LAYER_INPUTS = ("samples", "probs")
 #: Trainer settings of the bottom layer alone when its visible units are Gaussian
 GAUSSIAN_SETTINGS = ("sigma", "learn_sigma")
+#: the kinds of top layer: an RBM, or an SRBM (``Trainer(lateral=True)``)
+TOPS = ("rbm", "srbm")
+#: Trainer settings of the top layer alone when it is an SRBM
+SRBM_SETTINGS = ("reconstruction", "damping", "mean_field_steps")
 
 
 def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, checkpoint=None,
               resume=False, threads=None, progress=None, layer_input="samples",
-              visible="binary", **settings):
+              visible="binary", top="rbm", **settings):
     """Train a DBN greedily (SM08 Sec. 4.1) and return it.
 
     Parameters
@@ -102,6 +107,12 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
         The bottom layer's visible units: "gaussian" trains a GaussianRBM
         (``Trainer(visible="gaussian")``; the settings ``sigma`` and ``learn_sigma`` go
         to it alone) on real data.
+    top : "rbm" or "srbm"
+        The top layer (of two or more): an RBM, or a semi-restricted Boltzmann machine
+        (:class:`cyrbm.srbm.SRBM`, MS09 Sec. 5.2's patch DBN) trained by
+        ``Trainer(lateral=True)`` on 0/1 samples of Q (the settings ``reconstruction``,
+        ``damping`` and ``mean_field_steps`` go to it alone).  Recorded in the DBN's meta;
+        resume keeps it.
     **settings
         Trainer settings shared by every layer (method, k, epochs, learning_rate, ...).
     """
@@ -120,11 +131,31 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
         if init_transpose:
             raise ModelMismatchError("init_transpose starts a layer as the transpose of a "
                                      "binary one; a Gaussian bottom layer has no transpose.")
-    data = (check_real if gaussian else check_binary)(data, name="training data")
+    if top not in TOPS:
+        raise ModelMismatchError(f"top must be 'rbm' or 'srbm', not {top!r}.")
+    last = trainers[-1] if trainers else None
+    if getattr(last, "lateral", False) or (isinstance(last, dict) and last.get("lateral")):
+        top = "srbm"                  # the top layer's own Trainer(lateral=True)
+    upper = {k: settings.pop(k) for k in SRBM_SETTINGS if k in settings}
+    if upper and top != "srbm":
+        raise worded(ModelMismatchError(f"{', '.join(upper)} is for an SRBM top layer "
+                                        f"(top='srbm')."), parameters=tuple(upper) + ("top",))
     sizes = [int(n) for n in layers]
     if not sizes or any(n < 1 for n in sizes):
         raise ModelMismatchError(f"a DBN needs one or more layers of at least one unit, "
                                  f"not {layers}.")
+    if top == "srbm":
+        upper["lateral"] = True
+        if len(sizes) < 2:
+            raise worded(ModelMismatchError("top srbm is the top layer above another, and a "
+                                            "DBN of one layer has none; train an SRBM on its "
+                                            "own instead."), parameters=("top",))
+        if layer_input != "samples":
+            raise worded(ModelMismatchError(f"top srbm trains the top layer on 0/1 samples "
+                                            f"of Q (an SRBM takes 0/1 rows), so it needs "
+                                            f"layer_input samples, not {layer_input}."),
+                         parameters=("top", "layer_input"))
+    data = (check_real if gaussian else check_binary)(data, name="training data")
     D = data.shape[1]
     full = [D] + sizes
     if init_transpose:
@@ -157,16 +188,27 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
             raise ModelMismatchError(f"the layers done in '{pf}' have "
                                      f"{record.get('visible', 'binary')} visible units, not "
                                      f"{visible}; resume with the same units.")
+        if record.get("top", "rbm") != top:
+            raise worded(ModelMismatchError(f"the layers done in '{pf}' belong to a run with "
+                                            f"top {record.get('top', 'rbm')}, not {top}; "
+                                            f"resume with the same top."), parameters=("top",))
     # the run's record (``progress`` is the progress bars' setting)
     record = {"data_fingerprint": fingerprint, "layer_input": layer_input,
-              "init_transpose": bool(init_transpose), "visible": visible}
+              "init_transpose": bool(init_transpose), "visible": visible, "top": top}
     x = data
     for l, rbm in enumerate(done):
         x = up_pass(rbm, x, mode=mode, seed=seed, layer=l)
     for l in range(len(done), len(sizes)):
-        tr = _trainer_for(l, sizes[l], trainers, dict(settings, **(bottom if l == 0 else {})),
-                          seed, threads, progress, checkpoint)
+        own = dict(bottom if l == 0 else {}, **(upper if l == len(sizes) - 1 else {}))
+        tr = _trainer_for(l, sizes[l], trainers, dict(settings, **own), seed, threads,
+                          progress, checkpoint)
         init = done[-1].transposed() if (init_transpose and l > 0) else None
+        if top == "srbm" and l == len(sizes) - 1 and not tr.lateral:
+            raise ModelMismatchError("top='srbm' trains the top layer with "
+                                     "Trainer(lateral=True); the Trainer given for it has "
+                                     "lateral=False.")
+        if init is not None and tr.lateral:          # an SRBM top: L = 0 to start
+            init = SRBM(init.W, init.vbias, init.hbias, dtype=init.dtype)
         ck = tr.checkpoint
         again = bool(resume and ck is not None and os.path.exists(ck))
         rbm = tr.fit(x, model=None if again else init, resume=again,
@@ -182,7 +224,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     return DBN(done, meta={"training": {"greedy": True, "layers": sizes,
                                         "init_transpose": bool(init_transpose),
                                         "layer_input": layer_input, "seed": int(seed),
-                                        "visible": visible}})
+                                        "visible": visible, "top": top}})
 
 
 def resume_layers(checkpoint, sizes, *, layer_input="samples", init_transpose=False):

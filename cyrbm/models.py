@@ -454,8 +454,10 @@ def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
 # ------------------------------------------------------------------------------ DBN
 DBN_FORMAT = "cyrbm.dbn"
 #: 2: a bottom layer of Gaussian visible units (meta "visible": "gaussian", array
-#: layer0_sigma); files of binary DBNs are still written as version 1
-DBN_FORMAT_VERSION = 2
+#: layer0_sigma); 3: a top layer with lateral weights, an SRBM (meta "top": "lateral",
+#: array layer{L-1}_L).  A file is written with the lowest version that holds it:
+#: binary DBNs as version 1, a Gaussian bottom under an RBM top as version 2
+DBN_FORMAT_VERSION = 3
 _LAYER_ARRAYS = ("W", "vbias", "hbias")
 
 
@@ -491,6 +493,8 @@ class DBN:
         dtype: float64 if any layer is float64, else float32 (or ``dtype``).  The bottom
         layer may be a :class:`cyrbm.gaussian.GaussianRBM` (Gaussian visible units, MS09
         Sec. 5.2; see :mod:`cyrbm.gaussian_dbn`): then p(v | h_1) is its Gaussian.
+        The top layer of two or more may be a :class:`cyrbm.srbm.SRBM` (lateral weights
+        among h_{L-1}, MS09 Sec. 5.2's patch DBN).
     dtype : float32 or float64, optional
     meta : dict, optional
         Free-form record (how the stack was trained), saved with it.
@@ -512,7 +516,7 @@ class DBN:
                     isinstance(layer, Layers) and (l == 0 and layer.visible == "gaussian"
                                                    or 0 < l == len(layers) - 1)):
                 raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM"
-                                f"{' or GaussianRBM' if l == 0 else ''}, not "
+                                f"{' or GaussianRBM' if l == 0 else ' or SRBM (the top)'}, not "
                                 f"{type(layer).__name__}.")
         for l in range(len(layers) - 1):
             if layers[l].n_hidden != layers[l + 1].n_visible:
@@ -549,6 +553,14 @@ class DBN:
         return getattr(self.layers[0], "visible", "binary")
 
     @property
+    def top_kind(self):
+        """The kind of the top layer: "rbm", or "lateral" for an SRBM (lateral weights
+        among its visible units, MS09 Sec. 5.2)."""
+        top = self.layers[-1]
+        return "lateral" if self.n_layers > 1 and getattr(top, "visible", None) == "lateral" \
+            else "rbm"
+
+    @property
     def dtype(self):
         return self.layers[0].dtype
 
@@ -576,23 +588,28 @@ class DBN:
         meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
         out = {}
         records = [dict(r.meta) for r in self.layers]
+        top = self.top_kind
         for l, r in enumerate(self.layers):
             plain = isinstance(r, RBM) and getattr(r, "lateral", None) is None
-            if not (plain or (l == 0 and self.visible == "gaussian")):
+            own = ((l == 0 and self.visible != "binary")
+                   or (l == self.n_layers - 1 and top != "rbm"))
+            if not (plain or own):
                 raise ModelMismatchError(f"layer {l} ({type(r).__name__}, lateral "
                                          f"connections) is not one a DBN file of this "
                                          f"version can hold.")
             out[f"layer{l}_W"] = r.W
             out[f"layer{l}_vbias"] = r.vbias
             out[f"layer{l}_hbias"] = r.hbias
-        if self.visible != "binary":      # every array of the bottom's own file, its record
-            bottom = self.layers[0].to_arrays()
-            out.update({f"layer0_{k}": a for k, a in bottom.items() if k != "meta"})
-            records[0] = _io.meta_from_array(bottom["meta"], "<model>")
+            if own:          # every array of the layer's own model file, its record
+                arrays = r.to_arrays()
+                out.update({f"layer{l}_{k}": a for k, a in arrays.items() if k != "meta"})
+                records[l] = _io.meta_from_array(arrays["meta"], "<model>")
+        version = 3 if top != "rbm" else 1 if self.visible == "binary" else 2
         meta = {
             "format": DBN_FORMAT,
-            "format_version": 1 if self.visible == "binary" else DBN_FORMAT_VERSION,
+            "format_version": version,
             **({} if self.visible == "binary" else {"visible": self.visible}),
+            **({} if top == "rbm" else {"top": top}),
             "dtype": self.dtype.name,
             "n_layers": self.n_layers,
             "sizes": [int(s) for s in self.sizes],
@@ -648,8 +665,16 @@ class DBN:
                     f"{what} '{path}' lacks layer {l} of {n_layers} (no array"
                     f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}).")
             if l == 0 and (meta.get("visible", "binary") != "binary" or "layer0_sigma" in arrays):
-                layers.append(_bottom_layer(arrays, path, meta.get("visible", "gaussian"),
-                                            layer_meta[0], dtype, what))
+                layers.append(_own_layer(arrays, path, 0, meta.get("visible", "gaussian"),
+                                         layer_meta[0], dtype, what))
+                continue
+            if l == n_layers - 1 and (meta.get("top", "rbm") != "rbm" or f"layer{l}_L" in arrays):
+                if l == 0:
+                    raise ModelFileError(f"{what} '{path}' has one layer with lateral "
+                                         f"weights; a DBN's top layer above another may "
+                                         f"have them (an SRBM file holds one alone).")
+                layers.append(_own_layer(arrays, path, l, meta.get("top", "lateral"),
+                                         layer_meta[l], dtype, what))
                 continue
             sub = {a: arrays[n] for a, n in zip(_LAYER_ARRAYS, names)}
             rbm = RBM.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")
@@ -667,19 +692,23 @@ class DBN:
                                  f"{meta['sizes']!r} but its arrays have {sizes}.")
         keep = {k: v for k, v in meta.items()
                 if k not in ("format", "format_version", "dtype", "n_layers", "sizes",
-                             "cyrbm_version", "layers", "visible")}
+                             "cyrbm_version", "layers", "visible", "top")}
         return cls(layers, dtype=dtype, meta=keep)
 
 
-def _bottom_layer(arrays, path, kind, record, dtype, what):
-    """The bottom layer of a DBN file whose visible units are of ``kind``: the arrays
-    layer0_* and the layer's record, read by that kind's model class."""
-    cls = Layers.kinds.get(kind)
-    if cls is None:
-        raise ModelFileError(f"{what} '{path}' has a bottom layer of {kind!r} visible units, "
-                             f"which this cyrbm cannot read (cyrbm.DBN reads every kind; "
-                             f"with cyrbm.models.DBN, import cyrbm.gaussian first).")
-    sub = {k[len("layer0_"):]: a for k, a in arrays.items() if k.startswith("layer0_")}
+def _own_layer(arrays, path, l, kind, record, dtype, what):
+    """Layer ``l`` of a DBN file stored as its own model file's arrays (a bottom layer
+    of Gaussian visible units, a top layer with lateral weights): the arrays
+    layer{l}_* and the layer's record, read by the model class of ``kind``
+    (Layers.kinds: "gaussian", "lateral")."""
+    cls = Layers.kinds.get(kind) if isinstance(kind, str) else None
+    where = "bottom" if l == 0 else "top"
+    if cls is None or cls.visible != kind:
+        raise ModelFileError(f"{what} '{path}' has a {where} layer of kind {kind!r}, which "
+                             f"this cyrbm cannot read (cyrbm.DBN reads every kind; with "
+                             f"cyrbm.models.DBN, import cyrbm.gaussian and cyrbm.srbm first).")
+    prefix = f"layer{l}_"
+    sub = {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
     if isinstance(record, dict):
         sub["meta"] = _io.meta_to_array(record)
-    return cls.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer 0)")
+    return cls.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")

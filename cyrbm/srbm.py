@@ -40,7 +40,8 @@ from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
 from cyrbm.models import Layers, RBM, expit, read_parameters
 from cyrbm.results import AISResult
 
-__all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "check_lateral_settings",
+__all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weights",
+           "check_lateral_settings",
            "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
 
 FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.FORMAT_VERSION)
@@ -356,11 +357,46 @@ def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, ke
         annealer.chunk, "AIS ln Z")
     seconds = time.perf_counter() - t0
     mean_lp = None if data is None else float(np.mean(model._log_unnormalized_rows(data)))
-    log_Z_base = M * _LN2 + float(np.sum(np.logaddexp(0.0, base)))
-    return AISResult(kind="partition", log_weights=log_w, log_Z_base=log_Z_base,
+    return AISResult(kind="partition", log_weights=log_w, log_Z_base=_log_Z_base(M, base),
                      betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
                      dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
                      samples=v, mean_log_unnormalized=mean_lp,
                      n_data=0 if data is None else data.shape[0],
                      extra={"base_rate": "data" if isinstance(base_rate, str) else
                             ("zero" if base_rate is None else "given"), "visible": "lateral"})
+
+
+def _log_Z_base(M, base):
+    """ln Z of the base: M free hidden units and independent visible units of log-odds
+    ``base`` (SM08 Eq. 18)."""
+    return M * _LN2 + float(np.sum(np.logaddexp(0.0, base)))
+
+
+def srbm_raise_log_weights(annealer, model, v, base, chains, *, key=1):
+    """RAISE (Burda, Grosse & Salakhutdinov 2015) on an :class:`SRBM`: ``chains``
+    reverse chains from each row of ``v`` (0/1 rows, checked) down ``annealer``'s
+    schedule to the base of log-odds ``base`` (float64): a sweep T_K at beta_K = 1
+    without a weight, then for k = K-1 .. 0 the weight ln p*_k(v_k) - ln p*_{k+1}(v_k)
+    and a sweep at beta_k (``_anneal.srbm_run`` on the reversed schedule: its weight,
+    then its sweep).  Returns ln w, (n, chains) float64, with ln w = ln p*(v) - ln Z_A +
+    the sum: E[w] = p(v) under the annealing model, so its logarithm is a conservative
+    estimate of ln p(v).  Chain i chains + c draws from stream i chains + c of
+    ``srbm_ais_streams(seed, .., key)``."""
+    n, chains = v.shape[0], int(chains)
+    D, M, R = model.n_visible, model.n_hidden, n * chains
+    check_memory(R * (9 * D + M + 64), f"{R} RAISE chains")
+    base = np.ascontiguousarray(base, dtype=np.float64)
+    betas = np.ascontiguousarray(annealer.betas[::-1])
+    streams = srbm_ais_streams(annealer.seed, R, key)
+    x = np.ascontiguousarray(np.repeat(v, chains, axis=0), dtype=np.uint8)
+    h = np.zeros((R, M), dtype=np.uint8)
+    y = np.zeros((R, D))
+    log_w = np.zeros(R)
+    args = (model.W, model.vbias, model.hbias, model.L, base, x, h, y)
+    _anneal.srbm_run(*args, np.ones(2), 1, 2, False, True, streams, log_w,
+                     annealer.threads)                                  # T_K, no weight
+    schedule_pieces(lambda k, k_next: _anneal.srbm_run(
+        *args, betas, k, k_next, True, False, streams, log_w, annealer.threads), 1,
+        betas.size, annealer.progress, annealer.chunk, "RAISE")
+    lp = np.repeat(model._log_unnormalized_rows(v), chains)
+    return (lp - _log_Z_base(M, base) + log_w).reshape(n, chains)

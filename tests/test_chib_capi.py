@@ -1,10 +1,5 @@
 """The C API's entry of the Chib-style estimator (version 3): a downstream C extension
 built against cyrbm/cyrbm.h gives cyrbm.chib.chib_log_prob's answers bit for bit."""
-import importlib
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -12,17 +7,12 @@ import cyrbm
 from cyrbm.capi import make_chib_streams
 from cyrbm.chib import chib_log_prob
 
+from _capi_client import build_client, c_source
 from _reference import tiny_dbn
 
 pytest.importorskip("setuptools")
 
-C_SRC = r'''
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include "cyrbm/cyrbm.h"
-
-static const cyrbm_capi *api;
-
+BODY = r'''
 /* chib(W1, b1, c1, W2, b2, c2, v, streams (writable), D, H1, H2, n, S, R, log_Z, f32,
  *      n_threads) -> (status, out bytes) */
 static PyObject *chib(PyObject *self, PyObject *args) {
@@ -48,39 +38,12 @@ static PyObject *chib(PyObject *self, PyObject *args) {
     return res;
 }
 
-static PyMethodDef methods[] = {{"chib", chib, METH_VARARGS, NULL}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "chib_c", NULL, -1, methods};
-
-PyMODINIT_FUNC PyInit_chib_c(void) {
-    api = cyrbm_capi_import();
-    if (api == NULL) return NULL;
-    return PyModule_Create(&moduledef);
-}
-'''
-
-SETUP = '''
-import numpy, cyrbm
-from setuptools import Extension, setup
-setup(name="chib_c", ext_modules=[Extension("chib_c", ["chib_c.c"],
-      include_dirs=[cyrbm.get_include(), numpy.get_include()])])
 '''
 
 
 @pytest.fixture(scope="module")
 def chib_c(tmp_path_factory):
-    d = tmp_path_factory.mktemp("chib_c")
-    (d / "chib_c.c").write_text(C_SRC)
-    (d / "setup.py").write_text(SETUP)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(cyrbm.__file__)))
-    result = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=d,
-                            capture_output=True, text=True, timeout=600, env=env)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    sys.path.insert(0, str(d))
-    try:
-        yield importlib.import_module("chib_c")
-    finally:
-        sys.path.remove(str(d))
+    yield from build_client(tmp_path_factory, "chib_c", c_source("chib_c", BODY, ("chib",)))
 
 
 def _call(mod, layers, V, S, R, log_z, seed, threads=2, dtype=np.float64):

@@ -1,14 +1,17 @@
 """Handlers of ``cyrbm dbn`` (greedy DBN training) and ``cyrbm bound`` (bounds on ln p(v)).
 
     cyrbm dbn DATA -o DBN --layers 500,2000 [per-layer training options] [--init-transpose]
-              [--layer-input samples|probs] [--json]
+              [--layer-input samples|probs] [--visible binary|gaussian] [--whiten KIND]
+              [--top rbm|srbm] [--reconstruction mean-field|gibbs] [--json]
     cyrbm bound DBN --data DATA [--method variational|harmonic|chib|ais] [--samples M] [--entropy E]
                 [--steps S] [--repeats R] [--trace] [--plot FILE]
                 [--logz VALUE | --runs R --schedule S] [--seed S] [--threads T] [--json]
 
 Training options of ``dbn`` (--method, --k, --epochs, --batch, --lr, --lr-decay, --momentum,
---weight-decay) take one value for every layer or one per layer, comma-separated.  Every
-user error is a CyrbmError of one sentence.
+--weight-decay) take one value for every layer or one per layer, comma-separated;
+--visible and --whiten are the bottom layer's, --top and --reconstruction the top's.
+``bound`` applies the whitening a Gaussian bottom layer keeps to --data.  Every user error
+is a CyrbmError of one sentence.
 """
 import json
 import math
@@ -64,10 +67,18 @@ def cmd_dbn(args, out):
     settings = []
     for l, a in enumerate(per):
         a["--hidden"] = str(sizes[l])
+        if l > 0:
+            a["--visible"] = "binary"            # --visible: the bottom layer's units
         settings.append(_train_settings(a))
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
         raise DBNUsageError(f"--binarize must be threshold or stochastic, not {binarize!r}.")
+    top = args.get("--top") or "rbm"
+    if top not in ("rbm", "srbm"):
+        raise DBNUsageError(f"--top must be rbm or srbm, not {top!r}.")
+    reconstruction = args.get("--reconstruction")
+    if reconstruction is not None and top != "srbm":
+        raise DBNUsageError("--reconstruction is an option of an SRBM top; add --top srbm.")
     layer_input = args["--layer-input"] or "samples"
     if layer_input not in ("samples", "probs"):
         raise DBNUsageError(f"--layer-input must be samples or probs, not {layer_input!r}.")
@@ -84,12 +95,33 @@ def cmd_dbn(args, out):
             "npz")],
         [("the training data DATA", _data_file(args["DATA"]))])
     if args["--resume"]:
-        settings = _resume_settings(settings, sizes, args, checkpoint, layer_input)
+        settings, was_top = _resume_settings(settings, sizes, args, checkpoint, layer_input)
+        if "--top" not in args["__explicit__"] and was_top is not None:
+            top = was_top                        # left out: the run's own
+    visible = settings[0]["visible"]              # the bottom's (resumed: the run's)
     for s in settings:
         s.pop("n_hidden")
+        s.pop("visible")
+    gaussian = visible == "gaussian"
+    if gaussian and binarize is not None:
+        raise DBNUsageError("--binarize is for binary visible units, not --visible gaussian.")
+    whiten = args.get("--whiten")
+    if whiten is not None:
+        from cyrbm.patches import WHITENINGS
+        if not gaussian:
+            raise DBNUsageError("--whiten is an option of Gaussian visible units; add "
+                                "--visible gaussian.")
+        if whiten not in WHITENINGS:
+            raise DBNUsageError(f"--whiten must be one of {', '.join(WHITENINGS)}, not "
+                                f"{whiten!r}.")
     seed = settings[0]["seed"]
     data = load_data(args["DATA"], binarize=binarize, threshold=binarize_threshold(args),
-                     seed=seed)
+                     seed=seed, real=gaussian)
+    whitening = None
+    if whiten is not None:
+        from cyrbm.patches import fit_whitening
+        whitening = fit_whitening(data, whiten)
+        data = whitening.transform(data)
     quiet = args["--json"] or args["--no-progress"]
 
     def reporter(layer, epochs):
@@ -112,17 +144,22 @@ def cmd_dbn(args, out):
     try:
         dbn = train_dbn(data, sizes, trainers=trainers, init_transpose=args["--init-transpose"],
                         seed=seed, checkpoint=checkpoint, resume=args["--resume"],
-                        layer_input=layer_input)
+                        layer_input=layer_input, visible=visible, top=top,
+                        **({} if reconstruction is None else
+                           {"reconstruction": reconstruction}))
     except KeyboardInterrupt as exc:
         print(f"cyrbm dbn: {stop_word(exc)}: "
               f"{_kept_on_interrupt(checkpoint, len(sizes), args['--resume'], started)}",
               file=sys.stderr)
         return stop_status(exc)
     dbn.meta["training"]["data"] = args["DATA"]
+    if whitening is not None:
+        dbn.layers[0].whitening = whitening       # kept in the bottom layer's arrays
     dbn.save(path)
     result = {"model": path, "data": args["DATA"], "n_samples": int(data.shape[0]),
               "sizes": dbn.sizes, "init_transpose": bool(args["--init-transpose"]),
-              "layer_input": layer_input,
+              "layer_input": layer_input, "visible": visible, "top": top,
+              "whiten": whiten,
               "seconds": time.perf_counter() - t0, "threads": threads,
               "checkpoints": [layer_checkpoint(checkpoint, l) for l in range(len(sizes))],
               "layers": [{k: v for k, v in s.items() if k not in ("callback", "progress")}
@@ -130,7 +167,9 @@ def cmd_dbn(args, out):
     if args["--json"]:
         print(json.dumps(result))
     else:
-        print(f"trained a {'-'.join(str(s) for s in dbn.sizes)} DBN greedily on "
+        parts = ", ".join(["Gaussian visible units"] * gaussian + ["SRBM top"] * (top == "srbm"))
+        print(f"trained a {'-'.join(str(s) for s in dbn.sizes)} DBN"
+              f"{f' ({parts})' if parts else ''} greedily on "
               f"{data.shape[0]} rows of '{args['DATA']}' ({result['seconds']:.2f} s)", file=out)
         print(f"wrote {path}", file=out)
     return 0
@@ -139,10 +178,11 @@ def cmd_dbn(args, out):
 def _resume_settings(settings, sizes, args, checkpoint, layer_input):
     """Each layer's settings on --resume: those left out are the finished layer's or its
     checkpoint's; one given that differs from them is refused (cyrbm.cli.train._merge_resume), and so
-    is a finished DBN or one without a checkpoint (greedy.resume_layers)."""
+    is a finished DBN or one without a checkpoint (greedy.resume_layers).  Also the
+    run's top layer ("rbm", "srbm"; None when no layer is finished)."""
     from cyrbm.greedy import layer_checkpoint, progress_file, resume_layers
-    done, _ = resume_layers(checkpoint, sizes, layer_input=layer_input,
-                            init_transpose=args["--init-transpose"])
+    done, record = resume_layers(checkpoint, sizes, layer_input=layer_input,
+                                 init_transpose=args["--init-transpose"])
     explicit = args["__explicit__"]
     merged = []
     for l, s in enumerate(settings):
@@ -155,7 +195,7 @@ def _resume_settings(settings, sizes, args, checkpoint, layer_input):
         else:
             s, _ = _merge_resume(s, explicit, layer_checkpoint(checkpoint, l))
         merged.append(s)
-    return merged
+    return merged, record.get("top")
 
 
 #: the options of 'cyrbm bound' that only some methods use (and --steps and --repeats:
@@ -202,8 +242,8 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
 
 def cmd_bound(args, out, explicit=()):
     from cyrbm.bounds import BoundEstimator
+    from cyrbm import DBN          # every kind of bottom and top layer known
     from cyrbm.datasets import load_data
-    from cyrbm.models import DBN
     method = args["--method"] if "--method" in explicit else "variational"
     if method not in ("variational", "harmonic", "chib", "ais"):
         raise DBNUsageError(f"--method of 'cyrbm bound' must be variational, harmonic, chib "
@@ -255,6 +295,9 @@ def cmd_bound(args, out, explicit=()):
     if args["--data"] is None:
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
     data = load_data(args["--data"], real=dbn.visible == "gaussian")
+    whitening = getattr(dbn.layers[0], "whitening", None)
+    if whitening is not None:
+        data = whitening.transform(data, name=f"--data {args['--data']}")
     annealer = None
     if log_Z is None and method in ("variational", "chib", "ais"):
         from cyrbm.annealing import Annealer
@@ -284,6 +327,9 @@ def cmd_bound(args, out, explicit=()):
     result = {"command": "bound", "model": args["DBN"], "data": args["--data"],
               "sizes": dbn.sizes}
     result.update(res.to_dict(values=False))
+    if whitening is not None:       # ln p of the pixels: the whitened data's + ln|det A|
+        result["whitening"] = {"kind": whitening.kind, "log_det": whitening.log_det}
+        result["mean_pixels"] = res.mean + whitening.log_det
     if trace is not None:
         result["trace"] = trace.to_dict()
     result["seconds"] = time.perf_counter() - t0
@@ -314,6 +360,9 @@ def cmd_bound(args, out, explicit=()):
         print(f"harmonic-mean estimate of ln p(v) (MS09 Eq. 2; it over-estimates), average "
               f"over {res.n_data} rows of '{args['--data']}': {res.mean:.4f} nats "
               f"(+-3 std {3 * res.stderr:.4f}), M = {M}", file=out)
+    if whitening is not None:
+        from cyrbm.cli.measure import _print_pixels
+        _print_pixels(result, "mean", out, "  ")
     print(f"  {result['seconds']:.2f} s", file=out)
     return 0
 
@@ -331,11 +380,11 @@ def _print_log_z(res, out):
 
 def dbn_info(path, arrays, out, as_json):
     """``cyrbm info`` for a DBN file."""
-    from cyrbm import _io, gaussian  # noqa: F401 (gaussian: a Gaussian bottom layer's class)
-    from cyrbm.models import DBN
+    from cyrbm import DBN, _io     # cyrbm.DBN: every kind of bottom and top layer known
     dbn = DBN.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    info = {"model": path, "kind": "dbn", "visible": dbn.visible, "sizes": dbn.sizes,
+    info = {"model": path, "kind": "dbn", "visible": dbn.visible, "top": dbn.top_kind,
+            "sizes": dbn.sizes,
             "n_layers": dbn.n_layers,
             "n_visible": dbn.n_visible, "dtype": dbn.dtype.name,
             "format_version": meta.get("format_version"), "written_by": meta.get("cyrbm_version"),
@@ -347,8 +396,11 @@ def dbn_info(path, arrays, out, as_json):
         print(json.dumps(info))
         return 0
     bottom = ", Gaussian visible units" if dbn.visible == "gaussian" else ""
-    print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers, top RBM "
-          f"{dbn.top.n_visible} x {dbn.top.n_hidden}{bottom}), {dbn.dtype.name}", file=out)
+    lateral = dbn.top_kind == "lateral"
+    print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers"
+          f"{bottom}, top {'SRBM' if lateral else 'RBM'} {dbn.top.n_visible} x "
+          f"{dbn.top.n_hidden}{' with lateral connections' if lateral else ''}), "
+          f"{dbn.dtype.name}", file=out)
     if meta:
         print(f"  format version {meta.get('format_version')}, written by cyrbm "
               f"{meta.get('cyrbm_version')}", file=out)

@@ -81,16 +81,17 @@ def run_ais(args):
     The base rate is fitted to --base-data, else to --data, else it is zero.  With
     --data the average log-probability of DATA is reported too.
     """
-    model = load_model(args["MODEL"])
+    model = load_model(args["MODEL"], lateral=True)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=_threads(args), progress=None)
     data = _data(args, "--data", model)
     base_data = _data(args, "--base-data", model)
-    if args.get("--scheduler") and isinstance(model, GaussianRBM):
-        raise AnnealingError("--scheduler runs binary RBMs' AIS on a cluster; a Gaussian "
-                             "RBM's runs here.")
+    if args.get("--scheduler") and not isinstance(model, RBM):
+        raise AnnealingError(f"--scheduler runs binary RBMs' AIS on a cluster; "
+                             f"{'a Gaussian RBM' if isinstance(model, GaussianRBM) else 'an SRBM'}"
+                             f"'s runs here.")
     fit_to = base_data if base_data is not None else data
     with scheduler_client(args) as client:
         result = annealer.log_partition(model, base_rate=None if fit_to is None else "data",
@@ -147,18 +148,22 @@ def run_logz(args):
         raise AnnealingError("cyrbm logz computes ln Z exactly only; add --exact, or use "
                              "'cyrbm ais' for an estimate.")
     from cyrbm._omp import resolve_threads
-    model = load_model(args["MODEL"])
+    model = load_model(args["MODEL"], lateral=True)
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
-    if isinstance(model, GaussianRBM):                # a Gaussian integral per hidden state
-        if model.n_hidden > 20:
-            raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{model.n_hidden} "
-                                 f"hidden states and the limit is 20 units; use 'cyrbm ais' "
-                                 f"(an AIS estimate) instead.")
+    if not isinstance(model, RBM):
+        # a Gaussian integral per hidden state; an SRBM's visible states, h summed out
+        kind, layer = (("a Gaussian RBM", "hidden") if isinstance(model, GaussianRBM)
+                       else ("an SRBM", "visible"))
+        units = model.n_hidden if layer == "hidden" else model.n_visible
+        if units > 20:
+            raise AnnealingError(f"an exact ln Z of {kind} sums 2^{units} {layer} states "
+                                 f"and the limit is 20 units; use 'cyrbm ais' (an AIS "
+                                 f"estimate) instead.")
         t0 = time.perf_counter()
         log_z = model.log_partition()
         return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
                 "n_visible": model.n_visible, "n_hidden": model.n_hidden,
-                "log_Z": log_z, "terms": 2 ** model.n_hidden, "enumerated_layer": "hidden",
+                "log_Z": log_z, "terms": 2 ** units, "enumerated_layer": layer,
                 "seconds": time.perf_counter() - t0, "threads": 1}
     m = min(model.n_visible, model.n_hidden)
     t0 = time.perf_counter()
@@ -192,9 +197,9 @@ def run_evaluate(args):
          ("the data --base-data", _data_file(args.get("--base-data"))),
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
-    model = load_model(args["MODEL"])
-    if isinstance(model, GaussianRBM):
-        return _run_evaluate_gaussian(args, model)
+    model = load_model(args["MODEL"], lateral=True)
+    if not isinstance(model, RBM):
+        return _run_evaluate_own(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     chains = (10 if args.get("--chains") is None
@@ -255,19 +260,21 @@ def run_evaluate(args):
     return out
 
 
-def _run_evaluate_gaussian(args, model):
-    """``cyrbm evaluate`` of a Gaussian RBM: forward AIS and RAISE from independent
-    Gaussians fitted to --base-data (default --data), through the model's whitening."""
+def _run_evaluate_own(args, model):
+    """``cyrbm evaluate`` of a Gaussian RBM or an SRBM: forward AIS and RAISE from a base
+    fitted to --base-data (default --data): independent Gaussians, through the model's
+    whitening, or an SRBM's base rate."""
+    kind = "a Gaussian RBM" if isinstance(model, GaussianRBM) else "an SRBM"
     for key in ("--base-model", "--base-logz", "--start", "--burn-in", "--simulate",
                 "--plot", "--scheduler"):
         if args.get(key) is not None:
             raise AnnealingError(f"{key} is an option of evaluate for binary RBMs, not yet "
-                                 f"for a Gaussian RBM.")
+                                 f"for {kind}.")
     spec = _opt(args, "--schedule")
     from cyrbm import evaluation
     if evaluation.parse_adaptive(spec) is not None:
-        raise AnnealingError("--schedule adaptive:K tunes binary RBMs' paths; give a "
-                             "Gaussian RBM paper, linear:K or a file of betas.")
+        raise AnnealingError(f"--schedule adaptive:K tunes binary RBMs' paths; give "
+                             f"{kind} paper, linear:K or a file of betas.")
     annealer = Annealer(runs=_whole(args, "--runs", 2, "AIS needs two runs to estimate its "
                                     "error"),
                         schedule=spec, seed=_whole(args, "--seed", 0, "seeds are non-negative"),
@@ -284,7 +291,7 @@ def _run_evaluate_gaussian(args, model):
     out.update(result.to_dict())
     out.update({"schedule_seconds": None, "saved_schedule": args.get("--save-schedule"),
                 "plot": None})
-    if model.whitening is not None:
+    if getattr(model, "whitening", None) is not None:
         out["whitening"] = _pixel_space({}, model)["whitening"]
         for part in ("ais", "raise"):
             if out[part].get("mean_log_prob") is not None:

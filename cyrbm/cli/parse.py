@@ -31,6 +31,7 @@ Usage:
               [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
               [--track-logz] [--track-every N] [--track-refine N]
               [--data DATA] [--plot FILE] [--sigma S] [--learn-sigma] [--whiten KIND]
+              [--lateral] [--reconstruction HOW]
   cyrbm info [MODEL] [--json]
   cyrbm ais MODEL [--data DATA] [--base-data DATA] [--runs R] [--schedule SCHED]
               [--seed S] [--threads T] [--json] [--scheduler ADDRESS]
@@ -43,7 +44,8 @@ Usage:
               [--weight-decay L2] [--seed S] [--threads T] [--dtype DTYPE]
               [--checkpoint FILE] [--resume] [--init-transpose] [--binarize MODE]
               [--threshold X] [--monitor N] [--no-progress] [--json]
-              [--layer-input INPUT]
+              [--layer-input INPUT] [--visible TYPE] [--whiten KIND] [--top KIND]
+              [--reconstruction HOW]
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
@@ -125,14 +127,26 @@ Options:
   --dtype DTYPE              float32 or float64 [default: float32].
   --visible TYPE             train: binary, or gaussian (a Gaussian RBM of unit
                              sigma on real-valued DATA, standardised or whitened;
-                             methods cd and pcd) [default: binary].
+                             methods cd and pcd); dbn: the bottom layer's visible
+                             units [default: binary].
+  --top KIND                 dbn: the top layer, rbm or srbm (a semi-restricted
+                             Boltzmann machine: lateral connections among its visible
+                             units, trained by CD with mean-field; MS09 Sec. 5.2)
+                             [default: rbm].
+  --lateral                  train: an SRBM (lateral connections among the binary
+                             visible units; methods cd, and pcd with --reconstruction
+                             gibbs).
+  --reconstruction HOW       train --lateral, dbn --top srbm: the SRBM's negative
+                             phase, mean-field (damped, Osindero & Hinton 2008) or
+                             gibbs (sequential Gibbs sweeps) (default: mean-field).
   --sigma S                  train --visible gaussian: the visible units' standard
                              deviation, a positive number (default: 1).
   --learn-sigma              train --visible gaussian: learn sigma too (per unit).
-  --whiten KIND              train --visible gaussian: whiten DATA first by zca, pca
-                             or standardize, fitted on DATA and saved in MODEL;
-                             ais, logz and evaluate apply it to --data and report
-                             ln p in pixel space too (default: no whitening).
+  --whiten KIND              train, dbn --visible gaussian: whiten DATA first by zca,
+                             pca or standardize, fitted on DATA and saved in MODEL
+                             (DBN: in its bottom layer); ais, logz, evaluate and bound
+                             apply it to --data and report ln p in pixel space too
+                             (default: no whitening).
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
   --checkpoint-seconds S     Least seconds between checkpoints (0: after every
                              epoch); one is always written at the end and on
@@ -314,10 +328,11 @@ _VALUE_OPTIONS = {
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every", "--track-refine", "--sigma", "--whiten",
+    "--track-every", "--track-refine", "--sigma", "--whiten", "--top", "--reconstruction",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
-                 "--init-transpose", "--trace", "--track-logz", "--learn-sigma"}
+                 "--init-transpose", "--trace", "--track-logz", "--learn-sigma",
+                 "--lateral"}
 _POSITIONALS = {"train": ["DATA"], "info": [], "ais": ["MODEL"], "ratio": ["MODEL_A", "MODEL_B"],
                 "logz": ["MODEL"], "dbn": ["DATA"], "bound": ["DBN"],
                 "sample": ["MODEL"], "filters": ["MODEL"],

@@ -185,6 +185,40 @@ def _gaussian_options(args, gaussian, resume):
     return (1.0 if sigma is None else sigma), whiten
 
 
+def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
+    """The Trainer's SRBM settings of --lateral and --reconstruction ({} without them):
+    an SRBM has binary visible units and trains by CD or PCD (PCD with Gibbs
+    reconstructions).  On --resume of an SRBM's checkpoint both default to the
+    checkpoint's."""
+    lateral, reconstruction = args.get("--lateral"), args.get("--reconstruction")
+    if resume:
+        from cyrbm import _io
+        meta = _io.read_meta(checkpoint) if os.path.isfile(checkpoint) else None
+        if isinstance(meta, dict) and meta.get("visible") == "lateral":
+            lateral = True
+            saved = ((meta.get("training") or {}).get("settings") or {}).get("lateral")
+            if reconstruction is None and isinstance(saved, dict):
+                reconstruction = saved.get("reconstruction")
+    if not lateral:
+        if reconstruction is not None:
+            raise UsageError("--reconstruction is an option of an SRBM; add --lateral.")
+        return {}
+    if gaussian or track:
+        raise UsageError(f"--lateral trains an SRBM of binary visible units, so "
+                         f"{'--visible gaussian' if gaussian else '--track-logz'} does not "
+                         f"apply.")
+    from cyrbm.srbm import RECONSTRUCTIONS
+    reconstruction = reconstruction or RECONSTRUCTIONS[0]
+    if reconstruction not in RECONSTRUCTIONS:
+        raise UsageError(f"--reconstruction must be mean-field or gibbs, not "
+                         f"{reconstruction!r}.")
+    method = settings["method"]
+    if method not in ("cd", "pcd") or (method == "pcd" and reconstruction != "gibbs"):
+        raise UsageError(f"--lateral trains with --method cd, or pcd with --reconstruction "
+                         f"gibbs, not --method {method} with {reconstruction}.")
+    return {"lateral": True, "reconstruction": reconstruction}
+
+
 def cmd_train(args, out):
     from cyrbm.datasets import load_data
     from cyrbm.training import Trainer
@@ -232,6 +266,7 @@ def cmd_train(args, out):
     if gaussian and track:
         raise UsageError("--track-logz follows ln Z of binary RBMs, not of --visible gaussian.")
     sigma, whiten = _gaussian_options(args, gaussian, resume)
+    lateral = _lateral_options(args, settings, checkpoint, resume, gaussian, track)
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,
                      seed=settings["seed"], real=gaussian)
     whitening = None
@@ -257,7 +292,8 @@ def cmd_train(args, out):
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         track_logz=track, track_every=track_every,
         **({"track_refine": track_refine} if track_refine is not None else {}), **sampler,
-        **({"sigma": sigma, "learn_sigma": args["--learn-sigma"]} if gaussian else {}))
+        **({"sigma": sigma, "learn_sigma": args["--learn-sigma"]} if gaussian else {}),
+        **lateral)
     t0 = time.perf_counter()
     try:
         model = trainer.fit(data, resume=resume, test_data=test)
@@ -295,7 +331,8 @@ def cmd_train(args, out):
         ramp = (f" (k from {trainer.k_first} to {trainer.k_last} over epochs 1-"
                 f"{trainer.k_span}, then {trainer.k_last})"
                 if trainer.k_first != trainer.k_last and trainer.k_span < trainer.epochs else "")
-        kind = "Gaussian RBM" if gaussian else "RBM"
+        kind = ("Gaussian RBM" if gaussian else
+                f"SRBM ({trainer.reconstruction} reconstructions)" if lateral else "RBM")
         print(f"trained a {model.n_visible} x {model.n_hidden} {kind} by {trainer.method.upper()}-"
               f"{trainer.k}{ramp} on {data.shape[0]} rows of '{args['DATA']}' "
               f"({trainer.epochs} epochs, {result['seconds']:.2f} s)", file=out)

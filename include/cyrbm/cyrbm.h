@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "cyrbm/cyrbm_types.h"
 
-#define CYRBM_CAPI_VERSION 4
+#define CYRBM_CAPI_VERSION 5
 
 /* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
 #define CYRBM_AIS_STREAM_WORDS 32
@@ -150,6 +150,50 @@ CYRBM_FN_TYPES(CYRBM_SIG_DBN_BOUND_TERMS, dbn_bound_terms)
              int64_t *accepted, int n_threads)
 CYRBM_FN_TYPES(CYRBM_SIG_PT_SWEEPS, pt_sweeps)
 
+/* ---- version 5: the Gaussian RBM (Murray & Salakhutdinov 2009, Sec. 5.2) ----
+ * Gaussian visible units of standard deviations sigma (n_visible, each > 0), binary
+ * hidden units: E(v, h) = sum_i (v_i - b_i)^2 / (2 sigma_i^2) - c.h
+ * - sum_ij (v_i / sigma_i) W_ij h_j.  Visible states are real, in the parameters'
+ * float type (T), n x n_visible in C order; -2 also for a sigma that is not positive. */
+
+/* steps block-Gibbs sweeps on n chains: h ~ p(h | v), then v ~ N(b + sigma (W h),
+ * sigma^2).  v: in/out, the chains' states; h: out (or NULL), n x n_hidden uint8, the
+ * last hidden states; streams: n cyrbm_rng (cyrbm.capi.make_streams(seed, n)), advanced.
+ * The v returned is GaussianRBM.sample(n, steps, seed=seed, init=v) bit for bit.
+ * Results do not depend on n_threads. */
+#define CYRBM_SIG_GAUSS_GIBBS_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *sigma, \
+             Py_ssize_t n_visible, Py_ssize_t n_hidden, T *v, uint8_t *h, Py_ssize_t n, \
+             int steps, cyrbm_rng *streams, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_GIBBS_SWEEPS, gauss_gibbs_sweeps)
+
+/* ln Z by AIS from independent Gaussians N(base_mean_i, base_sd_i^2) (its hidden units
+ * free) to the Gaussian RBM, as cyrbm.Annealer(runs, schedule=betas,
+ * seed).log_partition(model, base_rate=(base_mean, base_sd)): the same log weights,
+ * bit for bit, with streams = cyrbm.capi.make_gauss_ais_streams(seed, runs).
+ *   base_mean, base_sd: n_visible float64 each (base_sd > 0).
+ *   betas:        n_betas inverse temperatures, 0 = beta_0 < ... < beta_K = 1.
+ *   streams:      runs cyrbm_rng, advanced in place.
+ *   log_weights:  out, runs float64 ln w; Z-hat = Z_A mean(w).
+ *   log_Z_base:   out (or NULL), ln Z_A = n_hidden ln 2 + sum_i ln(sqrt(2 pi) base_sd_i).
+ *   samples:      out (or NULL), runs x n_visible T, each run's final v. */
+#define CYRBM_SIG_GAUSS_AIS_LOG_PARTITION(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *sigma, \
+             Py_ssize_t n_visible, Py_ssize_t n_hidden, const double *base_mean, \
+             const double *base_sd, const double *betas, Py_ssize_t n_betas, \
+             Py_ssize_t runs, cyrbm_rng *streams, double *log_weights, double *log_Z_base, \
+             T *samples, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_AIS_LOG_PARTITION, gauss_ais_log_partition)
+
+/* *log_Z = exact ln Z, v integrated out for each of the 2^n_hidden hidden states:
+ * sum_i ln(sqrt(2 pi) sigma_i) + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i
+ * + u_i^2 / 2)), u = W h, in float64, as GaussianRBM.log_partition (bit for bit, any
+ * n_threads); -2 when n_hidden > CYRBM_EXACT_MAX_UNITS. */
+#define CYRBM_SIG_GAUSS_EXACT_LOG_PARTITION(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *sigma, \
+             Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_EXACT_LOG_PARTITION, gauss_exact_log_partition)
+
 typedef struct cyrbm_capi {
     int version;
     CYRBM_PAIR(gibbs_sweeps)
@@ -162,6 +206,10 @@ typedef struct cyrbm_capi {
     CYRBM_PAIR(dbn_bound_terms)
     /* version 4 */
     CYRBM_PAIR(pt_sweeps)
+    /* version 5 */
+    CYRBM_PAIR(gauss_gibbs_sweeps)
+    CYRBM_PAIR(gauss_ais_log_partition)
+    CYRBM_PAIR(gauss_exact_log_partition)
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */
