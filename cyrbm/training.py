@@ -589,6 +589,7 @@ class Trainer:
         interrupted = _InterruptFlag()
         bar = None
         grads = None
+        gauss_buffers = {}          # gaussian_cd_update's outputs, reused across batches
         # checkpoint cadence: by time, bounded by checkpoint_every epochs (the resumed or
         # fresh state counts as the last checkpoint)
         last_saved = (_now(), state["epoch"])
@@ -619,7 +620,7 @@ class Trainer:
                     if self.visible == "gaussian":
                         ok = gaussian_cd_update(model, velocity, batch, chains,
                                                 state["streams"], settings,
-                                                state.get("vel_sigma"))
+                                                state.get("vel_sigma"), gauss_buffers)
                     elif self.lateral:
                         ok = srbm_cd_update(model, velocity, state["vel_L"], batch, chains,
                                             state["streams"], settings, self.reconstruction,
