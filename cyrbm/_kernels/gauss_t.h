@@ -296,37 +296,47 @@ void FN(cyrbm_gauss_hidden)(const cyrbm_gauss_pair *P, const T *v, ptrdiff_t r0,
  * b and q the chains', each sum over n in ascending order, one multiply and one add a
  * term, vectors across j: the same bits whatever the vector width, thread or BLAS.  A
  * column chunk of p and q (two vectors wide: 25 KB for a batch of 100) stays in L1 while
- * every tile of GAUSS_GROWS rows i takes it. */
+ * every tile of GAUSS_GROWS rows i takes it; then one vector of columns, then single
+ * columns. */
+CYRBM_INLINE void FN(gauss_gradient_cols)(const T *a, const T *p, const T *b, const T *q,
+                                          ptrdiff_t B, ptrdiff_t M, ptrdiff_t i0,
+                                          ptrdiff_t i1, ptrdiff_t j, int nv, T *out) {
+    ptrdiff_t i, n;
+    int r, v, rows;
+    for (i = i0; i < i1; i += GAUSS_GROWS) {
+        const T *ar[GAUSS_GROWS], *br[GAUSS_GROWS];
+        VT g[GAUSS_GROWS][2], h[GAUSS_GROWS][2];
+        rows = (int)(i1 - i < GAUSS_GROWS ? i1 - i : GAUSS_GROWS);
+        for (r = 0; r < GAUSS_GROWS; r++) {         /* rows past i1 repeat the last */
+            ar[r] = a + (i + (r < rows ? r : rows - 1)) * B;
+            br[r] = b + (i + (r < rows ? r : rows - 1)) * B;
+            for (v = 0; v < nv; v++) g[r][v] = h[r][v] = BC_T(0);
+        }
+        for (n = 0; n < B; n++) {
+            VT pv[2], qv[2];
+            for (v = 0; v < nv; v++) {
+                pv[v] = VLOAD(p + n * M + j + v * VL);
+                qv[v] = VLOAD(q + n * M + j + v * VL);
+            }
+            for (r = 0; r < GAUSS_GROWS; r++)
+                for (v = 0; v < nv; v++) {
+                    g[r][v] = g[r][v] + ar[r][n] * pv[v];
+                    h[r][v] = h[r][v] + br[r][n] * qv[v];
+                }
+        }
+        for (r = 0; r < rows; r++)
+            for (v = 0; v < nv; v++)
+                VSTORE(out + (i + r - i0) * M + j + v * VL, g[r][v] - h[r][v]);
+    }
+}
+
 void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, ptrdiff_t B,
                               ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1, T *out) {
     ptrdiff_t i, j, n;
-    int r, rows;
-    for (j = 0; j + 2 * VL <= M; j += 2 * VL) {
-        for (i = i0; i < i1; i += GAUSS_GROWS) {
-            const T *ar[GAUSS_GROWS], *br[GAUSS_GROWS];
-            VT g0[GAUSS_GROWS], g1[GAUSS_GROWS], h0[GAUSS_GROWS], h1[GAUSS_GROWS];
-            rows = (int)(i1 - i < GAUSS_GROWS ? i1 - i : GAUSS_GROWS);
-            for (r = 0; r < GAUSS_GROWS; r++) {     /* rows past i1 repeat the last */
-                ar[r] = a + (i + (r < rows ? r : rows - 1)) * B;
-                br[r] = b + (i + (r < rows ? r : rows - 1)) * B;
-                g0[r] = g1[r] = h0[r] = h1[r] = BC_T(0);
-            }
-            for (n = 0; n < B; n++) {
-                const VT p0 = VLOAD(p + n * M + j), p1 = VLOAD(p + n * M + j + VL);
-                const VT q0 = VLOAD(q + n * M + j), q1 = VLOAD(q + n * M + j + VL);
-                for (r = 0; r < GAUSS_GROWS; r++) {
-                    g0[r] = g0[r] + ar[r][n] * p0;
-                    g1[r] = g1[r] + ar[r][n] * p1;
-                    h0[r] = h0[r] + br[r][n] * q0;
-                    h1[r] = h1[r] + br[r][n] * q1;
-                }
-            }
-            for (r = 0; r < rows; r++) {
-                VSTORE(out + (i + r - i0) * M + j, g0[r] - h0[r]);
-                VSTORE(out + (i + r - i0) * M + j + VL, g1[r] - h1[r]);
-            }
-        }
-    }
+    for (j = 0; j + 2 * VL <= M; j += 2 * VL)   /* two vectors of columns, then one */
+        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 2, out);
+    for (; j + VL <= M; j += VL)
+        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 1, out);
     for (; j < M; j++)
         for (i = i0; i < i1; i++) {
             const T *ai = a + i * B, *bi = b + i * B;
