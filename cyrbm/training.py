@@ -491,7 +491,8 @@ class Trainer:
         B = self.batch_size
         if not resume:
             self._check_sizes(n, D, self.n_hidden if model is None else model.n_hidden)
-        fingerprint = _fingerprint(data)
+        # the data's checksum guards checkpoints only (a pass over all the data)
+        fingerprint = _fingerprint(data) if self.checkpoint is not None else None
         if warm_start:
             if resume:
                 raise ValueError("resume continues from a checkpoint and warm_start from the "
