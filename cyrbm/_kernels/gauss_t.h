@@ -26,8 +26,10 @@
 #define GAUSS_GL CYRBM_GAUSS_LANES
 #define GAUSS_GV (GAUSS_GL / VL)        /* native T vectors per block row */
 #define GAUSS_GD (GAUSS_GL / VLD)       /* native float64 vectors per block row */
-/* hidden (x) or visible (u) units per register tile: about 8 accumulator vectors */
-#define GAUSS_TILE (GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
+/* hidden (x) or visible (u) units per register tile: 16 accumulator vectors with
+ * AVX-512's 32 registers (x then takes a whole 64-byte line of a row of W at a time),
+ * about 8 with 16 */
+#define GAUSS_TILE (CYRBM_VBYTES == 64 ? 16 / GAUSS_GV : GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
 /* rows of the weight gradient per register tile: 16 accumulator vectors with AVX-512's 32
  * registers, 8 with 16 */
 #define GAUSS_GROWS (CYRBM_VBYTES == 64 ? 4 : 2)
