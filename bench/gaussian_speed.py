@@ -13,7 +13,10 @@ count:
     floor   only the five dense float32 products a CD-1 step needs (v W, h W^T, v~ W,
             v^T p, v~^T p~), timed by NumPy: what any dense-matrix CD-1 must spend
 * AIS (``--runs`` runs, ``--betas`` betas, base: independent Gaussians fitted to the data):
-    cyrbm   ``Annealer(runs, "linear:K").log_partition(model, base_rate="data", data=...)``
+    cyrbm   ``Annealer(runs, "linear:K").log_partition(model, base_rate="data",
+            base_data=...)`` (the base fitted to the data, as NumPy's; ``data=`` would
+            also compute the data's mean ln p*, a dense pass over all rows that the
+            reference does not make)
     numpy   the same algorithm in float32 NumPy (two sgemm products per beta, softplus,
             uniform and normal draws; log weights in float64)
     floor   only the two dense products per beta, (R x D) @ (D x M) and (R x M) @ (M x D)
@@ -209,7 +212,7 @@ def main(argv=None):
 
             ann = Annealer(runs=R, schedule=betas, seed=1, threads=T, progress=False)
             (t_cy, t_fl), (res, _) = best_alternating(
-                [lambda: ann.log_partition(model, base_rate="data", data=data),
+                [lambda: ann.log_partition(model, base_rate="data", base_data=data),
                  lambda: floor_ais(model.W, R, K - 1, dt)], repeat)
             t_np = None
             lz_np = float("nan")

@@ -253,7 +253,8 @@ def warn_scale(data, sigma, name="training data"):
     return ratio
 
 
-def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_sigma=None):
+def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_sigma=None,
+                       buffers=None):
     """One CD-k / PCD-k step of a :class:`GaussianRBM` (``Trainer``'s update for Gaussian
     visible units): the chains (INOUT, batch x n_visible, the model's dtype; CD restarts
     them at ``batch``) take ``settings["k"]`` Gibbs sweeps on the engine (chain r on
@@ -265,7 +266,9 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
     ``_gibbs.apply_update`` (the binary models' own).  With ``vel_sigma`` (INOUT, the
     velocity of ln sigma) sigma is learned too, by the same step on ln sigma with the
     gradient sum (v - b)^2 / sigma^2 - (v / sigma) (W p(h | v)) (all from the parameters
-    before the step).  Returns False when a parameter became non-finite."""
+    before the step).  ``buffers``, a dict the caller keeps between batches, holds the
+    products' outputs for reuse (no fresh arrays each batch).  Returns False when a
+    parameter became non-finite."""
     k, n_threads = settings["k"], settings["n_threads"]
     if not settings["persistent"]:
         chains[...] = batch
@@ -273,8 +276,12 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
         model._sweeps(chains, streams, 1, k + 1, n_threads)
     data = np.ascontiguousarray(batch, dtype=model.dtype)
     B, M = data.shape[0], model.n_hidden
-    p0, pk = np.empty((B, M), model.dtype), np.empty((B, M), model.dtype)
-    dW = np.empty_like(model.W)
+    buffers = {} if buffers is None else buffers
+    if buffers.get("p0") is None or buffers["p0"].shape != (B, M) \
+            or buffers["p0"].dtype != model.dtype or buffers["dW"].shape != model.W.shape:
+        buffers.update(p0=np.empty((B, M), model.dtype), pk=np.empty((B, M), model.dtype),
+                       dW=np.empty_like(model.W))
+    p0, pk, dW = buffers["p0"], buffers["pk"], buffers["dW"]
     _anneal.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk, dW,
                               n_threads)
     s = model.sigma.astype(np.float64)

@@ -491,7 +491,8 @@ class Trainer:
         B = self.batch_size
         if not resume:
             self._check_sizes(n, D, self.n_hidden if model is None else model.n_hidden)
-        fingerprint = _fingerprint(data)
+        # the data's checksum guards checkpoints only (a pass over all the data)
+        fingerprint = _fingerprint(data) if self.checkpoint is not None else None
         if warm_start:
             if resume:
                 raise ValueError("resume continues from a checkpoint and warm_start from the "
@@ -589,6 +590,7 @@ class Trainer:
         interrupted = _InterruptFlag()
         bar = None
         grads = None
+        gauss_buffers = {}          # gaussian_cd_update's outputs, reused across batches
         # checkpoint cadence: by time, bounded by checkpoint_every epochs (the resumed or
         # fresh state counts as the last checkpoint)
         last_saved = (_now(), state["epoch"])
@@ -619,7 +621,7 @@ class Trainer:
                     if self.visible == "gaussian":
                         ok = gaussian_cd_update(model, velocity, batch, chains,
                                                 state["streams"], settings,
-                                                state.get("vel_sigma"))
+                                                state.get("vel_sigma"), gauss_buffers)
                     elif self.lateral:
                         ok = srbm_cd_update(model, velocity, state["vel_L"], batch, chains,
                                             state["streams"], settings, self.reconstruction,

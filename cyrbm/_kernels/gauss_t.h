@@ -14,8 +14,9 @@
  * Random numbers: lane l is chain r's own stream (cyrbm_rng, four words), advanced as
  * vectors of 64-bit lanes; in a step each chain draws, in this order, one u53 uniform per
  * hidden unit (h_j = 1 when U < sigma(beta x_j): simd.h's draw from log-odds) and two per
- * visible unit (its normal, Box-Muller's cosine: z = sqrt(-2 ln(1 - U1)) cos(2 pi U2),
- * vmath.h's ln and cos in float64).  The log weight of step k,
+ * pair of visible units 2i, 2i + 1 (their normals, Box-Muller's cosine and sine:
+ * z_2i = r cos(2 pi U2), z_2i+1 = r sin(2 pi U2), r = sqrt(-2 ln(1 - U1)), vmath.h's ln,
+ * cos and sin in float64; an odd last unit takes the cosine).  The log weight of step k,
  *   ln p*_k(v) - ln p*_{k-1}(v) = (beta_k - beta_{k-1}) (q(v) + sum_j max(x_j, 0))
  *       + sum_j [ln(1 + e^-beta_k|x_j|) - ln(1 + e^-beta_{k-1}|x_j|)],
  * q(v) = sum_i ((v_i - mu_i)^2 / sd_i^2 - (v_i - b_i)^2 / s_i^2) / 2, takes each sum of
@@ -25,12 +26,32 @@
 #define GAUSS_GL CYRBM_GAUSS_LANES
 #define GAUSS_GV (GAUSS_GL / VL)        /* native T vectors per block row */
 #define GAUSS_GD (GAUSS_GL / VLD)       /* native float64 vectors per block row */
-/* hidden (x) or visible (u) units per register tile: about 8 accumulator vectors */
-#define GAUSS_TILE (GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
+/* hidden (x) or visible (u) units per register tile: 16 accumulator vectors with
+ * AVX-512's 32 registers (x then takes a whole 64-byte line of a row of W at a time),
+ * about 8 with 16 */
+#define GAUSS_TILE (CYRBM_VBYTES == 64 ? 16 / GAUSS_GV : GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
+/* rows of the weight gradient per register tile: 16 accumulator vectors with AVX-512's 32
+ * registers, 8 with 16 */
+#define GAUSS_GROWS (CYRBM_VBYTES == 64 ? 4 : 2)
+
+/* acc + w x for a lane vector x of 0 / 1 (the hidden states of u = W h): with AVX-512 an
+ * add of w in the lanes where x is 1 (one instruction), elsewhere w x added; the same
+ * bits, since w 1 = w and acc + (+-0) = acc (acc starts at +0 and is never -0). */
+CYRBM_INLINE VT FN(gauss_add_on)(VT acc, T w, VT x) {
+#if defined(CYRBM_ISA_AVX512) && CYRBM_FT == 32
+    return (VT)_mm512_mask_add_ps((__m512)acc, _mm512_cmpneq_ps_mask((__m512)x, _mm512_setzero_ps()),
+                                  (__m512)acc, _mm512_set1_ps(w));
+#elif defined(CYRBM_ISA_AVX512)
+    return (VT)_mm512_mask_add_pd((__m512d)acc, _mm512_cmpneq_pd_mask((__m512d)x, _mm512_setzero_pd()),
+                                  (__m512d)acc, _mm512_set1_pd(w));
+#else
+    return acc + w * x;
+#endif
+}
 
 /* out[n * GL + l] = init[n] + sum_{m < n_in} A(n, m) in[m * GL + l] for n0 <= n < n1, each
  * lane's terms in ascending m; A(n, m) = A[m * lda + n] (x: A = W, lda = M) or
- * A[n * lda + m] (u: A = W, lda = M, `rowwise`); init NULL: 0. */
+ * A[n * lda + m] (u: A = W, lda = M, `rowwise`, `in` 0 / 1: gauss_add_on); init NULL: 0. */
 static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
                               const T *restrict init, const T *restrict in, ptrdiff_t n_in,
                               ptrdiff_t n0, ptrdiff_t n1, T *restrict out) {
@@ -45,8 +66,11 @@ static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
             for (g = 0; g < GAUSS_GV; g++) x[g] = VLOAD(in + m * GAUSS_GL + g * VL);
             for (t = 0; t < GAUSS_TILE; t++) {       /* (a scalar times a vector: a
                                                           * broadcast load) */
-                const T w = rowwise ? A[(n + t) * lda + m] : A[m * lda + n + t];
-                for (g = 0; g < GAUSS_GV; g++) acc[t][g] = acc[t][g] + w * x[g];
+                if (rowwise)
+                    for (g = 0; g < GAUSS_GV; g++)
+                        acc[t][g] = FN(gauss_add_on)(acc[t][g], A[(n + t) * lda + m], x[g]);
+                else
+                    for (g = 0; g < GAUSS_GV; g++) acc[t][g] = acc[t][g] + A[m * lda + n + t] * x[g];
             }
         }
         for (t = 0; t < GAUSS_TILE; t++)
@@ -56,9 +80,10 @@ static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
         VT acc[GAUSS_GV];
         for (g = 0; g < GAUSS_GV; g++) acc[g] = BC_T(init ? init[n] : (T)0);
         for (m = 0; m < n_in; m++) {
-            const T w = rowwise ? A[n * lda + m] : A[m * lda + n];
             for (g = 0; g < GAUSS_GV; g++)
-                acc[g] = acc[g] + w * VLOAD(in + m * GAUSS_GL + g * VL);
+                acc[g] = rowwise ? FN(gauss_add_on)(acc[g], A[n * lda + m],
+                                                    VLOAD(in + m * GAUSS_GL + g * VL))
+                                 : acc[g] + A[m * lda + n] * VLOAD(in + m * GAUSS_GL + g * VL);
         }
         for (g = 0; g < GAUSS_GV; g++) VSTORE(out + n * GAUSS_GL + g * VL, acc[g]);
     }
@@ -72,13 +97,17 @@ static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
         (u) = CYRBM_U53(ASD, r_);                                                         \
     } while (0)
 
-/* normal draws for the lanes: Box-Muller's cosine from two u53 uniforms (rng.h) */
-#define GAUSS_NORMAL(s0, s1, s2, s3, z)                                                   \
+/* two normal draws for the lanes: Box-Muller's cosine and sine from two u53 uniforms
+ * (rng.h), z1 = r cos(2 pi U2), z2 = r sin(2 pi U2), r = sqrt(-2 ln(1 - U1)) */
+#define GAUSS_NORMAL2(s0, s1, s2, s3, z1, z2)                                             \
     do {                                                                                  \
-        vd u1_, u2_;                                                                      \
+        vd u1_, u2_, r_;                                                                  \
         GAUSS_U53(s0, s1, s2, s3, u1_);                                                   \
         GAUSS_U53(s0, s1, s2, s3, u2_);                                                   \
-        (z) = vsqrt_d(-2.0 * vlog_d(1.0 - u1_)) * vcos2pi_d(u2_);                          \
+        r_ = vsqrt_d(-2.0 * vlog_d(1.0 - u1_));                                           \
+        vsincos2pi_d(u2_, &(z1), &(z2));                                                  \
+        (z1) = r_ * (z1);                                                                 \
+        (z2) = r_ * (z2);                                                                 \
     } while (0)
 
 /* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block). */
@@ -96,9 +125,18 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
     T *ht = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
     uint64_t *st = (uint64_t *)cyrbm_take((char *)work, &total, 4 * GAUSS_GL * sizeof(uint64_t));
     double *lw = (double *)cyrbm_take((char *)work, &total, GAUSS_GL * sizeof(double));
+    double *rsd = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    double *rs = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    double *cA = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    double *cB = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    double *cC = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
     T *u = a;                           /* W h reuses v / s's room (not needed then) */
     ptrdiff_t b0, i, j, k;
     int l, g, w;
+    for (i = 0; i < D; i++) {
+        rsd[i] = 1.0 / sd[i];
+        rs[i] = 1.0 / (double)s[i];
+    }
     for (b0 = r0; b0 < r1; b0 += GAUSS_GL) {
         const int n = (int)(r1 - b0 < GAUSS_GL ? r1 - b0 : GAUSS_GL);
         int drew_h = 0;
@@ -119,10 +157,12 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
                     vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
                     vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
                     vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
-                    for (i = 0; i < D; i++) {
-                        vd z;
-                        GAUSS_NORMAL(s0, s1, s2, s3, z);
-                        VSTORED(vt + i * GAUSS_GL + g * VLD, mu[i] + sd[i] * z);
+                    for (i = 0; i < D; i += 2) {
+                        vd z1, z2;
+                        GAUSS_NORMAL2(s0, s1, s2, s3, z1, z2);
+                        VSTORED(vt + i * GAUSS_GL + g * VLD, mu[i] + sd[i] * z1);
+                        if (i + 1 < D)
+                            VSTORED(vt + (i + 1) * GAUSS_GL + g * VLD, mu[i + 1] + sd[i + 1] * z2);
                     }
                     st_q(st + g * VLD, s0);
                     st_q(st + GAUSS_GL + g * VLD, s1);
@@ -149,8 +189,7 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
                 if (weights) {
                     for (i = 0; i < D; i++) {
                         const vd vi = VLOADD(vt + i * GAUSS_GL + g * VLD);
-                        const vd dA = (vi - mu[i]) / sd[i];
-                        const vd dB = (vi - (double)b[i]) / (double)s[i];
+                        const vd dA = (vi - mu[i]) * rsd[i], dB = (vi - (double)b[i]) * rs[i];
                         q = q + 0.5 * (dA * dA - dB * dB);
                     }
                 }
@@ -186,20 +225,29 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
             drew_h = 1;
             /* u = W h, then each v_i from its Gaussian conditional: precision
              * lam_i = (1 - beta) / sd_i^2 + beta / s_i^2, mean ((1 - beta) mu_i / sd_i^2
-             * + beta (b_i / s_i^2 + u_i / s_i)) / lam_i (at beta = 1: b_i + s_i u_i) */
+             * + beta (b_i / s_i^2 + u_i / s_i)) / lam_i: v_i = A_i + B_i u_i + C_i z
+             * (at beta = 1: A = b, B = C = s) */
             FN(gauss_product)(W, M, 1, NULL, ht, M, 0, D, u);
+            for (i = 0; i < D; i++) {
+                const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
+                const double lam = pa + beta / (si * si);
+                cA[i] = beta == 1.0 ? (double)b[i] : (pa * mu[i] + beta * (double)b[i] / (si * si)) / lam;
+                cB[i] = beta == 1.0 ? si : beta / (si * lam);
+                cC[i] = beta == 1.0 ? si : 1.0 / sqrt(lam);
+            }
             for (g = 0; g < GAUSS_GD; g++) {
                 vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
                 vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
                 vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
-                for (i = 0; i < D; i++) {
-                    const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
-                    const double lam = pa + beta / (si * si), root = sqrt(lam);
-                    const vd ui = VLOADD(u + i * GAUSS_GL + g * VLD);
-                    const vd m = (pa * mu[i] + beta * ((double)b[i] / (si * si) + ui / si)) / lam;
-                    vd z;
-                    GAUSS_NORMAL(s0, s1, s2, s3, z);
-                    VSTORED(vt + i * GAUSS_GL + g * VLD, m + z / root);
+                for (i = 0; i < D; i += 2) {
+                    vd z1, z2;
+                    GAUSS_NORMAL2(s0, s1, s2, s3, z1, z2);
+                    VSTORED(vt + i * GAUSS_GL + g * VLD,
+                            cA[i] + cB[i] * VLOADD(u + i * GAUSS_GL + g * VLD) + cC[i] * z1);
+                    if (i + 1 < D)
+                        VSTORED(vt + (i + 1) * GAUSS_GL + g * VLD,
+                                cA[i + 1] + cB[i + 1] * VLOADD(u + (i + 1) * GAUSS_GL + g * VLD)
+                                    + cC[i + 1] * z2);
                 }
                 st_q(st + g * VLD, s0);
                 st_q(st + GAUSS_GL + g * VLD, s1);
@@ -250,37 +298,47 @@ void FN(cyrbm_gauss_hidden)(const cyrbm_gauss_pair *P, const T *v, ptrdiff_t r0,
  * b and q the chains', each sum over n in ascending order, one multiply and one add a
  * term, vectors across j: the same bits whatever the vector width, thread or BLAS.  A
  * column chunk of p and q (two vectors wide: 25 KB for a batch of 100) stays in L1 while
- * every row pair i takes it. */
+ * every tile of GAUSS_GROWS rows i takes it; then one vector of columns, then single
+ * columns. */
+CYRBM_INLINE void FN(gauss_gradient_cols)(const T *a, const T *p, const T *b, const T *q,
+                                          ptrdiff_t B, ptrdiff_t M, ptrdiff_t i0,
+                                          ptrdiff_t i1, ptrdiff_t j, int nv, T *out) {
+    ptrdiff_t i, n;
+    int r, v, rows;
+    for (i = i0; i < i1; i += GAUSS_GROWS) {
+        const T *ar[GAUSS_GROWS], *br[GAUSS_GROWS];
+        VT g[GAUSS_GROWS][2], h[GAUSS_GROWS][2];
+        rows = (int)(i1 - i < GAUSS_GROWS ? i1 - i : GAUSS_GROWS);
+        for (r = 0; r < GAUSS_GROWS; r++) {         /* rows past i1 repeat the last */
+            ar[r] = a + (i + (r < rows ? r : rows - 1)) * B;
+            br[r] = b + (i + (r < rows ? r : rows - 1)) * B;
+            for (v = 0; v < nv; v++) g[r][v] = h[r][v] = BC_T(0);
+        }
+        for (n = 0; n < B; n++) {
+            VT pv[2], qv[2];
+            for (v = 0; v < nv; v++) {
+                pv[v] = VLOAD(p + n * M + j + v * VL);
+                qv[v] = VLOAD(q + n * M + j + v * VL);
+            }
+            for (r = 0; r < GAUSS_GROWS; r++)
+                for (v = 0; v < nv; v++) {
+                    g[r][v] = g[r][v] + ar[r][n] * pv[v];
+                    h[r][v] = h[r][v] + br[r][n] * qv[v];
+                }
+        }
+        for (r = 0; r < rows; r++)
+            for (v = 0; v < nv; v++)
+                VSTORE(out + (i + r - i0) * M + j + v * VL, g[r][v] - h[r][v]);
+    }
+}
+
 void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, ptrdiff_t B,
                               ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1, T *out) {
     ptrdiff_t i, j, n;
-    for (j = 0; j + 2 * VL <= M; j += 2 * VL) {
-        for (i = i0; i < i1; i += 2) {
-            const int two = i + 1 < i1;
-            const T *a0 = a + i * B, *b0 = b + i * B;
-            const T *a1 = two ? a0 + B : a0, *b1 = two ? b0 + B : b0;
-            VT g00 = BC_T(0), g01 = BC_T(0), g10 = BC_T(0), g11 = BC_T(0);
-            VT h00 = BC_T(0), h01 = BC_T(0), h10 = BC_T(0), h11 = BC_T(0);
-            for (n = 0; n < B; n++) {
-                const VT p0 = VLOAD(p + n * M + j), p1 = VLOAD(p + n * M + j + VL);
-                const VT q0 = VLOAD(q + n * M + j), q1 = VLOAD(q + n * M + j + VL);
-                g00 = g00 + a0[n] * p0;
-                g01 = g01 + a0[n] * p1;
-                g10 = g10 + a1[n] * p0;
-                g11 = g11 + a1[n] * p1;
-                h00 = h00 + b0[n] * q0;
-                h01 = h01 + b0[n] * q1;
-                h10 = h10 + b1[n] * q0;
-                h11 = h11 + b1[n] * q1;
-            }
-            VSTORE(out + (i - i0) * M + j, g00 - h00);
-            VSTORE(out + (i - i0) * M + j + VL, g01 - h01);
-            if (two) {
-                VSTORE(out + (i + 1 - i0) * M + j, g10 - h10);
-                VSTORE(out + (i + 1 - i0) * M + j + VL, g11 - h11);
-            }
-        }
-    }
+    for (j = 0; j + 2 * VL <= M; j += 2 * VL)   /* two vectors of columns, then one */
+        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 2, out);
+    for (; j + VL <= M; j += VL)
+        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 1, out);
     for (; j < M; j++)
         for (i = i0; i < i1; i++) {
             const T *ai = a + i * B, *bi = b + i * B;
@@ -297,5 +355,6 @@ void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, pt
 #undef GAUSS_GV
 #undef GAUSS_GD
 #undef GAUSS_TILE
+#undef GAUSS_GROWS
 #undef GAUSS_U53
-#undef GAUSS_NORMAL
+#undef GAUSS_NORMAL2

@@ -284,9 +284,10 @@ typedef struct {
 /* Runs of a Gaussian block (gauss_t.h): one chain per lane, 16 whatever the vector width */
 #define CYRBM_GAUSS_LANES 16
 /* The bytes of a thread's scratch for cyrbm_gauss_block on D visible and M hidden units
- * (a block's states, inputs and streams; enough for float64). */
+ * (a block's states, inputs and streams, five float64 constants a visible unit; enough
+ * for float64). */
 static inline size_t cyrbm_gauss_work_bytes(ptrdiff_t D, ptrdiff_t M) {
-    return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + 6 * 64;
+    return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + (size_t)(5 * D) * 8 + 11 * 64;
 }
 
 /* ---- no vector code, compiled once (common.c) ----

@@ -11,8 +11,8 @@
  *   chain stream   cyrbm_rng: four words s[0..3] (block Gibbs, CD/PCD, RBM.sample);
  *   AIS run        CYRBM_RNG_LANES = 8 streams interleaved lane-major: word w of lane l
  *                  at w * 8 + l (32 words per run).
- * Normal draws: Box-Muller's cosine from two u53 uniforms of a chain stream (gauss_t.h,
- * with vmath.h's ln and cos).
+ * Normal draws: Box-Muller's cosine and sine, two normals from two u53 uniforms of a
+ * chain stream (gauss_t.h, with vmath.h's ln, cos and sin).
  * Uniforms from a 64-bit draw x:
  *   cyrbm_u53(x)   (x >> 11) 2^-53: 53 bits, [0, 1)        (chain streams)
  *   u52            (x >> 12 | 1.0's exponent) - 1: 52 bits (AIS, float64 lanes)

@@ -9,8 +9,8 @@
  *   (tables would bias likelihoods).  x below -708 (float32: -87) is taken as that bound.
  * Then sigma(x) = (x < 0 ? e : 1) / (1 + e) and softplus(x) = max(x, 0) + log1p(e),
  * e = e^-|x|, which never overflow; sigma is within 4 ulp (3.4 seen in float64).
- * NaN stays NaN.  ln x (x > 0 normal) and cos(2 pi u) (u in [0, 1)) in float64, written
- * once the same way, for the normal draws of Gaussian units (gauss_t.h). */
+ * NaN stays NaN.  ln x (x > 0 normal), cos(2 pi u) and sin(2 pi u) (u in [0, 1)) in
+ * float64, written once the same way, for the normal draws of Gaussian units (gauss_t.h). */
 #ifndef CYRBM_VMATH_H
 #define CYRBM_VMATH_H
 
@@ -91,12 +91,13 @@
             + ((2.0 * s + s * (s2 * p)) + e * 1.90821492927058770002e-10);               \
     }
 
-/* cos(2 pi u) for u in [0, 1) (exact multiples of 2^-53, the normal draw's angle): with
- * t = 4u = n + r, n the nearest whole number, |r| <= 1/2 (both exact), a = r pi / 2, the
- * Taylor polynomials of cos a (to a^18) and sin a (to a^17), and the quadrant n mod 4
- * choosing cos a, -sin a, -cos a or sin a. */
-#define CYRBM_DEFINE_COS2PI_D(NAME, VD, VQ, ASQ_, ASD_, MASK_)                           \
-    static inline VD NAME(VD u) {                                                        \
+/* cos(2 pi u) and sin(2 pi u) for u in [0, 1) (exact multiples of 2^-53, the normal
+ * draws' angle), into *cs and *sn: with t = 4u = n + r, n the nearest whole number,
+ * |r| <= 1/2 (both exact), a = r pi / 2, the Taylor polynomials of cos a (to a^18) and
+ * sin a (to a^17), and the quadrant n mod 4 choosing cos a, -sin a, -cos a or sin a for
+ * the cosine and sin a, cos a, -sin a or -cos a for the sine. */
+#define CYRBM_DEFINE_SINCOS2PI_D(NAME, VD, VQ, ASQ_, ASD_, MASK_)                        \
+    static inline void NAME(VD u, VD *cs, VD *sn) {                                      \
         const VD t = u * 4.0, tn = t + 0x1.8p52;                                         \
         const VQ q = ASQ_(tn) & 3ULL;                                                    \
         const VD a = (t - (tn - 0x1.8p52)) * 1.5707963267948966, a2 = a * a;              \
@@ -121,8 +122,9 @@
         s = a - a * (a2 * s);                                                            \
         {                                                                                \
             const VQ odd = MASK_((q & 1ULL) != 0);                                       \
-            const VQ neg = ((q + 1ULL) & 2ULL) << 62;                                    \
-            return ASD_(((odd & ASQ_(s)) | (~odd & ASQ_(c))) ^ neg);                     \
+            const VQ neg = ((q + 1ULL) & 2ULL) << 62, negs = (q & 2ULL) << 62;           \
+            *cs = ASD_(((odd & ASQ_(s)) | (~odd & ASQ_(c))) ^ neg);                      \
+            *sn = ASD_(((odd & ASQ_(c)) | (~odd & ASQ_(s))) ^ negs);                     \
         }                                                                                \
     }
 
@@ -141,7 +143,7 @@ CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoid, double, uint64_t, cyrbm_exp_neg, cyrbm_d2q,
 CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoidf, float, uint32_t, cyrbm_exp_negf, cyrbm_f2u, cyrbm_u2f,
                       CYRBM_SMASK32, 0x80000000u, 1.0f)
 CYRBM_DEFINE_LOG_D(cyrbm_log_pos, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
-CYRBM_DEFINE_COS2PI_D(cyrbm_cos2pi, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
+CYRBM_DEFINE_SINCOS2PI_D(cyrbm_sincos2pi, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
 
 /* softplus(x) = log(1 + e^x), exact to rounding for every finite x */
 static inline double cyrbm_softplus(double x) {
@@ -166,10 +168,10 @@ CYRBM_DEFINE_LOGISTIC(vsigmoid_d, vd, vq, vexp_d, CYRBM_VASQ, CYRBM_VASD, CYRBM_
 CYRBM_DEFINE_LOGISTIC(vsigmoid_f, vf, vu, vexp_f, CYRBM_VASU, CYRBM_VASF, CYRBM_VMASKU,
                       0x80000000u, 1.0f)
 CYRBM_DEFINE_LOG_D(vlog_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
-CYRBM_DEFINE_COS2PI_D(vcos2pi_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
+CYRBM_DEFINE_SINCOS2PI_D(vsincos2pi_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
 #elif defined(CYRBM_SIMD_H)
 #define vlog_d cyrbm_log_pos
-#define vcos2pi_d cyrbm_cos2pi
+#define vsincos2pi_d cyrbm_sincos2pi
 #define vexp_d cyrbm_exp_neg
 #define vexp_f cyrbm_exp_negf
 #define vsigmoid_d cyrbm_sigmoid
