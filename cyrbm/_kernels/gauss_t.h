@@ -110,6 +110,37 @@ static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
         (z2) = r_ * (z2);                                                                 \
     } while (0)
 
+/* Every lane's visible units drawn from their Gaussians, v_i = A_i + B_i u_i + C_i z_i
+ * (z from GAUSS_NORMAL2, two units a pair of uniforms, an odd last unit the cosine), or
+ * v_i = A_i + C_i z_i when u is NULL (the base's exact draw: A = mu, C = sd); the
+ * lanes' streams st advanced in place. */
+CYRBM_INLINE void FN(gauss_draw_visible)(uint64_t *st, T *vt, ptrdiff_t D, const double *A,
+                                         const double *B, const double *C, const T *u) {
+    ptrdiff_t i;
+    int g;
+    for (g = 0; g < GAUSS_GD; g++) {
+        vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
+        vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
+        vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
+        for (i = 0; i < D; i += 2) {
+            vd z[2];
+            int t;
+            GAUSS_NORMAL2(s0, s1, s2, s3, z[0], z[1]);
+            for (t = 0; t < 2 && i + t < D; t++) {
+                const ptrdiff_t at = (i + t) * GAUSS_GL + g * VLD;
+                if (u)
+                    VSTORED(vt + at, A[i + t] + B[i + t] * VLOADD(u + at) + C[i + t] * z[t]);
+                else
+                    VSTORED(vt + at, A[i + t] + C[i + t] * z[t]);
+            }
+        }
+        st_q(st + g * VLD, s0);
+        st_q(st + GAUSS_GL + g * VLD, s1);
+        st_q(st + 2 * GAUSS_GL + g * VLD, s2);
+        st_q(st + 3 * GAUSS_GL + g * VLD, s3);
+    }
+}
+
 /* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block). */
 void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_t r0,
                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
@@ -153,22 +184,7 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
         for (k = k0; k < k1; k++) {
             const double beta = betas[k];
             if (k == 0) {           /* the exact draw from the base: v_i = mu_i + sd_i z */
-                for (g = 0; g < GAUSS_GD; g++) {
-                    vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
-                    vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
-                    vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
-                    for (i = 0; i < D; i += 2) {
-                        vd z1, z2;
-                        GAUSS_NORMAL2(s0, s1, s2, s3, z1, z2);
-                        VSTORED(vt + i * GAUSS_GL + g * VLD, mu[i] + sd[i] * z1);
-                        if (i + 1 < D)
-                            VSTORED(vt + (i + 1) * GAUSS_GL + g * VLD, mu[i + 1] + sd[i + 1] * z2);
-                    }
-                    st_q(st + g * VLD, s0);
-                    st_q(st + GAUSS_GL + g * VLD, s1);
-                    st_q(st + 2 * GAUSS_GL + g * VLD, s2);
-                    st_q(st + 3 * GAUSS_GL + g * VLD, s3);
-                }
+                FN(gauss_draw_visible)(st, vt, D, mu, NULL, sd, NULL);
                 continue;
             }
             /* x = c + W^T (v / s) */
@@ -235,25 +251,7 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
                 cB[i] = beta == 1.0 ? si : beta / (si * lam);
                 cC[i] = beta == 1.0 ? si : 1.0 / sqrt(lam);
             }
-            for (g = 0; g < GAUSS_GD; g++) {
-                vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
-                vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
-                vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
-                for (i = 0; i < D; i += 2) {
-                    vd z1, z2;
-                    GAUSS_NORMAL2(s0, s1, s2, s3, z1, z2);
-                    VSTORED(vt + i * GAUSS_GL + g * VLD,
-                            cA[i] + cB[i] * VLOADD(u + i * GAUSS_GL + g * VLD) + cC[i] * z1);
-                    if (i + 1 < D)
-                        VSTORED(vt + (i + 1) * GAUSS_GL + g * VLD,
-                                cA[i + 1] + cB[i + 1] * VLOADD(u + (i + 1) * GAUSS_GL + g * VLD)
-                                    + cC[i + 1] * z2);
-                }
-                st_q(st + g * VLD, s0);
-                st_q(st + GAUSS_GL + g * VLD, s1);
-                st_q(st + 2 * GAUSS_GL + g * VLD, s2);
-                st_q(st + 3 * GAUSS_GL + g * VLD, s3);
-            }
+            FN(gauss_draw_visible)(st, vt, D, cA, cB, cC, u);
         }
         /* the block out */
         for (l = 0; l < n; l++) {
