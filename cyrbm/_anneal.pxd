@@ -34,6 +34,8 @@ cdef struct gauss_buffers:
     cyrbm_rng *streams   # one chain stream a run
     double *logw         # runs
     bint weights
+    void *p              # NULL, or runs x M of the float type: p(h | v) at step p_step
+    Py_ssize_t p_step
     char *work
     size_t work_bytes
 
@@ -47,12 +49,13 @@ cdef struct ais_buffers:
     gauss_buffers *gauss # not NULL: the runs have Gaussian visible units (gauss_run)
 
 # The Gaussian visible layer's one driver (gauss_run and the C API): steps k0 <= k < k1 of
-# R runs v (R x D) between N(mu, sd^2) and the Gaussian RBM; 0, -1 (memory), -3 (signal).
+# R runs v (R x D) between N(mu, sd^2) and the Gaussian RBM (p: NULL, or OUT p(h | v) at
+# step k0); 0, -1 (memory), -3 (signal).
 cdef int gauss_engine(const floating *W, const floating *vbias, const floating *hbias,
                       const floating *sigma, const double *mu, const double *sd,
                       Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, floating *v, uint8_t *h,
                       const double *betas, Py_ssize_t k0, Py_ssize_t k1, bint weights,
-                      cyrbm_rng *streams, double *logw, int n_threads,
+                      cyrbm_rng *streams, double *logw, floating *p, int n_threads,
                       bint check_signals) noexcept nogil
 
 # Exact ln Z of a Gaussian RBM over its 2^M hidden states (float64; 0, -1, -2 for M > 40).

@@ -118,10 +118,10 @@ cdef void _gauss_steps(gauss_buffers *G, bint f32, Py_ssize_t first, Py_ssize_t 
         r1 = min(runs, first + ((t + 1) * nb // nt) * L)
         if f32:
             k_gauss_block(&G.pair, <float *> G.v, G.h, r0, r1, betas, s0, s1, G.weights,
-                          G.streams, G.logw, G.work + t * G.work_bytes)
+                          G.streams, G.logw, <float *> G.p, G.p_step, G.work + t * G.work_bytes)
         else:
             k_gauss_block(&G.pair, <double *> G.v, G.h, r0, r1, betas, s0, s1, G.weights,
-                          G.streams, G.logw, G.work + t * G.work_bytes)
+                          G.streams, G.logw, <double *> G.p, G.p_step, G.work + t * G.work_bytes)
 
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
@@ -426,12 +426,13 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
                       const floating *sigma, const double *mu, const double *sd,
                       Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, floating *v, uint8_t *h,
                       const double *betas, Py_ssize_t k0, Py_ssize_t k1, bint weights,
-                      cyrbm_rng *streams, double *logw, int n_threads,
+                      cyrbm_rng *streams, double *logw, floating *p, int n_threads,
                       bint check_signals) noexcept nogil:
     """The Gaussian visible layer's one driver (gauss_run, the C API's gauss_* entries):
     steps k0 <= k < k1 of the R runs ``v`` (R x D, INOUT) between N(mu, sd^2) and the
     Gaussian RBM (W, vbias, hbias, sigma) through engine_run, with the threads'
-    scratch blocks.  0, -1 when memory runs out, -3 on a signal (``check_signals``;
+    scratch blocks; ``p`` (R x M, OUT) NULL, or the model's p(h | v) at step k0 (the
+    CD step's data term, from the product the step makes anyway).  0, -1 when memory runs out, -3 on a signal (``check_signals``;
     the runs are left part-way)."""
     cdef ais_buffers B
     cdef gauss_buffers G
@@ -446,6 +447,7 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     G.pair.mu, G.pair.sd = mu, sd
     G.v, G.h = v, h
     G.streams, G.logw, G.weights = streams, logw, weights
+    G.p, G.p_step = p, k0
     G.work_bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
     G.work = <char *> malloc(nt * G.work_bytes)
     if G.work == NULL:
@@ -459,7 +461,7 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
               const floating[::1] sigma, const double[::1] mu, const double[::1] sd,
               floating[:, ::1] v, uint8_t[:, ::1] h, const double[::1] betas,
               Py_ssize_t k0, Py_ssize_t k1, bint weights, uint64_t[:, ::1] streams,
-              double[::1] logw, int n_threads=1):
+              double[::1] logw, int n_threads=1, p_first=None):
     """Steps k0 <= k < k1 of R runs between independent Gaussians N(mu, sd^2) and the
     Gaussian-visible RBM (W, vbias, hbias, sigma) (cyrbm_gauss_block, gauss_t.h): the
     Gaussian visible layer of the engine, taken through its one loop (engine_run: pieces
@@ -469,8 +471,18 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
 
     ``v`` (R x n_visible, INOUT) real-valued states, ``h`` (R x n_hidden, OUT) the last
     hidden states; run r draws from streams[r] alone (INOUT, (R, 4) uint64), so the
-    result depends neither on ``n_threads`` nor on the kernel variant."""
+    result depends neither on ``n_threads`` nor on the kernel variant.  ``p_first``
+    (R x n_hidden, the model's dtype, OUT), if given, receives p(h | v) at step k0: with
+    the runs started at a batch, the CD step's data term (gauss_cd_products' own bits)."""
     cdef Py_ssize_t R = v.shape[0], D = W.shape[0], M = W.shape[1]
+    cdef floating[:, ::1] p_view
+    cdef floating *p_ptr = NULL
+    if p_first is not None:
+        p_view = p_first
+        if p_view.shape[0] != R or p_view.shape[1] != M:
+            raise ValueError("gauss_run: p_first must have one row of n_hidden a run.")
+        if R > 0 and M > 0:
+            p_ptr = &p_view[0, 0]
     if (v.shape[1] != D or h.shape[0] != R or h.shape[1] != M or vbias.shape[0] != D
             or sigma.shape[0] != D or hbias.shape[0] != M or mu.shape[0] != D
             or sd.shape[0] != D or logw.shape[0] != R):
@@ -486,7 +498,8 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
         status = gauss_engine(&W[0, 0] if M > 0 else NULL, &vbias[0],
                               &hbias[0] if M > 0 else NULL, &sigma[0], &mu[0], &sd[0], R, D,
                               M, &v[0, 0], &h[0, 0] if M > 0 else NULL, &betas[0], k0, k1,
-                              weights, <cyrbm_rng *> &streams[0, 0], &logw[0], n_threads, True)
+                              weights, <cyrbm_rng *> &streams[0, 0], &logw[0], p_ptr,
+                              n_threads, True)
     if status == -1:
         raise MemoryError("out of memory in gauss_run")
     if status == -3:
@@ -496,48 +509,74 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
 def gauss_cd_products(const floating[:, ::1] W, const floating[::1] hbias,
                       const floating[::1] sigma, const floating[:, ::1] data,
                       const floating[:, ::1] chains, floating[:, ::1] p0,
-                      floating[:, ::1] pk, floating[:, ::1] dW, int n_threads=1):
-    """The products of a CD / PCD step of a Gaussian RBM on the engine's kernels
+                      floating[:, ::1] pk, floating[:, ::1] dW, floating[::1] db,
+                      floating[::1] dc, int n_threads=1, bint have_p0=False):
+    """The statistics of a CD / PCD step of a Gaussian RBM on the engine's kernels
     (gauss_t.h), so that no number depends on BLAS, threads or the kernel variant:
-    ``p0`` = p(h | data) and ``pk`` = p(h | chains) (OUT, B x M; cyrbm_gauss_hidden,
-    the transitions' own product x = c + W^T (v / s)), and the weight gradient
+    ``p0`` = p(h | data) (OUT, B x M; IN with ``have_p0``, as gauss_run's ``p_first``
+    gives it) and ``pk`` = p(h | chains) (OUT; cyrbm_gauss_hidden, the transitions' own
+    product x = c + W^T (v / s)); the weight gradient
     ``dW`` = sum_n (v_n / s) p0_n^T - sum_n (v~_n / s) pk_n^T (OUT, D x M;
-    cyrbm_gauss_gradient, sums over n in order)."""
+    cyrbm_gauss_gradient, sums over n in order); ``db`` = sum_n (v_n - v~_n) / s^2 and
+    ``dc`` = sum_n p0_n - sum_n pk_n (OUT; sums over n in order in float64)."""
     cdef Py_ssize_t B = data.shape[0], D = W.shape[0], M = W.shape[1]
     if (chains.shape[0] != B or data.shape[1] != D or chains.shape[1] != D
             or hbias.shape[0] != M or sigma.shape[0] != D or p0.shape[0] != B
             or pk.shape[0] != B or p0.shape[1] != M or pk.shape[1] != M
-            or dW.shape[0] != D or dW.shape[1] != M):
+            or dW.shape[0] != D or dW.shape[1] != M or db.shape[0] != D
+            or dc.shape[0] != M):
         raise ValueError("gauss_cd_products: the shapes of the model, rows and outputs do "
                          "not match.")
-    if B == 0 or D == 0 or M == 0:
+    if D == 0 or M == 0 or B == 0:
         dW[:, :] = 0
+        db[:] = 0
+        dc[:] = 0
         return
-    dt = np.float32 if floating is float else np.float64
-    s = np.asarray(sigma)
-    cdef const floating[:, ::1] a = np.ascontiguousarray((np.asarray(data) / s).T, dtype=dt)
-    cdef const floating[:, ::1] b = np.ascontiguousarray((np.asarray(chains) / s).T, dtype=dt)
     cdef cyrbm_gauss_pair P
     memset(&P, 0, sizeof(cyrbm_gauss_pair))
     P.D, P.M, P.W, P.c, P.s = D, M, &W[0, 0], &hbias[0], &sigma[0]
-    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, nb = (B + L - 1) // L, t, r0, r1
+    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, nb = (B + L - 1) // L, t, r0, r1, n, i, j
     cdef int nt = cap_threads(n_threads, nb)
+    cdef int ng = cap_threads(n_threads, D // 16)
     cdef size_t bytes = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
-    cdef char *work = <char *> malloc(nt * bytes)
+    cdef size_t g_bytes = (cyrbm_gauss_gradient_work_bytes(B) + 63) // 64 * 64
+    cdef size_t scaled = (<size_t> (B * D) * sizeof(floating) + 63) // 64 * 64
+    cdef char *work = <char *> malloc(max(nt * bytes, ng * g_bytes) + 2 * scaled
+                                      + <size_t> (D + 2 * M) * sizeof(double))
     if work == NULL:
         raise MemoryError("out of memory in gauss_cd_products")
-    cdef int ng = cap_threads(n_threads, D // 16)
+    cdef floating *a = <floating *> (work + max(nt * bytes, ng * g_bytes))
+    cdef floating *b = <floating *> (<char *> a + scaled)
+    cdef double *sums = <double *> (<char *> b + scaled)
+    cdef double si
     with nogil:
         for t in prange(nt, num_threads=nt, schedule='static'):
             r0 = (t * nb // nt) * L
             r1 = min(B, ((t + 1) * nb // nt) * L)
-            k_gauss_hidden(&P, &data[0, 0], r0, r1, &p0[0, 0], work + t * bytes)
+            if not have_p0:
+                k_gauss_hidden(&P, &data[0, 0], r0, r1, &p0[0, 0], work + t * bytes)
             k_gauss_hidden(&P, &chains[0, 0], r0, r1, &pk[0, 0], work + t * bytes)
+        # the scaled states v / s (as the transitions' product has them), and the
+        # bias statistics, each sum over n in order
+        memset(sums, 0, <size_t> (D + 2 * M) * sizeof(double))
+        for n in range(B):
+            for i in range(D):
+                a[n * D + i] = data[n, i] / sigma[i]
+                b[n * D + i] = chains[n, i] / sigma[i]
+                sums[i] += <double> data[n, i] - <double> chains[n, i]
+            for j in range(M):
+                sums[D + j] += <double> p0[n, j]
+                sums[D + M + j] += <double> pk[n, j]
+        for i in range(D):
+            si = sigma[i]
+            db[i] = <floating> (sums[i] / (si * si))
+        for j in range(M):
+            dc[j] = <floating> (sums[D + j] - sums[D + M + j])
         for t in prange(ng, num_threads=ng, schedule='static'):
             r0 = t * D // ng
             r1 = (t + 1) * D // ng
-            k_gauss_gradient(&a[0, 0], &p0[0, 0], &b[0, 0], &pk[0, 0], B, M, r0, r1,
-                             &dW[0, 0] + r0 * M)
+            k_gauss_gradient(a, &p0[0, 0], b, &pk[0, 0], B, D, M, r0, r1,
+                             &dW[0, 0] + r0 * M, work + t * g_bytes)
     free(work)
 
 

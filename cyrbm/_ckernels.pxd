@@ -53,6 +53,7 @@ cdef extern from "kernels.h" nogil:
         CYRBM_GAUSS_LANES       # runs of a Gaussian block (gauss_t.h)
 
     size_t cyrbm_gauss_work_bytes(Py_ssize_t D, Py_ssize_t M)
+    size_t cyrbm_gauss_gradient_work_bytes(Py_ssize_t B)
 
     void cyrbm_exact_chunk(const double *Ws, Py_ssize_t ld, const double *cs, const double *co,
                            Py_ssize_t m, Py_ssize_t n_pad, uint64_t i0, uint64_t i1,

@@ -108,13 +108,21 @@ def check_probabilities(X, *, name="data"):
     return X
 
 
-def check_real(X, *, name="data", allow_1d=False):
+def check_real(X, *, name="data", allow_1d=False, dtype=np.float64):
     """Check that an in-memory array holds finite real numbers (the data of Gaussian
-    visible units) and return it as C-contiguous float64; NaN or an infinity is refused
-    with a message naming the first bad row and column (from 1)."""
+    visible units) and return it as C-contiguous ``dtype`` (float64, or a model's
+    float32: no copy when it is so already); NaN or an infinity is refused with a message
+    naming the first bad row and column (from 1), and so is a value too large for
+    ``dtype``."""
     X = as_matrix(_as_numeric_array(X, name), name, allow_1d=allow_1d, flatten=False)
-    X = np.ascontiguousarray(X, dtype=np.float64)
     _require_finite(X, name)
+    wide = X.dtype.kind == "f" and X.dtype.itemsize > np.dtype(dtype).itemsize
+    with np.errstate(over="ignore"):            # the overflow is reported below
+        X = np.ascontiguousarray(X, dtype=dtype)
+    if wide and not np.isfinite(X).all():
+        row, column = _first(~np.isfinite(X))
+        raise DataError(f"{name} holds a value at row {row}, column {column} too large for "
+                        f"{np.dtype(dtype).name}.")
     return X
 
 

@@ -239,7 +239,8 @@ cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floa
     status = _anneal.gauss_engine(W, vbias, hbias, sigma, work + steps + 1,
                                   work + steps + 1 + n_visible, n, n_visible, n_hidden, v, hh,
                                   work, 1, steps + 1, False, streams,
-                                  work + steps + 1 + 2 * n_visible, n_threads, False)
+                                  work + steps + 1 + 2 * n_visible, <floating *> NULL,
+                                  n_threads, False)
     free(work)
     if h == NULL:
         free(hh)
@@ -279,7 +280,7 @@ cdef int gauss_ais_log_partition(const floating *W, const floating *vbias,
     memset(log_weights, 0, runs * sizeof(double))
     status = _anneal.gauss_engine(W, vbias, hbias, sigma, base_mean, base_sd, runs,
                                   n_visible, n_hidden, v, h, betas, 0, n_betas, True, streams,
-                                  log_weights, n_threads, False)
+                                  log_weights, <floating *> NULL, n_threads, False)
     if samples == NULL:
         free(v)
     free(h)

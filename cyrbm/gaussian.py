@@ -190,15 +190,16 @@ class GaussianRBM(Layers):
         return self._chain_sample(n, steps, seed, init, threads, self.dtype,
                                   self.n_visible * self.n_hidden)
 
-    def _sweeps(self, v, streams, k0, k1, n_threads):
+    def _sweeps(self, v, streams, k0, k1, n_threads, p_first=None):
         """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT), chain r on
         streams[r] (INOUT); step 0 draws from N(b, sigma^2).  Returns the hidden states
-        of the last step."""
+        of the last step; ``p_first`` (OUT, chains x n_hidden), if given, receives
+        p(h | v) of the chains as they were (step k0 > 0)."""
         h = np.zeros((v.shape[0], self.n_hidden), dtype=np.uint8)
         base = self.vbias.astype(np.float64), self.sigma.astype(np.float64)
         _anneal.gauss_run(self.W, self.vbias, self.hbias, self.sigma, *base, v, h,
                           np.ones(max(k1, 1)), k0, k1, False, streams, np.zeros(v.shape[0]),
-                          n_threads)
+                          n_threads, p_first)
         return h
 
     # ---------------------------------------------------------------- files
@@ -242,9 +243,12 @@ class GaussianRBM(Layers):
 def warn_scale(data, sigma, name="training data"):
     """One warning sentence (UserWarning) when the data's variances are far from sigma^2:
     the median over the visible units of var(v_i) / sigma_i^2 outside [1/4, 4] (a
-    fixed-sigma model cannot then fit the data's scale).  Returns the median ratio."""
+    fixed-sigma model cannot then fit the data's scale), the variances from at most
+    about 2,000 evenly spaced rows.  Returns the median ratio."""
     import warnings
-    ratio = float(np.median(np.var(data, axis=0) / np.asarray(sigma, np.float64) ** 2))
+    rows = data[::max(1, data.shape[0] // 2000)]
+    ratio = float(np.median(np.var(rows, axis=0, dtype=np.float64)
+                            / np.asarray(sigma, np.float64) ** 2))
     if not 0.25 <= ratio <= 4:
         warnings.warn(f"{name} has variances {ratio:.3g} times sigma^2 (the median over the "
                       f"visible units); standardise or whiten the data, or give the model "
@@ -270,27 +274,27 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
     products' outputs for reuse (no fresh arrays each batch).  Returns False when a
     parameter became non-finite."""
     k, n_threads = settings["k"], settings["n_threads"]
-    if not settings["persistent"]:
-        chains[...] = batch
-    if k > 0:
-        model._sweeps(chains, streams, 1, k + 1, n_threads)
     data = np.ascontiguousarray(batch, dtype=model.dtype)
     B, M = data.shape[0], model.n_hidden
     buffers = {} if buffers is None else buffers
     if buffers.get("p0") is None or buffers["p0"].shape != (B, M) \
             or buffers["p0"].dtype != model.dtype or buffers["dW"].shape != model.W.shape:
         buffers.update(p0=np.empty((B, M), model.dtype), pk=np.empty((B, M), model.dtype),
-                       dW=np.empty_like(model.W))
-    p0, pk, dW = buffers["p0"], buffers["pk"], buffers["dW"]
-    _anneal.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk, dW,
-                              n_threads)
-    s = model.sigma.astype(np.float64)
-    vk = chains.astype(np.float64)
-    grads = (dW, np.ascontiguousarray(np.sum(batch - vk, axis=0) / (s * s), dtype=model.dtype),
-             np.ascontiguousarray(p0.sum(axis=0, dtype=np.float64)
-                                  - pk.sum(axis=0, dtype=np.float64), dtype=model.dtype))
+                       dW=np.empty_like(model.W), db=np.empty_like(model.vbias),
+                       dc=np.empty_like(model.hbias))
+    p0, pk = buffers["p0"], buffers["pk"]
+    grads = buffers["dW"], buffers["db"], buffers["dc"]
+    # CD restarts the chains at the batch: the first sweep's product gives p(h | data)
+    have_p0 = not settings["persistent"] and k > 0
+    if not settings["persistent"]:
+        chains[...] = data
+    if k > 0:
+        model._sweeps(chains, streams, 1, k + 1, n_threads, p0 if have_p0 else None)
+    _anneal.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk,
+                              *grads, n_threads, have_p0)
     if vel_sigma is not None:
         W, b = model.W.astype(np.float64, copy=False), model.vbias.astype(np.float64)
+        s, vk = model.sigma.astype(np.float64), chains.astype(np.float64)
         p0, pk = p0.astype(np.float64), pk.astype(np.float64)
 
         def terms(v, p):

@@ -470,7 +470,7 @@ class Trainer:
         if gaussian and self.probabilities:
             raise ValueError("probabilities=True is for binary visible units, not Gaussian ones.")
         data = (check_probabilities(data, name="training data") if self.probabilities
-                else check_real(data, name="training data") if gaussian
+                else check_real(data, name="training data", dtype=self.dtype) if gaussian
                 else check_binary(data, name="training data"))
         n, D = data.shape
         if n == 0:

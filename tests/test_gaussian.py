@@ -143,24 +143,40 @@ def test_normal_draws_follow_the_stream_and_box_muller():
         np.testing.assert_allclose(v[r], z, rtol=0, atol=4e-15 * max(1.0, np.abs(z).max()))
 
 
+@pytest.mark.parametrize("D", [23, 5])
 @pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
-def test_cd_products_match_numpy(dtype, tol):
-    """The CD step's products on the engine's kernels (gauss_cd_products: p(h | v) of the
-    data and the chains, the weight gradient) against float64 NumPy, 37 rows (two blocks
-    of 16 and a part), 23 x 19 units (vector tails)."""
+def test_cd_products_match_numpy(dtype, tol, D):
+    """The CD step's statistics on the engine's kernels (gauss_cd_products: p(h | v) of
+    the data and the chains, the weight gradient, the bias statistics) against float64
+    NumPy, 37 rows (two blocks of 16 and a part), D x 19 units (vector tails; 23 rows of
+    the gradient take a tile moved back to end at the last row, 5 take single rows); and
+    p(h | data) from the first Gibbs sweep (gauss_run's p_first) has the same bits as
+    gauss_cd_products' own."""
     from cyrbm import _anneal
+    from cyrbm._random import gaussian_ais_streams
     from cyrbm.models import expit
-    m = model_of(23, 19, seed=3, dtype=dtype)
+    m = model_of(D, 19, seed=3, dtype=dtype)
     rng = np.random.default_rng(5)
-    v, w = (rng.normal(0, 1.5, (37, 23)).astype(dtype) for _ in range(2))
+    v, w = (rng.normal(0, 1.5, (37, D)).astype(dtype) for _ in range(2))
     p0, pk, dW = np.empty((37, 19), dtype), np.empty((37, 19), dtype), np.empty_like(m.W)
-    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, p0, pk, dW, 2)
+    db, dc = np.empty_like(m.vbias), np.empty_like(m.hbias)
+    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, p0, pk, dW, db, dc, 2)
     W, c, s = (a.astype(np.float64) for a in (m.W, m.hbias, m.sigma))
     q0, qk = expit((v / s) @ W + c), expit((w / s) @ W + c)
     np.testing.assert_allclose(p0, q0, rtol=tol, atol=tol)
     np.testing.assert_allclose(pk, qk, rtol=tol, atol=tol)
     want = (v / s).T @ q0 - (w / s).T @ qk
     np.testing.assert_allclose(dW, want, rtol=0, atol=tol * 40 * np.abs(want).max())
+    want_b = np.sum(v.astype(np.float64) - w, axis=0) / s ** 2
+    np.testing.assert_allclose(db, want_b, rtol=0, atol=tol * 40 * np.abs(want_b).max())
+    np.testing.assert_allclose(dc, q0.sum(axis=0) - qk.sum(axis=0), rtol=0, atol=tol * 40)
+    # the sweep's p(h | data), then the statistics with it given
+    chains, first = v.copy(), np.full((37, 19), np.nan, dtype)
+    m._sweeps(chains, gaussian_ais_streams(1, 37), 1, 2, 2, first)
+    np.testing.assert_array_equal(first, p0)
+    again = np.empty_like(dW)
+    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, first, pk, again, db, dc, 2, True)
+    np.testing.assert_array_equal(again, dW)
 
 
 def test_gibbs_moments_match_the_exact_ones():
@@ -319,6 +335,10 @@ def test_bad_training_input_is_refused_in_one_sentence():
     with pytest.raises(DataError, match=r"training data holds nan at row 7, column 3; NaN "
                                         r"and infinite values are not allowed\."):
         Trainer(3, visible="gaussian").fit(data)
+    data[6, 2] = 1e39           # finite in float64, not in the float32 model's data
+    with pytest.raises(DataError, match=r"training data holds a value at row 7, column 3 too "
+                                        r"large for float32\."):
+        Trainer(3, visible="gaussian", dtype=np.float32).fit(data)
     with pytest.raises(ValueError, match="a Gaussian RBM trains with method cd or pcd, not pt"):
         Trainer(3, method="pt", visible="gaussian")
     with pytest.raises(ValueError, match="visible must be 'binary' or 'gaussian'"):

@@ -199,9 +199,10 @@ def test_bound_terms_every_variant(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gaussian_runs_every_variant_and_thread_count(variant, dtype):
     """cyrbm_gauss_block (gauss_t.h) straight from its driver: 37 runs (two blocks of 16
-    and a part) of 70 x 53 units, AIS steps with weights and Gibbs steps without, then
-    the CD step's products on them, on 1 and 2 threads in every variant: the same states,
-    hidden units, streams, weights, probabilities and gradient."""
+    and a part) of 70 x 53 units, AIS steps with weights and Gibbs steps without (the
+    first one's p(h | v) kept), then the CD step's statistics on them, on 1 and 2 threads
+    in every variant: the same states, hidden units, streams, weights, probabilities,
+    gradient and bias statistics."""
     from cyrbm._random import gaussian_ais_streams
     rng = np.random.default_rng(21)
     D, M, R = 70, 53, 37
@@ -216,13 +217,16 @@ def test_gaussian_runs_every_variant_and_thread_count(variant, dtype):
         st, lw = gaussian_ais_streams(4, R), np.zeros(R)
         _anneal.gauss_run(W, b, c, s, mu, sd, v, h, betas, 0, 20, True, st, lw, threads)
         data = v.copy()
-        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, np.ones(5), 1, 5, False, st, lw, threads)
-        # the CD step's products (gauss_hidden, gauss_gradient) on those rows
+        first = np.empty((R, M), dtype)
+        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, np.ones(5), 1, 5, False, st, lw, threads,
+                          first)
+        # the CD step's statistics (gauss_hidden, gauss_gradient) on those rows
         p0, pk, dW = np.empty((R, M), dtype), np.empty((R, M), dtype), np.empty_like(W)
-        _anneal.gauss_cd_products(W, c, s, data, v, p0, pk, dW, threads)
-        return v, h, st, lw, p0, pk, dW
+        db, dc = np.empty_like(b), np.empty_like(c)
+        _anneal.gauss_cd_products(W, c, s, data, v, p0, pk, dW, db, dc, threads)
+        return v, h, st, lw, first, p0, pk, dW, db, dc
 
-    names = ("v", "h", "streams", "logw", "p0", "pk", "dW")
+    names = ("v", "h", "streams", "logw", "p_first", "p0", "pk", "dW", "db", "dc")
     want = run(1)
     assert np.all(want[3] != 0) and np.all(np.isfinite(want[0]))
     for isa in _dispatch.kernels_runnable():

@@ -30,9 +30,12 @@
  * AVX-512's 32 registers (x then takes a whole 64-byte line of a row of W at a time),
  * about 8 with 16 */
 #define GAUSS_TILE (CYRBM_VBYTES == 64 ? 16 / GAUSS_GV : GAUSS_GV >= 8 ? 1 : 8 / GAUSS_GV)
-/* rows of the weight gradient per register tile: 16 accumulator vectors with AVX-512's 32
- * registers, 8 with 16 */
-#define GAUSS_GROWS (CYRBM_VBYTES == 64 ? 4 : 2)
+/* the weight gradient's register tile: GAUSS_GROWS rows times GAUSS_GCOLS vectors of
+ * columns, twice (data and chains): 24 accumulators with AVX-512's 32 registers (one
+ * vector of columns, so that each a_ni feeds one multiply that broadcasts it from
+ * memory), 8 with 16 */
+#define GAUSS_GROWS (CYRBM_VBYTES == 64 ? 12 : 2)
+#define GAUSS_GCOLS (CYRBM_VBYTES == 64 ? 1 : 2)
 
 /* acc + w x for a lane vector x of 0 / 1 (the hidden states of u = W h): with AVX-512 an
  * add of w in the lanes where x is 1 (one instruction), elsewhere w x added; the same
@@ -144,7 +147,8 @@ CYRBM_INLINE void FN(gauss_draw_visible)(uint64_t *st, T *vt, ptrdiff_t D, const
 /* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block). */
 void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_t r0,
                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
-                           int weights, cyrbm_rng *streams, double *logw, void *work) {
+                           int weights, cyrbm_rng *streams, double *logw, T *p,
+                           ptrdiff_t p_step, void *work) {
     const T *W = (const T *)P->W, *b = (const T *)P->b, *c = (const T *)P->c;
     const T *s = (const T *)P->s;
     const double *mu = P->mu, *sd = P->sd;
@@ -194,6 +198,15 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
                     VSTORE(a + i * GAUSS_GL + g * VL, VLOAD(vt + i * GAUSS_GL + g * VL) / si);
             }
             FN(gauss_product)(W, M, 0, c, a, D, 0, M, x);
+            if (p != NULL && k == p_step) {
+                /* the model's p(h | v) = sigma(x), as cyrbm_gauss_hidden has it (the same
+                 * product, the same logistic), through ht before the draws fill it */
+                for (j = 0; j < M; j++)
+                    for (g = 0; g < GAUSS_GV; g++)
+                        VSTORE(ht + j * GAUSS_GL + g * VL, VSIG(VLOAD(x + j * GAUSS_GL + g * VL)));
+                for (l = 0; l < n; l++)
+                    for (j = 0; j < M; j++) p[(b0 + l) * M + j] = ht[j * GAUSS_GL + l];
+            }
             /* per float64 vector of lanes: the log weight, then the hidden draws */
             for (g = 0; g < GAUSS_GD; g++) {
                 vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
@@ -290,63 +303,78 @@ void FN(cyrbm_gauss_hidden)(const cyrbm_gauss_pair *P, const T *v, ptrdiff_t r0,
     }
 }
 
-/* The CD / PCD weight gradient's rows i0 <= i < i1 (Gaussian visible units):
- *   out[(i - i0) * M + j] = sum_n a_in p_nj - sum_n b_in q_nj,
- * a = (v / s)^T and p the data's scaled states (D x B) and hidden probabilities (B x M),
- * b and q the chains', each sum over n in ascending order, one multiply and one add a
- * term, vectors across j: the same bits whatever the vector width, thread or BLAS.  A
- * column chunk of p and q (two vectors wide: 25 KB for a batch of 100) stays in L1 while
- * every tile of GAUSS_GROWS rows i takes it; then one vector of columns, then single
- * columns. */
-CYRBM_INLINE void FN(gauss_gradient_cols)(const T *a, const T *p, const T *b, const T *q,
-                                          ptrdiff_t B, ptrdiff_t M, ptrdiff_t i0,
-                                          ptrdiff_t i1, ptrdiff_t j, int nv, T *out) {
-    ptrdiff_t i, n;
-    int r, v, rows;
-    for (i = i0; i < i1; i += GAUSS_GROWS) {
-        const T *ar[GAUSS_GROWS], *br[GAUSS_GROWS];
-        VT g[GAUSS_GROWS][2], h[GAUSS_GROWS][2];
-        rows = (int)(i1 - i < GAUSS_GROWS ? i1 - i : GAUSS_GROWS);
-        for (r = 0; r < GAUSS_GROWS; r++) {         /* rows past i1 repeat the last */
-            ar[r] = a + (i + (r < rows ? r : rows - 1)) * B;
-            br[r] = b + (i + (r < rows ? r : rows - 1)) * B;
-            for (v = 0; v < nv; v++) g[r][v] = h[r][v] = BC_T(0);
+/* R rows i .. i + R - 1 of the CD weight gradient on one panel (see below): GAUSS_GCOLS
+ * vectors of columns, sum_n a_ni p_n - sum_n b_ni q_n for each row (R a constant at each
+ * call, so the accumulators stay in registers; with one vector of columns each a_ni is
+ * used once, a multiply that broadcasts it from memory). */
+CYRBM_INLINE void FN(gauss_gradient_rows)(const T *a, const T *b, ptrdiff_t lda,
+                                          const T *panel, ptrdiff_t B, ptrdiff_t i, int R,
+                                          int w, T *out, ptrdiff_t ldo) {
+    enum { C = GAUSS_GCOLS, PW = 2 * GAUSS_GCOLS * VL };
+    VT g[GAUSS_GROWS][GAUSS_GCOLS], h[GAUSS_GROWS][GAUSS_GCOLS];
+    ptrdiff_t n;
+    int r, v, c;
+    for (r = 0; r < R; r++)
+        for (v = 0; v < C; v++) g[r][v] = h[r][v] = BC_T(0);
+    for (n = 0; n < B; n++) {
+        const T *pn = panel + n * PW, *an = a + n * lda + i, *bn = b + n * lda + i;
+        VT pv[GAUSS_GCOLS], qv[GAUSS_GCOLS];
+        for (v = 0; v < C; v++) {
+            pv[v] = VLOAD(pn + v * VL);
+            qv[v] = VLOAD(pn + (C + v) * VL);
         }
-        for (n = 0; n < B; n++) {
-            VT pv[2], qv[2];
-            for (v = 0; v < nv; v++) {
-                pv[v] = VLOAD(p + n * M + j + v * VL);
-                qv[v] = VLOAD(q + n * M + j + v * VL);
+        for (r = 0; r < R; r++)
+            for (v = 0; v < C; v++) {
+                g[r][v] = g[r][v] + an[r] * pv[v];
+                h[r][v] = h[r][v] + bn[r] * qv[v];
             }
-            for (r = 0; r < GAUSS_GROWS; r++)
-                for (v = 0; v < nv; v++) {
-                    g[r][v] = g[r][v] + ar[r][n] * pv[v];
-                    h[r][v] = h[r][v] + br[r][n] * qv[v];
-                }
+    }
+    for (r = 0; r < R; r++) {
+        T *o = out + r * ldo;
+        if (w == C * VL) {
+            for (v = 0; v < C; v++) VSTORE(o + v * VL, g[r][v] - h[r][v]);
+        } else {                                    /* the last, partial chunk */
+            T tail[GAUSS_GCOLS * VL];
+            for (v = 0; v < C; v++) VSTORE(tail + v * VL, g[r][v] - h[r][v]);
+            for (c = 0; c < w; c++) o[c] = tail[c];
         }
-        for (r = 0; r < rows; r++)
-            for (v = 0; v < nv; v++)
-                VSTORE(out + (i + r - i0) * M + j + v * VL, g[r][v] - h[r][v]);
     }
 }
 
+/* The CD / PCD weight gradient's rows i0 <= i < i1 (Gaussian visible units):
+ *   out[(i - i0) * M + j] = sum_n a_ni p_nj - sum_n b_ni q_nj,
+ * a and p the data's scaled states v / s (B x D) and hidden probabilities (B x M), b and
+ * q the chains', each sum over n in ascending order, one multiply and one add a term,
+ * vectors across j: the same bits whatever the vector width, thread or BLAS.  Columns go
+ * in chunks of GAUSS_GCOLS vectors: the chunk's columns of p and q are first copied into
+ * a panel (row n: p's vectors, then q's; columns past M zero, computed and not stored),
+ * which every tile of GAUSS_GROWS rows then reads in order from L1 (a last, partial tile
+ * is moved back to end at i1: its rows computed twice, to the same bits). */
 void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, ptrdiff_t B,
-                              ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1, T *out) {
+                              ptrdiff_t D, ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1, T *out,
+                              void *work) {
+    enum { CW = GAUSS_GCOLS * VL };                 /* a chunk's columns */
+    size_t total = 0;
+    T *panel = (T *)cyrbm_take((char *)work, &total, (size_t)B * 2 * CW * sizeof(T));
     ptrdiff_t i, j, n;
-    for (j = 0; j + 2 * VL <= M; j += 2 * VL)   /* two vectors of columns, then one */
-        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 2, out);
-    for (; j + VL <= M; j += VL)
-        FN(gauss_gradient_cols)(a, p, b, q, B, M, i0, i1, j, 1, out);
-    for (; j < M; j++)
-        for (i = i0; i < i1; i++) {
-            const T *ai = a + i * B, *bi = b + i * B;
-            T g = 0, h = 0;
-            for (n = 0; n < B; n++) {
-                g = g + ai[n] * p[n * M + j];
-                h = h + bi[n] * q[n * M + j];
+    int c;
+    for (j = 0; j < M; j += CW) {
+        const int w = (int)(M - j < CW ? M - j : CW);
+        for (n = 0; n < B; n++)
+            for (c = 0; c < CW; c++) {
+                panel[n * 2 * CW + c] = c < w ? p[n * M + j + c] : (T)0;
+                panel[n * 2 * CW + CW + c] = c < w ? q[n * M + j + c] : (T)0;
             }
-            out[(i - i0) * M + j] = g - h;
-        }
+        if (i1 - i0 >= GAUSS_GROWS)
+            for (i = i0; i < i1; i += GAUSS_GROWS) {
+                const ptrdiff_t t = i + GAUSS_GROWS <= i1 ? i : i1 - GAUSS_GROWS;
+                FN(gauss_gradient_rows)(a, b, D, panel, B, t, GAUSS_GROWS, w,
+                                        out + (t - i0) * M + j, M);
+            }
+        else
+            for (i = i0; i < i1; i++)
+                FN(gauss_gradient_rows)(a, b, D, panel, B, i, 1, w, out + (i - i0) * M + j, M);
+    }
 }
 
 #undef GAUSS_GL
@@ -354,5 +382,6 @@ void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, pt
 #undef GAUSS_GD
 #undef GAUSS_TILE
 #undef GAUSS_GROWS
+#undef GAUSS_GCOLS
 #undef GAUSS_U53
 #undef GAUSS_NORMAL2

@@ -194,19 +194,22 @@ typedef struct {
                             double *beta, cyrbm_rng *streams, int64_t *accepted),         \
       (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                         \
     /* Gaussian visible units: steps k0 <= k < k1 of runs [r0, r1), see gauss_t.h       \
-     * (INOUT v, streams, logw; OUT h; scratch work of cyrbm_gauss_work_bytes) */        \
+     * (INOUT v, streams, logw; OUT h; OUT p, runs x M, when not NULL: p(h | v) at step   \
+     * p_step; scratch work of cyrbm_gauss_work_bytes) */                                 \
     X(void, gauss_block_##FS, (const cyrbm_gauss_pair *P, FT *v, uint8_t *h, ptrdiff_t r0, \
                                ptrdiff_t r1, const double *betas, ptrdiff_t k0,           \
                                ptrdiff_t k1, int weights, cyrbm_rng *streams,             \
-                               double *logw, void *work),                                 \
-      (P, v, h, r0, r1, betas, k0, k1, weights, streams, logw, work))                    \
+                               double *logw, FT *p, ptrdiff_t p_step, void *work),        \
+      (P, v, h, r0, r1, betas, k0, k1, weights, streams, logw, p, p_step, work))         \
     /* the CD step's p(h | v) of runs [r0, r1) (OUT p, runs x M; scratch work) */        \
     X(void, gauss_hidden_##FS, (const cyrbm_gauss_pair *P, const FT *v, ptrdiff_t r0,     \
                                 ptrdiff_t r1, FT *p, void *work), (P, v, r0, r1, p, work)) \
-    /* the CD step's weight gradient, rows [i0, i1) (OUT out, (i1 - i0) x M) */           \
+    /* the CD step's weight gradient, rows [i0, i1) (OUT out, (i1 - i0) x M; scratch     \
+     * work of cyrbm_gauss_gradient_work_bytes) */                                       \
     X(void, gauss_gradient_##FS, (const FT *a, const FT *p, const FT *b, const FT *q,     \
-                                  ptrdiff_t B, ptrdiff_t M, ptrdiff_t i0, ptrdiff_t i1,   \
-                                  FT *out), (a, p, b, q, B, M, i0, i1, out))
+                                  ptrdiff_t B, ptrdiff_t D, ptrdiff_t M, ptrdiff_t i0,    \
+                                  ptrdiff_t i1, FT *out, void *work),                     \
+      (a, p, b, q, B, D, M, i0, i1, out, work))
 
 /* kernels of float64 alone, with vector code (anneal.c) */
 #define CYRBM_DOUBLE_KERNELS(X)                                                           \
@@ -288,6 +291,11 @@ typedef struct {
  * for float64). */
 static inline size_t cyrbm_gauss_work_bytes(ptrdiff_t D, ptrdiff_t M) {
     return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + (size_t)(5 * D) * 8 + 11 * 64;
+}
+/* The bytes of a thread's scratch for cyrbm_gauss_gradient on a batch of B rows: a
+ * panel of at most four vectors (of at most 64 bytes) a row. */
+static inline size_t cyrbm_gauss_gradient_work_bytes(ptrdiff_t B) {
+    return (size_t)B * 4 * 64 + 64;
 }
 
 /* ---- no vector code, compiled once (common.c) ----
