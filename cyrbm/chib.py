@@ -31,7 +31,9 @@ top layer may have lateral weights (a semi-restricted top, ``lateral``): the sam
 estimators run on ``cyrbm._chib.GaussChibModel`` (see :mod:`cyrbm.gaussian_dbn`).
 """
 import math
+import os
 import time
+import zlib
 
 import numpy as np
 
@@ -207,14 +209,84 @@ def _item_slice(dbn, v, j0, j1, settings, *, threads):
     return out
 
 
-def _items(client, chunk, dbn, v, items, settings, threads):
+def _checkpoint(path, client):
+    """The estimator's checkpoint path (os.fspath), refused beside a cluster client."""
+    if path is None:
+        return None
+    if client is not None:
+        raise EstimatorError("a checkpoint is kept by a run on this machine: give either "
+                             "client or checkpoint, not both.")
+    from cyrbm import _io
+    path = os.fspath(path)
+    _io.check_outputs([("checkpoint", path, "npz")])
+    return path
+
+
+def _items(client, chunk, dbn, v, items, settings, threads, checkpoint=None):
     """_item_slice over all the items: here, or on a Dask cluster in tasks of ``chunk``
-    items (cyrbm.distributed; the same bits).  Returns the slices' results in order."""
+    items (cyrbm.distributed; the same bits).  Returns the slices' results in order, and
+    the seconds spent on them before this call (a resumed ``checkpoint``, else 0)."""
+    if checkpoint is not None:
+        return _resumable_items(checkpoint, chunk, dbn, v, items, settings, threads)
     if client is None:
-        return [_item_slice(dbn, v, 0, items, settings, threads=threads)]
+        return [_item_slice(dbn, v, 0, items, settings, threads=threads)], 0.0
     from cyrbm.distributed import default_chunk, map_slices
     return map_slices(client, _item_slice, items, chunk or default_chunk(client, items),
-                      shared=(dbn, v), args=(settings,), desc=settings[0], unit="item")
+                      shared=(dbn, v), args=(settings,), desc=settings[0],
+                      unit="item"), 0.0
+
+
+def _run_key(dbn, v, items, settings):
+    """A checksum of what the items' numbers depend on: both layers' parameters, the
+    test vectors, the settings (method, runs or repeats, seed, S or the betas, refresh,
+    the variant flag) and cyrbm's version."""
+    from cyrbm.models import _version
+    crc = zlib.crc32(repr((_version(), items, settings[:3], settings[4:])).encode())
+    arrays = [np.asarray(settings[3]), v]
+    for layer in (dbn.low, dbn.top):
+        arrays += [getattr(layer, name) for name in ("W", "vbias", "hbias", "sigma", "L")
+                   if getattr(layer, name, None) is not None]
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        crc = zlib.crc32(f"{a.dtype.str}{a.shape}".encode(), crc)
+        crc = zlib.crc32(a.view(np.uint8).reshape(-1), crc)
+    return f"{crc:08x}"
+
+
+def _resumable_items(path, chunk, dbn, v, items, settings, threads):
+    """_item_slice in slices of ``chunk`` items (default: a fiftieth of the whole), the
+    finished ones written to the .npz ``path`` (atomically) after each slice; a call
+    that finds the file resumes after its last slice, once the file is seen to be of the
+    same model, data and settings.  The grouping changes no number."""
+    from cyrbm import _io
+    n_out = 2 if settings[0] == "chib" else 1
+    key = _run_key(dbn, v, items, settings)
+    out = [np.empty(items) for _ in range(n_out)]
+    done, before = 0, 0.0
+    if os.path.exists(path):
+        saved = _io.read_npz(path, "estimator checkpoint")
+        names = [f"out{k}" for k in range(n_out)]
+        if any(k not in saved for k in ["key", "done", "seconds"] + names):
+            raise EstimatorError(f"'{path}' is not a checkpoint of this estimator (it lacks "
+                                 f"the items done).")
+        if str(saved["key"]) != key:
+            raise EstimatorError(f"checkpoint '{path}' was written for another model, other "
+                                 f"data or other settings: give a new path, or remove it.")
+        done, before = int(saved["done"]), float(saved["seconds"])
+        for k in range(n_out):
+            out[k][:done] = saved[names[k]][:done]
+    chunk = int(chunk) if chunk else max(1, -(-items // 50))
+    while done < items:
+        t0 = time.perf_counter()
+        j1 = min(items, done + chunk)
+        part = _item_slice(dbn, v, done, j1, settings, threads=threads)
+        for whole, piece in zip(out, part):
+            whole[done:j1] = piece
+        done, before = j1, before + time.perf_counter() - t0
+        _io.atomic_savez(path, {"key": np.array(key), "done": np.array(done),
+                                "seconds": np.array(before),
+                                **{f"out{k}": out[k][:done] for k in range(n_out)}})
+    return [tuple(out)], before
 
 
 # ------------------------------------------------------------------------- result
@@ -296,7 +368,8 @@ class LogProbEstimate:
 # ------------------------------------------------------------------------- estimators
 def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
                   repeats=defaults.CHIB_REPEATS, seed=defaults.SEED, threads=None,
-                  refresh=10, client=None, chunk=None, _tilde_backward=True):
+                  refresh=10, client=None, chunk=None, checkpoint=None,
+                  _tilde_backward=True):
     """ln P(v) of each row of ``data`` by the Chib-style estimator of Murray &
     Salakhutdinov (2009, Sec. 3, Figure 1).
 
@@ -328,6 +401,12 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
         Sweeps between exact recomputations of the kept inputs.
     client, chunk : a ``distributed.Client`` to run on a Dask cluster, ``chunk`` items
         (vector x repeat) a task (:mod:`cyrbm.distributed`): the same bits.
+    checkpoint : path or None
+        An .npz file for a long run (here, not with ``client``): the items go in slices
+        of ``chunk`` (default: a fiftieth of them), the finished ones written to it
+        atomically after each slice.  Called again with the same DBN, data and
+        settings, the estimator resumes after the last slice saved, to the same bits
+        (``seconds`` then counts every call's time); a file of another run is refused.
 
     Returns
     -------
@@ -345,18 +424,20 @@ def chib_log_prob(dbn, data, log_Z, *, steps=defaults.CHIB_STEPS,
     nt = _threads(threads, low, top, items, 2 * steps)
     t0 = time.perf_counter()
     settings = ("chib", repeats, seed, steps, refresh, _tilde_backward)
-    lp, ph = (np.concatenate(x) for x in zip(*_items(client, chunk, dbn, v, items,
-                                                       settings, nt)))
+    parts, before = _items(client, chunk, dbn, v, items, settings, nt,
+                           _checkpoint(checkpoint, client))
+    lp, ph = (np.concatenate(x) for x in zip(*parts))
     from cyrbm import _chib
     log_probs = _chib.combine(lp, ph, repeats, lz)
     return LogProbEstimate(method="chib", samples=(lp - ph - lz).reshape(n, repeats),
                            log_probs=log_probs, log_Z=lz, seed=seed, steps=steps,
-                           seconds=time.perf_counter() - t0, threads=nt, dtype=dbn.dtype.name)
+                           seconds=before + time.perf_counter() - t0, threads=nt,
+                           dtype=dbn.dtype.name)
 
 
 def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS_PER_VECTOR_RUNS,
                    base="q", seed=defaults.SEED, threads=None, refresh=10, client=None,
-                   chunk=None):
+                   chunk=None, checkpoint=None):
     """ln P(v) of each row of ``data`` by annealed importance sampling over h1, one
     annealing per test vector (MS09 Sec. 5.1, their gold standard).
 
@@ -378,7 +459,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
         The tractable start: SM08's factorial Q(h1 | v) (close to the posterior when
         it is unimodal), or the uniform distribution (no preference for Q's mode, which
         helps when the posterior has a mode Q does not point to).
-    client, chunk : as :func:`chib_log_prob` (``chunk`` items: vector x run).
+    client, chunk, checkpoint : as :func:`chib_log_prob` (``chunk`` items: vector x run).
 
     Returns
     -------
@@ -399,10 +480,13 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     nt = _threads(threads, low, top, items, betas.size)
     t0 = time.perf_counter()
     settings = ("ais", runs, seed, betas, refresh, base == "q")
-    lw = np.concatenate(_items(client, chunk, dbn, v, items, settings, nt))
+    parts, before = _items(client, chunk, dbn, v, items, settings, nt,
+                           _checkpoint(checkpoint, client))
+    lw = np.concatenate([p[0] for p in parts])
     return LogProbEstimate(method="ais", samples=(lw - lz).reshape(n, runs), log_Z=lz,
                            seed=seed, betas=int(betas.size),
-                           seconds=time.perf_counter() - t0, threads=nt, dtype=dbn.dtype.name)
+                           seconds=before + time.perf_counter() - t0, threads=nt,
+                           dtype=dbn.dtype.name)
 
 
 # ------------------------------------------------------------------------- trace

@@ -122,6 +122,48 @@ def test_same_bits_for_any_thread_count(case):
         np.testing.assert_array_equal(a1.samples, a2.samples)
 
 
+@pytest.mark.parametrize("method", ["chib", "ais"])
+def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypatch, method):
+    """A run stopped after two slices resumes from its checkpoint to the bits of an
+    uninterrupted run, counting both calls' seconds; the file of another run (another
+    seed) is refused, and so is a checkpoint beside a cluster client."""
+    layers, V, _, log_z = case
+    path = tmp_path / "est.npz"
+
+    def run(**kw):
+        if method == "chib":
+            return chib_log_prob(layers, V, log_z, steps=4, repeats=7, threads=1, **kw)
+        return ais_per_vector(layers, V, log_z, schedule="linear:50", runs=7, threads=1, **kw)
+
+    want = run(seed=2)
+    calls, item_slice = [], chib._item_slice
+
+    def stopping(*args, **kw):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(args[2:4])
+        return item_slice(*args, **kw)
+
+    monkeypatch.setattr(chib, "_item_slice", stopping)
+    with pytest.raises(KeyboardInterrupt):
+        run(seed=2, checkpoint=path, chunk=6)
+    assert calls == [(0, 6), (6, 12)]
+    from cyrbm import _io
+    assert int(_io.read_npz(path)["done"]) == 12
+    monkeypatch.setattr(chib, "_item_slice", item_slice)
+    got = run(seed=2, checkpoint=path, chunk=6)
+    np.testing.assert_array_equal(got.samples, want.samples)
+    np.testing.assert_array_equal(got.log_probs, want.log_probs)
+    assert got.seconds > 0
+    again = run(seed=2, checkpoint=path, chunk=6)          # all done: read back
+    np.testing.assert_array_equal(again.samples, want.samples)
+    with pytest.raises(EstimatorError, match="was written for another model, other data or "
+                                             "other settings"):
+        run(seed=3, checkpoint=path)
+    with pytest.raises(EstimatorError, match="give either client or checkpoint"):
+        run(seed=2, checkpoint=path, client=object())
+
+
 def test_log_z_from_an_ais_result(case):
     layers, V, _, _ = case
     res = cyrbm.Annealer(runs=10, schedule="linear:100", seed=0,
