@@ -124,6 +124,19 @@ def log_sd(res):
     return math.exp(res.log_sigma_ratio - res.log_ratio)
 
 
+def cached(path, compute):
+    """``compute()``'s result, pickled at ``path`` (atomically) the first time and read
+    back after: a long stage of a full-size run is not repeated when the run resumes."""
+    import pickle
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    out = compute()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write(path, lambda f: pickle.dump(out, f))
+    return out
+
+
 def train_or_load(path, n_hidden, X, **kw):
     """The RBM saved at ``path``, or one trained on ``X`` by Trainer(n_hidden, **kw) and
     saved there (atomically) for the next script; with the seconds training took."""

@@ -38,6 +38,10 @@ Options:
   --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
+
+At full size the long stages resume: ln Z of the top (pickled) and the estimators
+(their checkpoints) are kept beside the models in --models/full/ms09_*, so a stopped run
+picks up where it was; remove those files to start over.
   --figure=PNG    Where to draw the trace [default: bench/paper/ms09.png].
 """
 import os
@@ -48,8 +52,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Clock, check, greedy_top, option, print_table,  # noqa: E402
-                    sm08_rbm, sm08_setup)
+from common import (Clock, cached, check, greedy_top, option,  # noqa: E402
+                    print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
@@ -81,9 +85,21 @@ def main(argv=None):
     dbn, t_top = greedy_top(rbm1, X, 2000, top_path, start="transpose", seed=seed, k=1,
                             epochs=epochs2, batch_size=100, learning_rate=0.01,
                             momentum=0.5, weight_decay=2e-4, threads=threads)
-    logz = cyrbm.Annealer(runs=runs, schedule="paper", seed=seed, threads=threads,
-                          progress=False).log_partition(dbn.top, base_rate="data",
-                                                        base_data=up_pass(rbm1, X, seed=seed))
+    # at full size the long stages keep their results in the model cache (the estimators'
+    # checkpoints, the top's ln Z pickled), so that a stopped run resumes where it was
+    stage_dir = None if quick else os.path.dirname(top_path)
+
+    def stage(name):
+        return None if stage_dir is None else os.path.join(
+            stage_dir, f"ms09_{name}_e{epochs2}_s{seed}.npz")
+
+    def top_log_z():
+        return cyrbm.Annealer(runs=runs, schedule="paper", seed=seed, threads=threads,
+                              progress=False).log_partition(
+            dbn.top, base_rate="data", base_data=up_pass(rbm1, X, seed=seed))
+
+    logz = top_log_z() if quick else cached(stage(f"logz{runs}").replace(".npz", ".pkl"),
+                                             top_log_z)
     lo, hi = logz.log_Z_interval(3)
     print(f"MS09 Sec. 5.1 on {dname}: DBN 784-500-2000 (RBM1 CD25(500), {epochs} epochs; top "
           f"CD1 from W2 = W1^T, {epochs2} epochs, {t_top:.0f} s); ln Z of the top by AIS "
@@ -94,9 +110,12 @@ def main(argv=None):
     V = T[pick]
     est_ = cyrbm.BoundEstimator(dbn, log_Z=logz, seed=seed, threads=threads)
     bound = est_.variational(V, samples=M)
-    est = chib_log_prob(dbn, V, logz, steps=steps, repeats=repeats, seed=seed, threads=threads)
+    est = chib_log_prob(dbn, V, logz, steps=steps, repeats=repeats, seed=seed, threads=threads,
+                        checkpoint=stage(f"chib50_S{steps}_r{repeats}"))
+    # one vector's runs a slice: a few minutes each at full size
     ais = ais_per_vector(dbn, V, logz, schedule=f"linear:{ais_betas}", runs=ais_runs,
-                         seed=seed, threads=threads)
+                         seed=seed, threads=threads, chunk=ais_runs,
+                         checkpoint=stage(f"ais50_{ais_betas}x{ais_runs}"))
     short = ais_per_vector(dbn, V, logz, schedule="linear:100", runs=2, seed=seed + 1,
                            threads=threads)
     rows = [("variational bound", f"M = {M}", bound.mean, bound.seconds,
@@ -135,7 +154,8 @@ def main(argv=None):
 
     W = T[:whole]
     c = Clock()
-    allv = chib_log_prob(dbn, W, logz, steps=steps, repeats=1, seed=seed + 7, threads=threads)
+    allv = chib_log_prob(dbn, W, logz, steps=steps, repeats=1, seed=seed + 7, threads=threads,
+                         checkpoint=stage(f"chib{whole}_S{steps}"))
     allb = est_.variational(W, samples=5)
     print_table(f"the first {whole} test vectors (MS09: all 10,000)",
                 ["method", "mean ln P(v)", "stderr", "seconds", "MS09"],
@@ -143,7 +163,8 @@ def main(argv=None):
                   PAPER["bound, whole test set"]),
                  (f"estimator (S = {steps})", allv.mean, allv.stderr, c.wall(),
                   PAPER["estimator, whole test set"])])
-    print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor")
+    print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor (this call; "
+          f"resumed stages count their earlier calls' seconds in their own columns)")
 
 
 if __name__ == "__main__":
