@@ -405,7 +405,7 @@ class BoundEstimator:
                             extra={"acceptance_rate": rate})
 
     def chib(self, data, steps=defaults.CHIB_STEPS, repeats=defaults.CHIB_REPEATS, *, seed=None,
-             client=None, chunk=None):
+             client=None, chunk=None, checkpoint=None):
         """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
         Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
 
@@ -422,6 +422,9 @@ class BoundEstimator:
         seed : int, optional
             Seed of the chains (default: the estimator's; purpose "chib").
         client, chunk : as :meth:`variational` (``chunk`` items: vector x repeat).
+        checkpoint : path, optional
+            Keep a long run's finished items there and resume from it (see
+            :func:`cyrbm.chib.chib_log_prob`).
 
         Returns
         -------
@@ -438,13 +441,14 @@ class BoundEstimator:
         log_Z, ais = self._log_Z(v, client)
         est = _chib_api.chib_log_prob(self.model.layers, v, log_Z, steps=steps,
                                       repeats=repeats, seed=self.seed if seed is None else seed,
-                                      threads=self.threads, client=client, chunk=chunk)
+                                      threads=self.threads, client=client, chunk=chunk,
+                                      checkpoint=checkpoint)
         return self._result("chib", est.log_probs, t0, repeats, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"steps": steps, "repeats": repeats}, per_sample=est.samples)
 
     def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q",
-                       seed=None, client=None, chunk=None):
+                       seed=None, client=None, chunk=None, checkpoint=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
         Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
         ln Z-hat.
@@ -458,6 +462,8 @@ class BoundEstimator:
         base : "q" (start from Q(h1 | v)) or "uniform".
         seed : int, optional
         client, chunk : as :meth:`variational` (``chunk`` items: vector x run).
+        checkpoint : path, optional
+            As :meth:`chib`.
 
         Returns
         -------
@@ -473,7 +479,7 @@ class BoundEstimator:
         est = _chib_api.ais_per_vector(self.model.layers, v, log_Z, runs=runs, base=base,
                                        seed=self.seed if seed is None else seed,
                                        threads=self.threads, client=client, chunk=chunk,
-                                       **kwargs)
+                                       checkpoint=checkpoint, **kwargs)
         return self._result("ais", est.log_probs, t0, runs, log_Z=log_Z, ais=ais,
                             mc_stderr=est.mc_stderr, seed=seed,
                             extra={"runs": runs, "betas": est.betas, "base": base},
