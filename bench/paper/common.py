@@ -156,12 +156,22 @@ def greedy_top(rbm1, X, n_top, path, *, start="random", seed=0, **kw):
     from random weights or (``start="transpose"``) SM08's "W2 = W1^T": its first
     n_visible hidden units are rbm1's visible units (W1^T, biases swapped), the others
     start with zero weights and hidden biases -10 (together at most n softplus(-10), a few
-    hundredths of a nat), so the DBN starts as rbm1.  Saved at ``path`` and reused."""
+    hundredths of a nat), so the DBN starts as rbm1.  Saved at ``path`` and reused; while
+    it trains, a checkpoint beside ``path`` lets a stopped run resume (bit-identically)."""
     from cyrbm.greedy import up_pass
     if path and os.path.exists(path):
         return cyrbm.DBN([rbm1, cyrbm.RBM.load(path)]), 0.0
     clock = Clock()
     H = up_pass(rbm1, X, seed=seed)
+    ckpt = path[:-len(".npz")] + ".checkpoint.npz" if path else None
+    if ckpt:
+        os.makedirs(os.path.dirname(os.path.abspath(ckpt)), exist_ok=True)
+    if ckpt and os.path.exists(ckpt):
+        top = cyrbm.Trainer(n_top, seed=seed + 1, progress=False, monitor_size=0,
+                            checkpoint=ckpt, **kw).fit(H, resume=True)
+        top.save(path)
+        os.remove(ckpt)
+        return cyrbm.DBN([rbm1, top]), clock.wall()
     model = None
     if start == "transpose":
         extra = n_top - rbm1.n_visible
@@ -170,10 +180,10 @@ def greedy_top(rbm1, X, n_top, path, *, start="random", seed=0, **kw):
                                                       np.full(extra, -10.0, rbm1.dtype)]),
                           dtype=rbm1.dtype)
     top = cyrbm.Trainer(n_top, seed=seed + 1, progress=False, monitor_size=0,
-                        **kw).fit(H, model=model)
+                        checkpoint=ckpt, **kw).fit(H, model=model)
     if path:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         top.save(path)
+        os.remove(ckpt)
     return cyrbm.DBN([rbm1, top]), clock.wall()
 
 

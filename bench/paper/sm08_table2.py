@@ -26,6 +26,10 @@ Options:
   --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
+
+At full size the run resumes: each top RBM trains with a checkpoint beside its model file
+in --models/full/, and each ln Z is kept there (table2_*.pkl) once estimated; remove those
+files to start over.
 """
 import os
 os.environ.pop("OPENBLAS_L2_SIZE", None)        # see bench/isa_speed.py
@@ -35,8 +39,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (SM08_TRAIN, Clock, check, greedy_top, option,  # noqa: E402
-                    print_table, sm08_rbm, sm08_setup)
+from common import (SM08_TRAIN, Clock, cached, check, greedy_top,  # noqa: E402
+                    option, print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.greedy import up_pass  # noqa: E402
@@ -69,8 +73,19 @@ def main(argv=None):
                                ("DBN-CD25, W2 = W1^T", "1:25", "transpose", 1)):
         c = Clock()
         rbm1, _ = sm08_rbm(X, k, 500, a["--models"], quick, epochs, seed, threads)
-        z1 = cyrbm.Annealer(runs=rbm_runs, schedule="paper", seed=seed, threads=threads,
-                            progress=False).log_partition(rbm1, base_rate="data", base_data=X)
+        stem = os.path.join(a["--models"], tag, f"table2_{str(k).replace(':', 'to')}_"
+                            f"e{epochs}_s{seed}")
+
+        def log_z(model, n, data, name):
+            # at full size each ln Z is kept (pickled) beside the models: a stopped run
+            # resumes after it
+            def run():
+                return cyrbm.Annealer(runs=n, schedule="paper", seed=seed, threads=threads,
+                                      progress=False).log_partition(model, base_rate="data",
+                                                                    base_data=data)
+            return run() if quick else cached(f"{stem}_{name}_logz{n}.pkl", run)
+
+        z1 = log_z(rbm1, rbm_runs, X, "rbm1")
         rbm_test = float(np.mean(rbm1.log_unnormalized(T)) - z1.log_Z)
         path = os.path.join(a["--models"], tag, f"top2000_{str(k2).replace(':', 'to')}_"
                             f"{start}_on_{str(k).replace(':', 'to')}_e{epochs2}.npz")
@@ -78,9 +93,8 @@ def main(argv=None):
         dbn, secs = greedy_top(rbm1, X, 2000, path, start=start, seed=seed, k=k2,
                                epochs=epochs2, threads=threads,
                                **dict(SM08_TRAIN, learning_rate=lr))
-        z2 = cyrbm.Annealer(runs=runs, schedule="paper", seed=seed, threads=threads,
-                            progress=False).log_partition(dbn.top, base_rate="data",
-                                                          base_data=up_pass(rbm1, X, seed=seed))
+        z2 = log_z(dbn.top, runs, up_pass(rbm1, X, seed=seed),
+                   os.path.basename(path)[:-len(".npz")])
         est = cyrbm.BoundEstimator(dbn, log_Z=z2, seed=seed, threads=threads)
         bt, bx = est.variational(T, samples=5), est.variational(X, samples=5)
         b100 = est.variational(T[:500], samples=100)
