@@ -230,7 +230,7 @@ def kernel_declarations():
 def capi_declarations():
     """Write the typed pairs of the C/Cython API from its entries, each declared once over
     ``floating`` in cyrbm/capi.pxd: cyrbm/_capi_typed.pxi (included by capi.pxd, installed:
-    the typed names entry_f64 / entry_f32 of versions 1-4, inline aliases of
+    the typed names entry_f64 / entry_f32 of every version, inline aliases of
     entry[double] / entry[float]) and cyrbm/_capi_table.pxi (included by capi.pyx: the
     table's declarations from include/cyrbm/cyrbm.h, and _fill_table, which puts the
     two instances of every entry in it)."""
