@@ -339,6 +339,22 @@ def test_estimator_methods_share_one_log_z_and_order_as_expected(small):
     assert chib.mean >= bound.mean - 3 * (bound.mc_stderr or 0.0)
 
 
+def test_estimator_methods_keep_a_checkpoint(small, tmp_path):
+    """BoundEstimator.chib and ais_per_vector hand checkpoint= to the estimators: the
+    file is written, and a second call reads it back to the same values."""
+    dbn, V, _ = small
+    est = BoundEstimator(dbn, log_Z=1.0, seed=2)
+    for method, kw in (("chib", dict(steps=3, repeats=4)),
+                       ("ais_per_vector", dict(runs=4, schedule="linear:20"))):
+        path = tmp_path / f"{method}.npz"
+        plain = getattr(est, method)(V, **kw)
+        kept = getattr(est, method)(V, checkpoint=path, chunk=5, **kw)
+        again = getattr(est, method)(V, checkpoint=path, chunk=5, **kw)
+        assert path.exists()
+        np.testing.assert_array_equal(kept.values, plain.values)
+        np.testing.assert_array_equal(again.values, plain.values)
+
+
 def test_estimator_methods_refuse_a_one_layer_model_and_bad_counts(small):
     dbn, V, _ = small
     est = BoundEstimator(dbn.layers[0], log_Z=1.0)
