@@ -432,8 +432,8 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     steps k0 <= k < k1 of the R runs ``v`` (R x D, INOUT) between N(mu, sd^2) and the
     Gaussian RBM (W, vbias, hbias, sigma) through engine_run, with the threads'
     scratch blocks; ``p`` (R x M, OUT) NULL, or the model's p(h | v) at step k0 (the
-    CD step's data term, from the product the step makes anyway).  0, -1 when memory runs out, -3 on a signal (``check_signals``;
-    the runs are left part-way)."""
+    CD step's data term, from the product the step makes anyway).  0, -1 when memory
+    runs out, -3 on a signal (``check_signals``; the runs are left part-way)."""
     cdef ais_buffers B
     cdef gauss_buffers G
     cdef int nt = n_threads if n_threads > 0 else 1

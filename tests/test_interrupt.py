@@ -139,3 +139,39 @@ def test_interrupted_dbn_names_only_the_files_it_kept(tmp_path):
     assert err == ("cyrbm dbn: interrupted: the finished layer 1 of 2 is in 'e.done.npz' "
                    "and the state of layer 2 is in 'e.layer1.ckpt.npz'; continue with "
                    "--resume.\n")
+
+
+def test_interrupted_bound_keeps_its_vectors_and_goes_on(files, tmp_path):
+    """``cyrbm bound --method ais --checkpoint`` stopped once its checkpoint holds some
+    vectors names the file; the same command run again finishes from it, to the numbers
+    of an uninterrupted run (the Python API's, without a checkpoint)."""
+    import json
+    from cyrbm import BoundEstimator
+    rows = cyrbm.load_data("digits:test")[:10]
+    np.save(tmp_path / "rows.npy", rows)
+    args = ["bound", str(files / "dbn.npz"), "--data", "rows.npy", "--logz", "60",
+            "--method", "ais", "--repeats", "2", "--steps", "30000", "--threads", "1",
+            "--checkpoint", "c.npz", "--json"]
+    proc = subprocess.Popen(command() + args, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline \
+                and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, f"it ended first: {proc.communicate()[1]}"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err == ("cyrbm bound: interrupted: the finished vectors are in 'c.npz'; run the "
+                   "same command again to go on.\n")
+    done = subprocess.run(command() + args, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    want = BoundEstimator(DBN.load(files / "dbn.npz"), log_Z=60.0, seed=0).ais_per_vector(
+        rows, 2, schedule="linear:30000")
+    assert got["mean"] == want.mean

@@ -223,6 +223,10 @@ def dbn_file(tmp_path):
     ("harmonic", ["--schedule", "linear:5"], "the harmonic mean needs no ln Z"),
     ("variational", ["--repeats", "2"], "--steps and --repeats apply to --method chib and ais"),
     ("ais", ["--trace"], "--trace applies to --method chib"),
+    ("variational", ["--checkpoint", "c.npz"], "--checkpoint applies to --method chib and "
+                                               "ais, not to variational"),
+    ("ais", ["--checkpoint", "c.npz", "--scheduler", "tcp://localhost:1"],
+     "give either --scheduler or --checkpoint, not both"),
 ])
 def test_bound_refuses_options_its_method_ignores(dbn_file, capsys, method, extra, needle):
     refused(["bound", dbn_file, "--data", "digits:test", "--method", method, *extra], capsys,

@@ -201,6 +201,7 @@ def _resume_settings(settings, sizes, args, checkpoint, layer_input):
 #: the options of 'cyrbm bound' that only some methods use (and --steps and --repeats:
 #: chib and ais, --trace: chib, checked below with their own words)
 _BOUND_OPTIONS = {"--samples": ("variational", "harmonic"), "--entropy": ("variational",),
+                  "--checkpoint": ("chib", "ais"),
                   "--logz": ("variational", "chib", "ais"),
                   "--runs": ("variational", "chib", "ais"),
                   "--schedule": ("variational", "chib", "ais")}
@@ -238,6 +239,12 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
         return (f"no layer finished; the state of layer 1 is in '{current}'; continue with "
                 f"--resume.")
     return "no layer finished, and no checkpoint was written."
+
+
+def _items_kept(checkpoint, started):
+    """True when a stopped ``cyrbm bound`` wrote its --checkpoint (this run's file)."""
+    return (checkpoint is not None and os.path.isfile(checkpoint)
+            and os.path.getmtime(checkpoint) >= started - 1)
 
 
 def cmd_bound(args, out, explicit=()):
@@ -285,8 +292,12 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError("--logz gives ln Z, so --runs and --schedule (for AIS) do not apply.")
     seed = _whole(args, "--seed", 0)
     threads = parse_threads(args["--threads"])
+    checkpoint = args["--checkpoint"] if "--checkpoint" in explicit else None
+    if checkpoint is not None and args.get("--scheduler"):
+        raise DBNUsageError("--checkpoint keeps a run on this machine: give either "
+                            "--scheduler or --checkpoint, not both.")
     from cyrbm import _io
-    _io.check_outputs([("--plot", args["--plot"], "png")],
+    _io.check_outputs([("--plot", args["--plot"], "png"), ("--checkpoint", checkpoint, "npz")],
                       [("the DBN file DBN", args["DBN"]),
                        ("the data --data", _data_file(args["--data"])),
                        ("the schedule file --schedule", args["--schedule"])])
@@ -308,22 +319,31 @@ def cmd_bound(args, out, explicit=()):
         raise DBNUsageError(f"--method {method} is for a DBN of two layers; "
                             f"'{args['DBN']}' has {dbn.n_layers}.")
     trace = None
-    with scheduler_client(args) as client:
-        if method == "variational":
-            res = est.variational(data, M, entropy=entropy, client=client)
-        elif method == "harmonic":
-            res = est.harmonic(data, M, client=client)
-        elif method == "chib":
-            res = est.chib(data, steps, repeats, client=client)
-            if args["--trace"]:
-                from cyrbm.chib import TRACE_STEPS, chib_trace
-                grid = [s for s in TRACE_STEPS if s < steps] + [steps]
-                trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
-                                   seed=seed, threads=threads, client=client)
-                if args["--plot"] is not None:
-                    trace.plot(args["--plot"])
-        else:
-            res = est.ais_per_vector(data, repeats, schedule=f"linear:{steps}", client=client)
+    started = time.time()
+    try:
+        with scheduler_client(args) as client:
+            if method == "variational":
+                res = est.variational(data, M, entropy=entropy, client=client)
+            elif method == "harmonic":
+                res = est.harmonic(data, M, client=client)
+            elif method == "chib":
+                res = est.chib(data, steps, repeats, client=client, checkpoint=checkpoint)
+                if args["--trace"]:
+                    from cyrbm.chib import TRACE_STEPS, chib_trace
+                    grid = [s for s in TRACE_STEPS if s < steps] + [steps]
+                    trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
+                                       seed=seed, threads=threads, client=client)
+                    if args["--plot"] is not None:
+                        trace.plot(args["--plot"])
+            else:
+                res = est.ais_per_vector(data, repeats, schedule=f"linear:{steps}", client=client,
+                                         checkpoint=checkpoint)
+    except KeyboardInterrupt as exc:
+        if not _items_kept(checkpoint, started):
+            raise
+        print(f"cyrbm bound: {stop_word(exc)}: the finished vectors are in '{checkpoint}'; "
+              f"run the same command again to go on.", file=sys.stderr)
+        return stop_status(exc)
     result = {"command": "bound", "model": args["DBN"], "data": args["--data"],
               "sizes": dbn.sizes}
     result.update(res.to_dict(values=False))

@@ -49,7 +49,7 @@ Usage:
   cyrbm bound DBN --data DATA [--method METHOD] [--samples M] [--entropy E]
               [--steps S] [--repeats R] [--trace] [--plot FILE] [--logz VALUE]
               [--runs R] [--schedule SCHED] [--seed S] [--threads T] [--json]
-              [--scheduler ADDRESS]
+              [--scheduler ADDRESS] [--checkpoint FILE]
   cyrbm sample MODEL -o IMAGE [--n N] [--steps S] [--sampler SAMPLER] [--shape HxW]
               [--ladder FILES] [--seed S] [--threads T]
   cyrbm filters MODEL -o IMAGE [--n N] [--shape HxW]
@@ -147,7 +147,10 @@ Options:
                              (DBN: in its bottom layer); ais, logz, evaluate and bound
                              apply it to --data and report ln p in pixel space too
                              (default: no whitening).
-  --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).
+  --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).  With
+                             bound's methods chib and ais: keep the finished vectors
+                             there (none by default); the same command run again goes
+                             on from it, to the same numbers.
   --checkpoint-seconds S     Least seconds between checkpoints (0: after every
                              epoch); one is always written at the end and on
                              Ctrl-C [default: {d.CHECKPOINT_SECONDS:g}].
