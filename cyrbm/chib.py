@@ -272,9 +272,15 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
         if str(saved["key"]) != key:
             raise EstimatorError(f"checkpoint '{path}' was written for another model, other "
                                  f"data or other settings: give a new path, or remove it.")
-        done, before = int(saved["done"]), float(saved["seconds"])
+        try:
+            done, before = int(saved["done"]), float(saved["seconds"])
+        except (TypeError, ValueError):
+            done = -1
+        if not 0 <= done <= items or any(saved[name].shape != (done,) for name in names):
+            raise EstimatorError(f"checkpoint '{path}' is damaged (its count of finished "
+                                 f"items does not fit its arrays): remove it to start over.")
         for k in range(n_out):
-            out[k][:done] = saved[names[k]][:done]
+            out[k][:done] = saved[names[k]]
     chunk = int(chunk) if chunk else max(1, -(-items // 50))
     while done < items:
         t0 = time.perf_counter()

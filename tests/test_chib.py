@@ -162,6 +162,11 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypa
         run(seed=3, checkpoint=path)
     with pytest.raises(EstimatorError, match="give either client or checkpoint"):
         run(seed=2, checkpoint=path, client=object())
+    kept = _io.read_npz(path)
+    _io.atomic_savez(path, {**kept, "done": np.array(kept["done"] + 1)})
+    with pytest.raises(EstimatorError, match=r"checkpoint '.*' is damaged \(its count of "
+                                             r"finished items does not fit its arrays\)"):
+        run(seed=2, checkpoint=path)
 
 
 def test_log_z_from_an_ais_result(case):
