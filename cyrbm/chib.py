@@ -281,7 +281,10 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
                                  f"items does not fit its arrays): remove it to start over.")
         for k in range(n_out):
             out[k][:done] = saved[names[k]]
-    chunk = int(chunk) if chunk else max(1, -(-items // 50))
+    if chunk is None:
+        chunk = max(1, -(-items // 50))
+    elif isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise EstimatorError(f"chunk must be a whole number of at least 1, not {chunk!r}.")
     while done < items:
         t0 = time.perf_counter()
         j1 = min(items, done + chunk)

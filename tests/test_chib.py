@@ -162,6 +162,9 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypa
         run(seed=3, checkpoint=path)
     with pytest.raises(EstimatorError, match="give either client or checkpoint"):
         run(seed=2, checkpoint=path, client=object())
+    with pytest.raises(EstimatorError, match="chunk must be a whole number of at least 1, "
+                                             "not 0"):
+        run(seed=2, checkpoint=tmp_path / "other.npz", chunk=0)
     kept = _io.read_npz(path)
     _io.atomic_savez(path, {**kept, "done": np.array(kept["done"] + 1)})
     with pytest.raises(EstimatorError, match=r"checkpoint '.*' is damaged \(its count of "
