@@ -53,6 +53,12 @@ def progress_file(checkpoint):
     return f"{_stem(checkpoint)}.done.npz"
 
 
+def whitening_file(checkpoint):
+    """The whitening a DBN run applies to its data (``cyrbm dbn --whiten``), kept for a
+    resume: ``X.ckpt.npz`` -> ``X.whitening.npz``."""
+    return f"{_stem(checkpoint)}.whitening.npz"
+
+
 def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities

@@ -130,7 +130,27 @@ def test_cli_dbn_gaussian_srbm_top_whitened(real, tmp_path, capsys):
                              "--visible", "gaussian", "--whiten", "zca", "--resume",
                              "--no-progress"], capsys)
     assert code == 0, err
-    assert isinstance(DBN.load(out).top, SRBM)
+    first = DBN.load(out)
+    assert isinstance(first.top, SRBM)
+    # the whitening is kept beside the checkpoints: a resume without --whiten applies it
+    # (the same model as with it), one with another kind is refused
+    assert (tmp_path / "p.whitening.npz").is_file()
+    DBN(done.layers[:1], meta=done.meta).save(progress_file(ck))
+    code, stdout, err = run(["dbn", d / "train.npy", "-o", out, "--layers", "6,3",
+                             "--visible", "gaussian", "--resume", "--no-progress", "--json"],
+                            capsys)
+    assert code == 0, err
+    assert json.loads(stdout)["whiten"] == "zca"
+    again = DBN.load(out)
+    assert again.layers[0].whitening.kind == "zca"
+    for a, b in zip(first.layers, again.layers):
+        np.testing.assert_array_equal(a.W, b.W)
+    DBN(done.layers[:1], meta=done.meta).save(progress_file(ck))
+    code, stdout, err = run(["dbn", d / "train.npy", "-o", out, "--layers", "6,3",
+                             "--visible", "gaussian", "--whiten", "pca", "--resume",
+                             "--no-progress"], capsys)
+    assert code == 1
+    assert "the run being resumed whitened its data by zca, not pca" in err
 
 
 @pytest.mark.parametrize("extra,needle", [

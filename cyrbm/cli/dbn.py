@@ -61,7 +61,7 @@ def _per_layer_args(args, n):
 
 def cmd_dbn(args, out):
     from cyrbm.datasets import load_data
-    from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
+    from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn, whitening_file
     sizes = _layers(args["--layers"])
     per = _per_layer_args(args, len(sizes))
     settings = []
@@ -92,7 +92,8 @@ def cmd_dbn(args, out):
         + [(f"layer {l}'s checkpoint named after {named}", layer_checkpoint(checkpoint, l),
             "npz") for l in range(len(sizes))]
         + [(f"the file of finished layers named after {named}", progress_file(checkpoint),
-            "npz")],
+            "npz"),
+           (f"the whitening named after {named}", whitening_file(checkpoint), "npz")],
         [("the training data DATA", _data_file(args["DATA"]))])
     if args["--resume"]:
         settings, was_top = _resume_settings(settings, sizes, args, checkpoint, layer_input)
@@ -117,10 +118,17 @@ def cmd_dbn(args, out):
     seed = settings[0]["seed"]
     data = load_data(args["DATA"], binarize=binarize, threshold=binarize_threshold(args),
                      seed=seed, real=gaussian)
-    whitening = None
-    if whiten is not None:
+    # the whitening is kept beside the checkpoints, so that --resume (with or without
+    # --whiten) transforms the data by the very same map
+    wfile = whitening_file(checkpoint)
+    whitening = (_kept_whitening(wfile, whiten)
+                 if args["--resume"] and gaussian and os.path.isfile(wfile) else None)
+    if whitening is None and whiten is not None:
         from cyrbm.patches import fit_whitening
         whitening = fit_whitening(data, whiten)
+        arrays, record = whitening.to_arrays()
+        _io.atomic_savez(wfile, {**arrays, "meta": _io.meta_to_array(record)})
+    if whitening is not None:
         data = whitening.transform(data)
     quiet = args["--json"] or args["--no-progress"]
 
@@ -159,7 +167,7 @@ def cmd_dbn(args, out):
     result = {"model": path, "data": args["DATA"], "n_samples": int(data.shape[0]),
               "sizes": dbn.sizes, "init_transpose": bool(args["--init-transpose"]),
               "layer_input": layer_input, "visible": visible, "top": top,
-              "whiten": whiten,
+              "whiten": None if whitening is None else whitening.kind,
               "seconds": time.perf_counter() - t0, "threads": threads,
               "checkpoints": [layer_checkpoint(checkpoint, l) for l in range(len(sizes))],
               "layers": [{k: v for k, v in s.items() if k not in ("callback", "progress")}
@@ -239,6 +247,24 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
         return (f"no layer finished; the state of layer 1 is in '{current}'; continue with "
                 f"--resume.")
     return "no layer finished, and no checkpoint was written."
+
+
+def _kept_whitening(path, whiten):
+    """The whitening a resumed ``cyrbm dbn`` run kept at ``path``; --whiten, when given
+    again, must name its kind."""
+    from cyrbm import _io
+    from cyrbm.patches import Whitening
+    arrays = _io.read_npz(path, "whitening file")
+    record = _io.meta_from_array(arrays.get("meta", "{}"), path, "whitening file")
+    whitening = Whitening.from_arrays(arrays, record)
+    if whitening is None:
+        raise DBNUsageError(f"'{path}' holds no whitening (remove it, or resume with the "
+                            f"same --whiten as the run).")
+    if whiten is not None and whiten != whitening.kind:
+        raise DBNUsageError(f"the run being resumed whitened its data by {whitening.kind}, "
+                            f"not {whiten}: resume with --whiten {whitening.kind}, or "
+                            f"without --whiten.")
+    return whitening
 
 
 def _items_kept(checkpoint, started):

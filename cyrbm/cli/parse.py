@@ -144,9 +144,10 @@ Options:
   --learn-sigma              train --visible gaussian: learn sigma too (per unit).
   --whiten KIND              train, dbn --visible gaussian: whiten DATA first by zca,
                              pca or standardize, fitted on DATA and saved in MODEL
-                             (DBN: in its bottom layer); ais, logz, evaluate and bound
-                             apply it to --data and report ln p in pixel space too
-                             (default: no whitening).
+                             (DBN: in its bottom layer; a resumed dbn applies the
+                             run's own, kept beside its checkpoints); ais, logz,
+                             evaluate and bound apply it to --data and report ln p in
+                             pixel space too (default: no whitening).
   --checkpoint FILE          Checkpoint file (default: MODEL with .ckpt.npz).  With
                              bound's methods chib and ais: keep the finished vectors
                              there (none by default); the same command run again goes
