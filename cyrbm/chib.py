@@ -285,17 +285,19 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
         chunk = max(1, -(-items // 50))
     elif isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
         raise EstimatorError(f"chunk must be a whole number of at least 1, not {chunk!r}.")
+    earlier, spent = before, before
     while done < items:
         t0 = time.perf_counter()
         j1 = min(items, done + chunk)
         part = _item_slice(dbn, v, done, j1, settings, threads=threads)
         for whole, piece in zip(out, part):
             whole[done:j1] = piece
-        done, before = j1, before + time.perf_counter() - t0
+        done, spent = j1, spent + time.perf_counter() - t0
         _io.atomic_savez(path, {"key": np.array(key), "done": np.array(done),
-                                "seconds": np.array(before),
+                                "seconds": np.array(spent),
                                 **{f"out{k}": out[k][:done] for k in range(n_out)}})
-    return [tuple(out)], before
+    # the caller adds this call's own time
+    return [tuple(out)], earlier
 
 
 # ------------------------------------------------------------------------- result

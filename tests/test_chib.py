@@ -8,6 +8,8 @@ T-tilde) fails the same check.
 """
 import math
 
+import time
+
 import numpy as np
 import pytest
 
@@ -151,10 +153,14 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypa
     from cyrbm import _io
     assert int(_io.read_npz(path)["done"]) == 12
     monkeypatch.setattr(chib, "_item_slice", item_slice)
+    earlier = float(_io.read_npz(path)["seconds"])
+    t0 = time.perf_counter()
     got = run(seed=2, checkpoint=path, chunk=6)
+    wall = time.perf_counter() - t0
     np.testing.assert_array_equal(got.samples, want.samples)
     np.testing.assert_array_equal(got.log_probs, want.log_probs)
-    assert got.seconds > 0
+    # the first call's slices plus this whole call, each counted once
+    assert earlier > 0 and earlier < got.seconds <= earlier + wall
     again = run(seed=2, checkpoint=path, chunk=6)          # all done: read back
     np.testing.assert_array_equal(again.samples, want.samples)
     with pytest.raises(EstimatorError, match="was written for another model, other data or "
