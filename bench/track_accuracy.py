@@ -34,6 +34,8 @@ Options:
   --refine=N          The ladder's track_refine (links short of overlap run again with
                       more betas, up to N times) [default: 0].
   --track-runs=R      The ladder's runs each way [default: 16].
+  --overlap=X         The ladder's track_overlap (also a rung when the overlap with the
+                      last one falls below X; default: none).
   --method=M          Training method [default: cd].
   --threads=T         cyrbm threads (default: all cores).
   -h --help           Show this text.
@@ -69,12 +71,14 @@ def main(argv=None):
     print(f"data: {source}, {X.shape[0]} x {X.shape[1]} (test {T.shape[0]}); {H} hidden, CD-1, "
           f"{E} epochs, lr {args['--lr']}, {args['--method']}; tracking every epoch, "
           f"{args['--track-runs']} runs of {defaults.TRACK_BETAS} betas each way, refined up "
-          f"to {args['--refine']} times; fresh AIS: {args['--runs']} runs, "
+          f"to {args['--refine']} times, overlap rungs {args['--overlap']}; fresh AIS: {args['--runs']} runs, "
           f"schedule {args['--schedule']}, at epochs {marks}")
     kept = {}
     trainer = cyrbm.Trainer(H, epochs=E, learning_rate=float(args["--lr"]), monitor_size=0,
                             progress=False, seed=0, threads=threads, track_logz=True,
                             track_refine=int(args["--refine"]),
+                            track_overlap=None if args["--overlap"] is None
+                            else float(args["--overlap"]),
                             track_runs=int(args["--track-runs"]), method=args["--method"],
                             callback=lambda r: kept.__setitem__(r["epoch"], (
                                 trainer.model.copy(), r)) if r["epoch"] in marks else None)

@@ -33,6 +33,7 @@ Options:
   --epochs=E          Epochs of each fit [default: 3].
   --track-every=N     Updates between the ladder's models (default: every epoch).
   --refine=N          Trainer's track_refine (default: cyrbm.defaults.TRACK_REFINE).
+  --overlap=X         Trainer's track_overlap (default: none).
   --repeat=R          Alternating runs of each; the minimum is reported [default: 2].
   --threads=T         cyrbm threads (default: all cores).
   -h --help           Show this text.
@@ -57,6 +58,7 @@ def main(argv=None):
     n_test, repeat = int(args["--test"]), int(args["--repeat"])
     every = None if args["--track-every"] is None else int(args["--track-every"])
     refine = defaults.TRACK_REFINE if args["--refine"] is None else int(args["--refine"])
+    overlap = None if args["--overlap"] is None else float(args["--overlap"])
     threads = None if args["--threads"] is None else int(args["--threads"])
     if args["DATA"] == "mnistlike":
         from mnistlike import mnistlike
@@ -78,7 +80,7 @@ def main(argv=None):
           f"batch {B}, {E} epochs; tracking: a model every "
           f"{'epoch' if every is None else f'{every} updates'}, {defaults.TRACK_RUNS} runs "
           f"of {defaults.TRACK_BETAS} betas each way, {defaults.TRACK_BURN_IN} burn-in sweeps, "
-          f"refine {refine}")
+          f"refine {refine}, overlap rungs {overlap}")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"cyrbm {cfg['version']}, {threads or cfg['threads']} threads, kernels "
           f"{cfg['kernels']}; best of {repeat}, alternating")
@@ -86,7 +88,7 @@ def main(argv=None):
     def fit(track, test):
         trainer = cyrbm.Trainer(H, epochs=E, batch_size=B, monitor_size=0, progress=False,
                                 seed=0, threads=threads, track_logz=track, track_every=every,
-                                track_refine=refine)
+                                track_refine=refine, track_overlap=overlap)
         t0, c0 = time.perf_counter(), time.process_time()
         trainer.fit(X, test_data=T if test else None)
         return np.array([time.perf_counter() - t0, time.process_time() - c0]), trainer

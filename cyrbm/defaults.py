@@ -44,6 +44,9 @@ TRACK_BURN_IN = 50
 #: none by default, for the cost; 2 (then a fixed factor 4) made the error bars of a 784 x 500 run 7 times
 #: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
 TRACK_REFINE = 0
+#: updates between Trainer(track_overlap=...)'s checks of the overlap with the last rung
+#: (each weighs the TRACK_RUNS carried draws under two models: two free energies of 16 rows)
+TRACK_OVERLAP_EVERY = 10
 
 # ---------------------------------------------------- Annealer (cyrbm.annealing)
 AIS_RUNS = 100

@@ -25,6 +25,13 @@ Here:
   times (default none, for the cost), and if it is still short it gets a warning: its
   error bar, and so every interval after it, cannot be trusted.
 
+Where the rungs are is the Trainer's choice (``track_every``, log-spaced early rungs),
+and with ``track_overlap`` also the models' own: :meth:`LogZTracker.overlap` weighs the
+draws carried from the last link towards the current model and gives their effective
+sample size over their number (Kong 1992), the one-sided analogue of the swap rate
+between neighbouring models that PTT uses to freeze rungs (a swap rate needs draws of
+both models; between links the tracker has draws of the last rung only).
+
 The starting states matter as much as the betas: the reverse runs start from the
 forward runs' end states, which AIS of few betas leaves away from p_B, and their
 ``burn_in`` sweeps must bring them there.  On a 784 x 500 RBM of MNIST-like digits the
@@ -213,9 +220,29 @@ class LogZTracker:
         self.log_Z += delta
         self.var += se * se
         self.last = B
-        if not self._exact(B):
-            self.chains = fwd.samples
+        # the next link's forward starts (unused when the runs start from exact draws),
+        # and the draws of the last rung that overlap() weighs
+        self.chains = fwd.samples
         return self._record(update, (delta, se, overlap, betas))
+
+    @property
+    def last_update(self):
+        """The update after which the last rung was taken (None before the first)."""
+        return getattr(self, "_previous_update", None)
+
+    def overlap(self, model, threads=None):
+        """How much ``model`` still overlaps the last rung: the importance-sampling
+        effective sample size (Kong 1992) of the carried draws x of the last rung p_A
+        weighted by p*_model(x) / p*_A(x), over their number.  1 for the last rung
+        itself, falling towards 1/runs as the models part (Trainer's ``track_overlap``
+        adds a rung below a threshold).  None while the ladder has no draws (a first
+        rung enumerated exactly, before its first link)."""
+        if self.chains is None:
+            return None
+        lw = (model._log_unnormalized_rows(self.chains, threads)
+              - self.last._log_unnormalized_rows(self.chains, threads))
+        w = np.exp(lw - lw.max())
+        return float(w.sum() ** 2 / (w.size * np.dot(w, w)))
 
     def _exact(self, model):
         return self.start == "exact" or (

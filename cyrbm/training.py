@@ -144,6 +144,13 @@ class Trainer:
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
         ``log_likelihood_interval``, +- 3 se) and the last rung's figures.
+    track_overlap : float or None
+        Also take the model as a rung when it has drifted from the last rung: checked
+        every ``defaults.TRACK_OVERLAP_EVERY`` updates, a rung is added when the
+        importance-sampling overlap of the last rung's carried draws with the current
+        model (``LogZTracker.overlap``: effective sample size over draws, 1 for the same
+        model) falls below this fraction in (0, 1).  The ladder then adapts its spacing
+        to how fast training moves the model; each added rung costs one link.
     monitor_size : int or "auto"
         Training rows (a fixed random subset) on which the reconstruction error and the
         exact pseudo-log-likelihood are recorded after each epoch; 0 turns monitoring off.
@@ -218,7 +225,7 @@ class Trainer:
                  damping=DAMPING, mean_field_steps=MEAN_FIELD_STEPS, track_logz=False,
                  track_every=None,
                  track_runs=defaults.TRACK_RUNS, track_betas=defaults.TRACK_BETAS,
-                 track_refine=defaults.TRACK_REFINE):
+                 track_refine=defaults.TRACK_REFINE, track_overlap=None):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}.")
         self.k_first, self.k_last = parse_k(k)
@@ -263,6 +270,10 @@ class Trainer:
         self.track_runs = check_whole(track_runs, "track_runs", 2)
         self.track_betas = check_whole(track_betas, "track_betas", 2)
         self.track_refine = check_whole(track_refine, "track_refine", 0)
+        if track_overlap is not None and not (_real(track_overlap) and 0 < track_overlap < 1):
+            raise ValueError(f"track_overlap is a fraction of the carried draws, in (0, 1), "
+                             f"not {track_overlap!r}.")
+        self.track_overlap = None if track_overlap is None else float(track_overlap)
         self.test_data = None               # set by fit: rows of the tracked log-likelihood
         if self.track_logz and visible == "gaussian":
             raise ValueError("track_logz follows ln Z of binary RBMs, not of a Gaussian RBM "
@@ -378,7 +389,8 @@ class Trainer:
             "monitor_size": self.monitor_size,
             **SAMPLERS[self.method].settings(self),
             **({"track_logz": {"every": self.track_every, "runs": self.track_runs,
-                               "betas": self.track_betas, "refine": self.track_refine}}
+                               "betas": self.track_betas, "refine": self.track_refine,
+                               "overlap": self.track_overlap}}
                if self.track_logz else {}),
             **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),
@@ -641,7 +653,9 @@ class Trainer:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
                     state["n_updates"] += 1
-                    if tracker is not None and self._track_due(state["n_updates"], n_batches):
+                    if tracker is not None and (
+                            self._track_due(state["n_updates"], n_batches)
+                            or self._overlap_lost(tracker, model, state["n_updates"], T)):
                         self._track(state, tracker, model, T)
                     if bar is not None:
                         bar.update(1)
@@ -695,6 +709,14 @@ class Trainer:
             return n_updates % self.track_every == 0
         return n_updates < per_epoch and n_updates & (n_updates - 1) == 0
 
+    def _overlap_lost(self, tracker, model, n_updates, n_threads):
+        """With ``track_overlap``: whether, at a check (every TRACK_OVERLAP_EVERY
+        updates), the model overlaps the last rung less than that fraction."""
+        if self.track_overlap is None or n_updates % defaults.TRACK_OVERLAP_EVERY:
+            return False
+        overlap = tracker.overlap(model, n_threads)
+        return overlap is not None and overlap < self.track_overlap
+
     def _tracker(self, state, model, n_threads):
         """The ln Z ladder of a tracked run (cyrbm.tracking), begun at the first model
         when the state has none yet; None without tracking."""
@@ -714,7 +736,10 @@ class Trainer:
         return tracker
 
     def _track(self, state, tracker, model, n_threads):
-        """Add the current model to the ladder (after ``state["n_updates"]`` updates)."""
+        """Add the current model to the ladder (after ``state["n_updates"]`` updates),
+        unless it is already the last rung (added by ``track_overlap`` at an epoch's end)."""
+        if tracker.last_update == state["n_updates"]:
+            return
         tracker.threads = n_threads
         state["track_pending"].append(self._track_record(
             tracker, tracker.step(model, state["n_updates"]), n_threads))

@@ -126,6 +126,55 @@ def test_chains_path_tracks_an_enumerable_run():
     assert worst_z(rungs, exact) < TOL and rungs[-1]["log_Z_se"] < 0.2
 
 
+def test_overlap_weighs_the_last_rungs_draws():
+    """LogZTracker.overlap: the effective sample size of the carried draws of the last
+    rung weighed towards another model, over their number: by hand, 1 for the rung
+    itself, falling as the model moves away; None before an exact ladder's first link."""
+    rng = np.random.default_rng(3)
+    A = RBM(rng.normal(0, 0.3, (24, 22)), rng.normal(0, 0.5, 24), rng.normal(0, 0.5, 22))
+    tracker = LogZTracker(0, runs=16, betas=20)
+    tracker.begin(A)                          # through A's W = 0 copy: draws carried
+    assert tracker.overlap(A) == 1.0 and tracker.last_update == 0
+    x = tracker.chains
+    assert x.shape == (16, 24)
+    found = []
+    for scale in (0.05, 0.3, 1.0):
+        B = RBM(A.W + scale * rng.normal(0, 1, A.W.shape), A.vbias, A.hbias)
+        lw = B.log_unnormalized(x) - A.log_unnormalized(x)
+        w = np.exp(lw - lw.max())
+        found.append(tracker.overlap(B))
+        assert math.isclose(found[-1], w.sum() ** 2 / (16 * np.sum(w * w)), rel_tol=1e-9)
+    assert 1.0 > found[0] > found[1] > found[2] >= 1 / 16
+    small = RBM(A.W[:, :8], A.vbias, A.hbias[:8])          # enumerable: exact starts
+    exact = LogZTracker(0)
+    exact.begin(small)
+    assert exact.overlap(small) is None
+
+
+def test_track_overlap_adds_rungs_where_the_model_moves():
+    """Trainer(track_overlap=X): a rung wherever a check (every TRACK_OVERLAP_EVERY
+    updates) finds the overlap below X, besides the scheduled ones; none added at a low
+    X; the denser ladder still within TOL of exact at every rung (and a wrong link not)."""
+    from cyrbm import defaults
+    every = defaults.TRACK_OVERLAP_EVERY
+    scheduled = [0, 1, 2, 4, 8, 16, 30, 60, 90, 120]
+    low, _ = tracked_run(epochs=4, track_every=None, track_overlap=0.5)
+    assert [r["update"] for r in rungs_of(low.history)] == scheduled
+    trainer, models = tracked_run(epochs=4, track_every=None, track_overlap=0.95)
+    rungs = rungs_of(trainer.history)
+    ups = [r["update"] for r in rungs]
+    added = sorted(set(ups) - set(scheduled))
+    assert ups == sorted(set(ups)) and set(scheduled) <= set(ups)      # no rung twice
+    assert len(added) >= 4 and all(u % every == 0 for u in added)
+    exact = {u: exact_log_partition(m) for u, m in models.items()}
+    assert worst_z(rungs, exact) < TOL and rungs[-1]["log_Z_se"] < 0.2
+    assert worst_z(rungs, exact, len(rungs) // 2, 10.0) > TOL
+    assert trainer.settings()["track_logz"]["overlap"] == 0.95
+    with pytest.raises(ValueError, match=r"track_overlap is a fraction of the carried "
+                                         r"draws, in \(0, 1\), not 1"):
+        Trainer(4, track_logz=True, track_overlap=1)
+
+
 def test_refine_factor_follows_the_log_weight_variance():
     from cyrbm.tracking import refine_factor
     rng = np.random.default_rng(0)
@@ -148,11 +197,13 @@ def test_a_poor_overlap_is_reported():
     assert "\n" not in r["overlap_warning"]
 
 
-@pytest.mark.parametrize("every", [7, None])
+@pytest.mark.parametrize("every", [7, None, "overlap"])
 def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path, every):
     X = load_data("digits")
     ck = tmp_path / "ck.npz"
     settings = {**SETTINGS, "track_every": every}
+    if every == "overlap":
+        settings.update(track_every=None, track_overlap=0.95)
 
     def interrupt(record):
         if record["epoch"] == 1:
@@ -170,7 +221,9 @@ def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path, every):
     straight.fit(X)
     assert rungs_of(resumed.history) == rungs_of(straight.history)
     # without track_every: the epochs' ends and, in the first epoch, updates 1, 2, 4, 8, 16
-    assert len(rungs_of(straight.history)) == 1 + (3 + 5 if every is None else 3 * 30 // every)
+    n = len(rungs_of(straight.history))
+    assert n == 1 + 3 + 5 if every is None else n > 1 + 3 + 5 if every == "overlap" \
+        else n == 1 + 3 * 30 // every
     np.testing.assert_array_equal(resumed.model.W, straight.model.W)
 
 
@@ -214,6 +267,14 @@ def test_cli_tracking_options_need_track_logz(tmp_path, capsys):
                          capsys)
     assert code != 0
     one_error_line(err, "--track-logz")
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--track-overlap",
+                          "0.9"], capsys)
+    assert code != 0
+    one_error_line(err, "--track-overlap is an option of train --track-logz")
+    code, out, err = run(["train", "digits", "-o", tmp_path / "m.npz", "--track-logz",
+                          "--track-overlap", "1"], capsys)
+    assert code != 0
+    one_error_line(err, "--track-overlap")
 
 
 def test_a_gaussian_rbm_is_not_tracked():

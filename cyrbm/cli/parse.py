@@ -30,6 +30,7 @@ Usage:
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
               [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
               [--track-logz] [--track-every N] [--track-refine N]
+              [--track-overlap X]
               [--data DATA] [--plot FILE] [--sigma S] [--learn-sigma] [--whiten KIND]
               [--lateral] [--reconstruction HOW]
   cyrbm info [MODEL] [--json]
@@ -179,6 +180,10 @@ Options:
                              epoch after updates 1, 2, 4, 8, ...).
   --track-refine N           train --track-logz: run a link short of overlap again with
                              more betas, up to N times (default: {d.TRACK_REFINE}).
+  --track-overlap X          train --track-logz: also take the model as a rung when
+                             its overlap with the last rung (the carried draws'
+                             effective sample size over their number, checked every
+                             {d.TRACK_OVERLAP_EVERY} updates) falls below X, in (0, 1).
   --data DATA                Data whose average log-probability to estimate; for
                              train with --track-logz, the test data of the learning
                              curve.
@@ -332,7 +337,7 @@ _VALUE_OPTIONS = {
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every", "--track-refine", "--sigma", "--whiten", "--top", "--reconstruction",
+    "--track-every", "--track-refine", "--track-overlap", "--sigma", "--whiten", "--top", "--reconstruction",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace", "--track-logz", "--learn-sigma",

@@ -249,7 +249,9 @@ def cmd_train(args, out):
     track = args["--track-logz"]
     track_every = _whole(args, "--track-every", 1, optional=True)
     track_refine = _whole(args, "--track-refine", 0, optional=True)
-    for option in ("--track-every", "--track-refine", "--data", "--plot"):
+    track_overlap = _real(args, "--track-overlap", low=0, high=1, low_open=True,
+                          high_open=True, optional=True)
+    for option in ("--track-every", "--track-refine", "--track-overlap", "--data", "--plot"):
         if args[option] is not None and not track:
             raise UsageError(f"{option} is an option of train --track-logz; add --track-logz "
                              f"to track ln Z through training.")
@@ -291,7 +293,8 @@ def cmd_train(args, out):
         monitor_size=settings["monitor_size"], visible=settings["visible"],
         progress=False if (args["--no-progress"] or quiet) else None, callback=report,
         track_logz=track, track_every=track_every,
-        **({"track_refine": track_refine} if track_refine is not None else {}), **sampler,
+        **({"track_refine": track_refine} if track_refine is not None else {}),
+        track_overlap=track_overlap, **sampler,
         **({"sigma": sigma, "learn_sigma": args["--learn-sigma"]} if gaussian else {}),
         **lateral)
     t0 = time.perf_counter()
