@@ -273,7 +273,9 @@ class BoundEstimator:
         if self.model.visible != "gaussian":
             if lateral_of(layers[-1]) is not None:
                 raise BoundError(f"{what} takes a top layer with lateral weights only above "
-                                 f"a Gaussian bottom layer.")
+                                 f"a Gaussian bottom layer; a binary DBN is measured with an "
+                                 f"RBM on top (train_dbn's top='rbm', cyrbm dbn without "
+                                 f"--top srbm).")
             return None
         if len(layers) != 2:
             raise BoundError(f"{what} of a DBN with a Gaussian bottom layer needs two layers, "

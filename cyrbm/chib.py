@@ -75,10 +75,11 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
         raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
                         f"{type(dbn).__name__}.") from None
     gaussian = bool(layers) and is_gaussian_bottom(layers[0])
-    # above a Gaussian bottom the top is any model with W, vbias, hbias (and ``lateral``)
+    # the top may be any binary model with W, vbias, hbias (and ``lateral``: an SRBM,
+    # refused below unless the bottom is Gaussian)
     if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
-               (l > 0 and gaussian and isinstance(layer, Layers)
-                and not is_gaussian_bottom(layer)) for l, layer in enumerate(layers)):
+               (l > 0 and isinstance(layer, Layers) and not is_gaussian_bottom(layer))
+               for l, layer in enumerate(layers)):
         raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects (the "
                         f"bottom one may be a GaussianRBM).")
     if len(layers) != 2:
@@ -90,7 +91,9 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
                                  f"hidden units but layer 2 has {top.n_visible} visible units.")
     if lateral_of(top) is not None and not is_gaussian_bottom(low):
         raise EstimatorError(f"{what} takes a top layer with lateral weights only above a "
-                             f"Gaussian bottom layer (GaussianRBM).")
+                             f"Gaussian bottom layer (GaussianRBM); a binary DBN is measured "
+                             f"with an RBM on top (train_dbn's top='rbm', cyrbm dbn without "
+                             f"--top srbm).")
     return low, top
 
 
