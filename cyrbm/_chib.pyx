@@ -379,9 +379,17 @@ cyrbm_kt = kernel_table()
 
 
 # ---------------------------------------------------------------------------------------
-# A DBN whose bottom layer has Gaussian visible units (MS09 Sec. 5.2): the same two
+# A DBN whose bottom layer has Gaussian visible units (MS09 Sec. 5.2), or whose top layer
+# has lateral weights (a semi-restricted top above either bottom): the same two
 # estimators and the variational bound's samples, on a typed driver in float64 (scalar
 # loops, compiled once: no vector code, so the bits depend on no kernel variant).
+#
+# RBM1 (binary): ln p(v | h1) = sum_i v_i u_i - softplus(u_i), u = b1 + W1 h1, and
+# Q(h1 | v) = sigma(c1 + W1^T v).  A chain keeps u in place of the residual, and
+# p1 = sigma(u), so that the likelihood's change when unit j turns on is
+#     (W1^T v)_j - sum_i ln(1 + p1_i expm1(w_ij))
+# (+ sum_i ln(1 + p1_i expm1(-w_ij)) when it turns off), by the same blocks of
+# logarithms as the top's term below.
 #
 # RBM1 (Gaussian): p(v | h1) = N(b1 + s (W1 h1), s^2), Q(h1 | v) = sigma(c1 + W1^T (v / s)),
 # a = (v - b1) / s.  The top layer enters only through
@@ -404,10 +412,14 @@ DELTA_MAX_W = 40.0
 
 cdef struct gdbn_model:
     Py_ssize_t D, H1, H2
+    bint binary            # RBM1's visible units: binary (else Gaussian)
+    const double *E1on     # H1 x D: expm1(W1^T) (binary)
+    const double *E1off    # H1 x D: expm1(-W1^T) (binary)
+    Py_ssize_t block1      # factors per logarithm of the binary likelihood's term
     const double *W1T      # H1 x D: the columns of W1
     const double *n1       # H1: ||W1_j||^2
     const double *b1       # D
-    const double *s        # D
+    const double *s        # D (Gaussian)
     const double *c1       # H1: Q's biases
     const double *W2       # H1 x H2
     const double *b2       # H1
@@ -421,24 +433,29 @@ cdef struct gdbn_model:
 
 cdef struct gdbn_state:
     uint8_t *h
-    double *r
+    double *r              # Gaussian: the residual a - W1 h1; binary: u = b1 + W1 h1
     double *x2
     double *l
     double *p2             # sigma(x2)
+    double *p1             # sigma(u) (binary; else NULL)
+    const double *vw       # (W1^T v)_j of the test vector (binary; else NULL)
     Py_ssize_t since
 
 
 cdef inline size_t _g_state_doubles(const gdbn_model *M) noexcept nogil:
-    return <size_t> (M.D + 2 * M.H2 + M.H1)
+    return <size_t> (M.D + 2 * M.H2 + M.H1 + (M.D if M.binary else 0))
 
 
-cdef inline gdbn_state _g_view(const gdbn_model *M, double *f, uint8_t *h) noexcept nogil:
+cdef inline gdbn_state _g_view(const gdbn_model *M, double *f, uint8_t *h,
+                               const double *vw) noexcept nogil:
     cdef gdbn_state s
     s.h = h
     s.r = f
     s.x2 = f + M.D
     s.l = f + M.D + M.H2
     s.p2 = f + M.D + M.H2 + M.H1
+    s.p1 = f + M.D + 2 * M.H2 + M.H1 if M.binary else NULL
+    s.vw = vw
     s.since = 0
     return s
 
@@ -455,15 +472,20 @@ cdef inline void _g_copy(const gdbn_model *M, gdbn_state *dst,
         dst.p2[i] = src.p2[i]
     for i in range(M.H1):
         dst.l[i] = src.l[i]
+    if M.binary:
+        for i in range(M.D):
+            dst.p1[i] = src.p1[i]
     dst.since = src.since
 
 
 cdef inline void _g_refresh(const gdbn_model *M, gdbn_state *s, const double *a) noexcept nogil:
-    """r = a - W1 h1, x2 = c2 + W2^T h1, l = L h1, exactly (units in ascending order)."""
+    """r = a - W1 h1 (binary: u = b1 + W1 h1 and p1 = sigma(u)), x2 = c2 + W2^T h1,
+    l = L h1, exactly (units in ascending order)."""
     cdef Py_ssize_t i, j
     cdef const double *w
+    cdef double sg1 = 1.0 if M.binary else -1.0
     for i in range(M.D):
-        s.r[i] = a[i]
+        s.r[i] = M.b1[i] if M.binary else a[i]
     for i in range(M.H2):
         s.x2[i] = M.c2[i]
     for i in range(M.H1):
@@ -473,7 +495,7 @@ cdef inline void _g_refresh(const gdbn_model *M, gdbn_state *s, const double *a)
             continue
         w = M.W1T + j * M.D
         for i in range(M.D):
-            s.r[i] -= w[i]
+            s.r[i] += sg1 * w[i]
         w = M.W2 + j * M.H2
         for i in range(M.H2):
             s.x2[i] += w[i]
@@ -483,16 +505,23 @@ cdef inline void _g_refresh(const gdbn_model *M, gdbn_state *s, const double *a)
                 s.l[i] += w[i]
     for i in range(M.H2):
         s.p2[i] = cyrbm_sigmoid(s.x2[i])
+    if M.binary:
+        for i in range(M.D):
+            s.p1[i] = cyrbm_sigmoid(s.r[i])
     s.since = 0
 
 
 cdef inline void _g_flip(const gdbn_model *M, gdbn_state *s, Py_ssize_t j, int on) noexcept nogil:
     cdef Py_ssize_t i
     cdef double sg = 1.0 if on else -1.0
+    cdef double sr = sg if M.binary else -sg
     cdef const double *w = M.W1T + j * M.D
     s.h[j] = <uint8_t> on
     for i in range(M.D):
-        s.r[i] -= sg * w[i]
+        s.r[i] += sr * w[i]
+    if M.binary:
+        for i in range(M.D):
+            s.p1[i] = cyrbm_sigmoid(s.r[i])
     w = M.W2 + j * M.H2
     for i in range(M.H2):
         s.x2[i] += sg * w[i]
@@ -503,39 +532,57 @@ cdef inline void _g_flip(const gdbn_model *M, gdbn_state *s, Py_ssize_t j, int o
             s.l[i] += sg * w[i]
 
 
-cdef inline double _g_delta(const gdbn_model *M, const gdbn_state *s, Py_ssize_t j) noexcept nogil:
-    """ln p(v, h1 with h_j = 1) - ln p(v, h1 with h_j = 0), h2 summed out: the Gaussian
-    likelihood's W1_j.r -+ ||W1_j||^2 / 2 (r with unit j as it is), b2_j + (L h1)_j, and
-    sum_k softplus(x2_k with j on) - softplus(x2_k with j off), as the logarithms of
-    products of 1 + p2_k expm1(+-w_jk) over blocks of k (see the comment above)."""
-    cdef Py_ssize_t i, k0, k1
-    cdef const double *w = M.W1T + j * M.D
-    cdef double d = 0.0, t = 0.0, prod
-    cdef bint on = s.h[j] != 0
-    for i in range(M.D):
-        d += w[i] * s.r[i]
-    d += 0.5 * M.n1[j] if on else -0.5 * M.n1[j]
-    w = (M.E2off if on else M.E2on) + j * M.H2
-    k0 = 0
-    while k0 < M.H2:
-        k1 = k0 + M.block
-        if k1 > M.H2:
-            k1 = M.H2
+cdef inline double _g_log_blocks(const double *p, const double *e, Py_ssize_t n,
+                                 Py_ssize_t block) noexcept nogil:
+    """sum_k ln(1 + p_k e_k) as the logarithms of products over blocks of ``block``."""
+    cdef Py_ssize_t i, k0 = 0, k1
+    cdef double t = 0.0, prod
+    while k0 < n:
+        k1 = k0 + block
+        if k1 > n:
+            k1 = n
         prod = 1.0
         for i in range(k0, k1):
-            prod *= 1.0 + s.p2[i] * w[i]
+            prod *= 1.0 + p[i] * e[i]
         t += log(prod)
         k0 = k1
+    return t
+
+
+cdef inline double _g_delta(const gdbn_model *M, const gdbn_state *s, Py_ssize_t j) noexcept nogil:
+    """ln p(v, h1 with h_j = 1) - ln p(v, h1 with h_j = 0), h2 summed out: the Gaussian
+    likelihood's W1_j.r -+ ||W1_j||^2 / 2 (r with unit j as it is; binary: (W1^T v)_j and
+    the blocks of 1 + p1_i expm1(+-w_ij), see the comment above), b2_j + (L h1)_j, and
+    sum_k softplus(x2_k with j on) - softplus(x2_k with j off), as the logarithms of
+    products of 1 + p2_k expm1(+-w_jk) over blocks of k (see the comment above)."""
+    cdef Py_ssize_t i
+    cdef const double *w = M.W1T + j * M.D
+    cdef double d = 0.0, t
+    cdef bint on = s.h[j] != 0
+    if M.binary:
+        t = _g_log_blocks(s.p1, (M.E1off if on else M.E1on) + j * M.D, M.D, M.block1)
+        d = s.vw[j] + (t if on else -t)
+    else:
+        for i in range(M.D):
+            d += w[i] * s.r[i]
+        d += 0.5 * M.n1[j] if on else -0.5 * M.n1[j]
+    t = _g_log_blocks(s.p2, (M.E2off if on else M.E2on) + j * M.H2, M.H2, M.block)
     d += (-t if on else t) + M.b2[j]
     if M.L != NULL:
         d += s.l[j]
     return d
 
 
-cdef inline double _g_log_lik(const gdbn_model *M, const gdbn_state *s) noexcept nogil:
-    """ln p(v | h1) = -||r||^2 / 2 - sum ln s - D ln sqrt(2 pi)."""
+cdef inline double _g_log_lik(const gdbn_model *M, const gdbn_state *s,
+                              const double *a) noexcept nogil:
+    """ln p(v | h1) = -||r||^2 / 2 - sum ln s - D ln sqrt(2 pi); binary: sum_i v_i u_i -
+    softplus(u_i) (a = v)."""
     cdef Py_ssize_t i
     cdef double q = 0.0
+    if M.binary:
+        for i in range(M.D):
+            q += a[i] * s.r[i] - cyrbm_softplus(s.r[i])
+        return q
     for i in range(M.D):
         q += s.r[i] * s.r[i]
     return -0.5 * q - M.lnorm
@@ -554,12 +601,23 @@ cdef inline double _g_log_top(const gdbn_model *M, const gdbn_state *s) noexcept
 
 
 cdef inline void _g_inputs(const gdbn_model *M, const double *v, double *a,
-                           double *x) noexcept nogil:
+                           double *x, double *vw) noexcept nogil:
     """a = (v - b1) / s and Q's log-odds x = c1 + W1^T (v / s) (RBM1's p(h1 | v), i
-    ascending)."""
+    ascending); binary: a = v, vw = W1^T v and x = c1 + vw."""
     cdef Py_ssize_t i, j
     cdef const double *w
     cdef double acc
+    if M.binary:
+        for i in range(M.D):
+            a[i] = v[i]
+        for j in range(M.H1):
+            w = M.W1T + j * M.D
+            acc = 0.0
+            for i in range(M.D):
+                acc += w[i] * v[i]
+            vw[j] = acc
+            x[j] = acc + M.c1[j]
+        return
     for i in range(M.D):
         a[i] = (v[i] - M.b1[i]) / M.s[i]
     for j in range(M.H1):
@@ -628,16 +686,17 @@ cdef inline void _g_chib_item(const gdbn_model *M, const double *v, Py_ssize_t S
     cdef size_t n = _g_state_doubles(M)
     cdef double *a = work
     cdef double *x = work + M.D
-    cdef double *logt = x + M.H1
+    cdef double *vw = x + M.H1
+    cdef double *logt = vw + M.H1
     cdef double *f = logt + S + 1
     cdef uint8_t *hstar = hwork
-    cdef gdbn_state cur = _g_view(M, f, hwork + M.H1)
-    cdef gdbn_state sav = _g_view(M, f + n, hwork + 2 * M.H1)
-    cdef gdbn_state wk = _g_view(M, f + 2 * n, hwork + 3 * M.H1)
+    cdef gdbn_state cur = _g_view(M, f, hwork + M.H1, vw)
+    cdef gdbn_state sav = _g_view(M, f + n, hwork + 2 * M.H1, vw)
+    cdef gdbn_state wk = _g_view(M, f + 2 * n, hwork + 3 * M.H1, vw)
     cdef Py_ssize_t j, t, s, p
     cdef int want, changed
     cdef double d, mx, sm
-    _g_inputs(M, v, a, x)
+    _g_inputs(M, v, a, x, vw)
     _g_draw_q(M, x, cur.h, rng)
     _g_refresh(M, &cur, a)
     for p in range(10000):                  # climb to a local mode (strict ascent)
@@ -655,7 +714,7 @@ cdef inline void _g_chib_item(const gdbn_model *M, const double *v, Py_ssize_t S
     _g_refresh(M, &cur, a)
     for j in range(M.H1):
         hstar[j] = cur.h[j]
-    lpstar[0] = _g_log_lik(M, &cur) + _g_log_top(M, &cur)
+    lpstar[0] = _g_log_lik(M, &cur, a) + _g_log_top(M, &cur)
     s = 1 + <Py_ssize_t> (cyrbm_rng_uniform(rng) * <double> S)
     if s > S:
         s = S
@@ -694,23 +753,24 @@ cdef inline double _g_ais_item(const gdbn_model *M, const double *v, const doubl
     - ln Q(h_{k-1} | v)), with ln p(v, h1) = ln p(v | h1) + ln P*(h1)."""
     cdef double *a = work
     cdef double *x = work + M.D
-    cdef gdbn_state cur = _g_view(M, x + M.H1, hwork)
+    cdef double *vw = x + M.H1
+    cdef gdbn_state cur = _g_view(M, vw + M.H1, hwork, vw)
     cdef Py_ssize_t j, k
     cdef double lp, lq, lw = 0.0
-    _g_inputs(M, v, a, x)
+    _g_inputs(M, v, a, x, vw)
     if not base_q:
         for j in range(M.H1):
             x[j] = 0.0
     lq = _g_draw_q(M, x, cur.h, rng)
     _g_refresh(M, &cur, a)
-    lp = _g_log_lik(M, &cur) + _g_log_top(M, &cur)
+    lp = _g_log_lik(M, &cur, a) + _g_log_top(M, &cur)
     for k in range(1, nb):
         lw += (betas[k] - betas[k - 1]) * (lp - lq)
         if k == nb - 1:
             break
         if refresh > 0 and cur.since >= refresh:
             _g_refresh(M, &cur, a)
-            lp = _g_log_lik(M, &cur) + _g_log_top(M, &cur)
+            lp = _g_log_lik(M, &cur, a) + _g_log_top(M, &cur)
             lq = 0.0
             for j in range(M.H1):
                 lq += (x[j] if cur.h[j] else 0.0) - cyrbm_softplus(x[j])
@@ -725,13 +785,14 @@ cdef inline void _g_bound_item(const gdbn_model *M, const double *v, Py_ssize_t 
     uniforms each, in order), and for each ln p(v | h^(m)), ln P*(h^(m)), ln Q(h^(m) | v)."""
     cdef double *a = work
     cdef double *x = work + M.D
-    cdef gdbn_state cur = _g_view(M, x + M.H1, hwork)
+    cdef double *vw = x + M.H1
+    cdef gdbn_state cur = _g_view(M, vw + M.H1, hwork, vw)
     cdef Py_ssize_t m
-    _g_inputs(M, v, a, x)
+    _g_inputs(M, v, a, x, vw)
     for m in range(samples):
         lq[m] = _g_draw_q(M, x, cur.h, rng)
         _g_refresh(M, &cur, a)
-        lpv[m] = _g_log_lik(M, &cur)
+        lpv[m] = _g_log_lik(M, &cur, a)
         ltop[m] = _g_log_top(M, &cur)
 
 
@@ -751,7 +812,7 @@ cdef struct _g_job:
 
 cdef int _g_run(const gdbn_model *M, const _g_job *J, const double *v, const int32_t *vec,
                 Py_ssize_t n_items, cyrbm_rng *streams, int n_threads) noexcept nogil:
-    """The one driver of the Gaussian-bottom items: OpenMP over items, item t on the
+    """The one driver of the scalar model's items: OpenMP over items, item t on the
     test vector vec[t] (a row of v) with stream streams[t] and its own scratch (malloc'd
     per item), so results do not depend on the number of threads."""
     cdef int nt = cap_threads(n_threads, n_items)
@@ -761,7 +822,7 @@ cdef int _g_run(const gdbn_model *M, const _g_job *J, const double *v, const int
     cdef int failed = 0
     if n_items <= 0:
         return 0
-    nd = M.D + M.H1 + (J.S + 1 if J.kind == 0 else 0) + 3 * <Py_ssize_t> _g_state_doubles(M)
+    nd = M.D + 2 * M.H1 + (J.S + 1 if J.kind == 0 else 0) + 3 * <Py_ssize_t> _g_state_doubles(M)
     nh = 4 * M.H1
     for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
         w = <double *> malloc(nd * sizeof(double))
@@ -783,13 +844,14 @@ cdef int _g_run(const gdbn_model *M, const _g_job *J, const double *v, const int
     return -1 if failed else 0
 
 
-cdef class GaussChibModel:
-    """A two-layer DBN with a Gaussian bottom layer laid out for ``_g_run``, in float64.
+cdef class ScalarChibModel:
+    """A two-layer DBN laid out for ``_g_run``, in float64: a Gaussian bottom layer (MS09
+    Sec. 5.2), or a binary one under a top with lateral weights.
 
-    Parameters: RBM1's W1 (D x H1), b1, c1 and sigma (D), the top layer's W2 (H1 x H2),
-    b2 (H1), c2 (H2) and its lateral weights L (H1 x H1, symmetric, zero diagonal) or None.
-    The methods ``estimate`` and ``ais`` take the arguments of :class:`ChibModel`'s (v: real
-    rows, float64), so cyrbm.chib runs either model.
+    Parameters: RBM1's W1 (D x H1), b1, c1 and sigma (D; None for binary visible units),
+    the top layer's W2 (H1 x H2), b2 (H1), c2 (H2) and its lateral weights L (H1 x H1,
+    symmetric, zero diagonal) or None.  The methods ``estimate`` and ``ais`` take the
+    arguments of :class:`ChibModel`'s (v: rows as float64), so cyrbm.chib runs either model.
     """
     cdef gdbn_model m
     cdef object _keep
@@ -802,8 +864,16 @@ cdef class GaussChibModel:
         |W2| exceeds DELTA_MAX_W)."""
         return self.m.block
 
+    @property
+    def binary(self):
+        """Whether RBM1's visible units are binary (else Gaussian)."""
+        return bool(self.m.binary)
+
     def __init__(self, W1, b1, c1, sigma, W2, b2, c2, L=None):
         f = lambda x: np.ascontiguousarray(x, dtype=np.float64)
+        binary = sigma is None
+        if binary:
+            sigma = np.ones(np.shape(b1))
         W1, b1, c1, sigma, W2, b2, c2 = (f(x) for x in (W1, b1, c1, sigma, W2, b2, c2))
         D, H1 = W1.shape
         H2 = W2.shape[1]
@@ -815,11 +885,18 @@ cdef class GaussChibModel:
         n1 = np.sum(W1T * W1T, axis=1)
         L = None if L is None else f(L)
         E2on, E2off = np.expm1(W2), np.expm1(-W2)
-        self._keep = (W1T, n1, b1, sigma, c1, W2, b2, c2, L, E2on, E2off)
+        # the binary likelihood's factors (tiny placeholders for a Gaussian bottom)
+        E1on, E1off = (np.expm1(W1T), np.expm1(-W1T)) if binary else (np.zeros((1, 1)),) * 2
+        self._keep = (W1T, n1, b1, sigma, c1, W2, b2, c2, L, E2on, E2off, E1on, E1off)
         self.D, self.H1, self.H2, self.float32 = D, H1, H2, False
         cdef double[::1] pn1 = n1, pb1 = b1, ps = sigma, pc1 = c1, pb2 = b2, pc2 = c2
         cdef double[:, ::1] pW1T = W1T, pW2 = W2, pE2on = E2on, pE2off = E2off
+        cdef double[:, ::1] pE1on = E1on, pE1off = E1off
         cdef double[:, ::1] pL
+        self.m.binary = binary
+        self.m.E1on = &pE1on[0, 0]
+        self.m.E1off = &pE1off[0, 0]
+        self.m.block1 = DELTA_BLOCK if float(np.max(np.abs(W1))) <= DELTA_MAX_W else 1
         self.m.D = D
         self.m.H1 = H1
         self.m.H2 = H2
@@ -838,7 +915,8 @@ cdef class GaussChibModel:
         if L is not None:
             pL = L
             self.m.L = &pL[0, 0]
-        self.m.lnorm = float(np.sum(np.log(sigma))) + D * 0.5 * float(np.log(2.0 * np.pi))
+        self.m.lnorm = 0.0 if binary else (float(np.sum(np.log(sigma)))
+                                           + D * 0.5 * float(np.log(2.0 * np.pi)))
 
     def _items(self, v, vec, streams):
         return _checked_items(v, np.float64, self.D, vec, streams)

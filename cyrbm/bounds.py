@@ -24,9 +24,10 @@ and shared by every method.  A new method draws its per-vector terms from the co
 kernels, builds its values and returns ``self._result(...)``.
 
 A DBN whose bottom layer is a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2;
-two layers, the top possibly with lateral weights) takes the same methods but
-``harmonic``: the bound's terms from :func:`cyrbm.gaussian_dbn.variational_terms`, the
-Chib-style estimator and per-vector AIS on the Gaussian driver of :mod:`cyrbm.chib`.
+two layers, the top possibly with lateral weights), or a binary one whose top has lateral
+weights (a semi-restricted top, cyrbm.SRBM), takes the same methods but ``harmonic``:
+the bound's terms from :func:`cyrbm.gaussian_dbn.variational_terms`, the Chib-style
+estimator and per-vector AIS on the scalar driver of :mod:`cyrbm.chib`.
 """
 import math
 import time
@@ -265,20 +266,18 @@ class BoundEstimator:
             raise BoundError(f"the number of samples M must be at least 1, not {samples}.")
         return int(samples)
 
-    def _gaussian_dbn(self, what):
-        """(RBM1, top) of a two-layer DBN with a Gaussian bottom layer, or None for a
-        binary DBN; a BoundError for a Gaussian-bottom DBN of other depth.  A top with
-        lateral weights above a binary bottom is refused (``what`` has no lateral term)."""
+    def _scalar_dbn(self, what):
+        """(RBM1, top) of a two-layer DBN that the scalar driver holds (a Gaussian bottom
+        layer, or a top with lateral weights: cyrbm.gaussian_dbn), or None for one the
+        binary kernels hold; a BoundError for such a DBN of other depth."""
         layers = self.model.layers
-        if self.model.visible != "gaussian":
-            if lateral_of(layers[-1]) is not None:
-                raise BoundError(f"{what} takes a top layer with lateral weights only above "
-                                 f"a Gaussian bottom layer; a binary DBN is measured with an "
-                                 f"RBM on top (train_dbn's top='rbm', cyrbm dbn without "
-                                 f"--top srbm).")
+        lateral = lateral_of(layers[-1]) is not None
+        if self.model.visible != "gaussian" and not lateral:
             return None
         if len(layers) != 2:
-            raise BoundError(f"{what} of a DBN with a Gaussian bottom layer needs two layers, "
+            held = ("a Gaussian bottom layer" if self.model.visible == "gaussian"
+                    else "a top layer with lateral weights")
+            raise BoundError(f"{what} of a DBN with {held} needs two layers, "
                              f"not {len(layers)}.")
         return layers[0], layers[1]
 
@@ -347,7 +346,7 @@ class BoundEstimator:
         if self.model.n_layers == 1:
             per = self.model.top.log_unnormalized(v, threads=self.threads)[:, None]
             mc = None
-        elif self._gaussian_dbn("the variational bound") is not None:
+        elif self._scalar_dbn("the variational bound") is not None:
             analytic, sampled = variational_terms(*self.model.layers, v, M,
                                                   self.seed if seed is None else seed,
                                                   self.threads)
@@ -377,9 +376,10 @@ class BoundEstimator:
         """
         t0 = time.perf_counter()
         M = self._samples(samples)
-        if self.model.visible != "binary":
-            raise BoundError("the harmonic-mean estimator is for binary visible units; use "
-                             "chib() or ais_per_vector() on a Gaussian bottom layer.")
+        if self.model.visible != "binary" or lateral_of(self.model.top) is not None:
+            raise BoundError("the harmonic-mean estimator is for binary DBNs with an RBM on "
+                             "top; use chib() or ais_per_vector() on a Gaussian bottom layer "
+                             "or a top with lateral weights.")
         v = self._data(data)
         layers = self.model.layers
         if len(layers) == 1:

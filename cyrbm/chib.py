@@ -26,9 +26,10 @@ any number of threads.
 A DBN is any object with a ``layers`` attribute (a list of ``RBM``, bottom first) or a
 plain list of two ``RBM``; RBM1's hidden biases are used only by Q(h1 | v) =
 sigma(W1^T v + c1), the factorial approximation of SM08 that gives the starting states.
-RBM1 may be a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and then the
-top layer may have lateral weights (a semi-restricted top, ``lateral``): the same
-estimators run on ``cyrbm._chib.GaussChibModel`` (see :mod:`cyrbm.gaussian_dbn`).
+RBM1 may be a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and the top
+layer may have lateral weights (a semi-restricted top, ``lateral`` or cyrbm.SRBM's ``L``)
+above either bottom: the same estimators then run on ``cyrbm._chib.ScalarChibModel``
+(see :mod:`cyrbm.gaussian_dbn`).
 """
 import math
 import os
@@ -63,7 +64,7 @@ class EstimatorError(CyrbmError, ValueError):
 def dbn_layers(dbn, what="the Chib-style estimator"):
     """The two RBMs of a DBN given as an object with ``.layers`` or as a list of RBMs,
     checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible).
-    RBM1 may be a GaussianRBM, and then the top may have lateral weights."""
+    RBM1 may be a GaussianRBM, and the top may have lateral weights (checked)."""
     from cyrbm.gaussian_dbn import is_gaussian_bottom, lateral_of
     from cyrbm.models import Layers, RBM
     layers = getattr(dbn, "layers", dbn)
@@ -75,8 +76,7 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
         raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
                         f"{type(dbn).__name__}.") from None
     gaussian = bool(layers) and is_gaussian_bottom(layers[0])
-    # the top may be any binary model with W, vbias, hbias (and ``lateral``: an SRBM,
-    # refused below unless the bottom is Gaussian)
+    # the top may be any binary model with W, vbias, hbias (and ``lateral``: an SRBM)
     if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
                (l > 0 and isinstance(layer, Layers) and not is_gaussian_bottom(layer))
                for l, layer in enumerate(layers)):
@@ -89,11 +89,7 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
     if low.n_hidden != top.n_visible:
         raise ModelMismatchError(f"the DBN's layers do not chain: layer 1 has {low.n_hidden} "
                                  f"hidden units but layer 2 has {top.n_visible} visible units.")
-    if lateral_of(top) is not None and not is_gaussian_bottom(low):
-        raise EstimatorError(f"{what} takes a top layer with lateral weights only above a "
-                             f"Gaussian bottom layer (GaussianRBM); a binary DBN is measured "
-                             f"with an RBM on top (train_dbn's top='rbm', cyrbm dbn without "
-                             f"--top srbm).")
+    lateral_of(top)                           # checked: square, finite, symmetric
     return low, top
 
 
@@ -154,11 +150,13 @@ class _KernelDBN:
 
     def __init__(self, low, top):
         import threading
+        from cyrbm.gaussian_dbn import lateral_of
         self.low, self.top = low, top
-        self.gaussian = getattr(low, "visible", "binary") == "gaussian"
-        # the Gaussian bottom's driver is float64 throughout; else the weights' size is
-        # checked once
-        self.dtype = np.dtype(np.float64) if self.gaussian else _kernel_dtype(low, top)
+        # a Gaussian bottom or a top with lateral weights: the scalar driver, float64
+        # throughout; else the weights' size is checked once
+        self.scalar = (getattr(low, "visible", "binary") == "gaussian"
+                       or lateral_of(top) is not None)
+        self.dtype = np.dtype(np.float64) if self.scalar else _kernel_dtype(low, top)
         self._model = None
         self._lock = threading.Lock()
 
@@ -167,7 +165,7 @@ class _KernelDBN:
             if self._model is None:
                 from cyrbm import _chib
                 low, top = self.low, self.top
-                if self.gaussian:
+                if self.scalar:
                     from cyrbm.gaussian_dbn import kernel_model
                     self._model = kernel_model(low, top)
                 else:

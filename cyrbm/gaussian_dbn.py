@@ -21,7 +21,12 @@ None for an RBM).
   :meth:`cyrbm.BoundEstimator.variational`: E_Q[ln p(v | h1)] in closed form for the
   factorial Q (the mean and variance of W1 h1), E_Q[ln P*(h1)] by samples of Q;
 * the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.chib` on the
-  compiled driver ``cyrbm._chib.GaussChibModel``.
+  compiled driver ``cyrbm._chib.ScalarChibModel``.
+
+The same functions serve a binary RBM1 (a :class:`cyrbm.RBM`) under a semi-restricted
+top, the one binary DBN whose top the kernels of the binary estimators cannot hold:
+there ln p(v | h1) = v.u - sum_i softplus(u_i), u = b1 + W1 h1, and Q(h1 | v) =
+sigma(c1 + W1^T v); E_Q[ln p(v | h1)] is then sampled with the rest of the bound.
 """
 import math
 
@@ -115,6 +120,8 @@ def exact_log_prob(low, top, v, *, max_units=20):
     _check_units(low.n_hidden, max_units)
     v = low._visible_data(v)
     L = lateral_of(top)
+    if not is_gaussian_bottom(low):
+        return _exact_log_prob_binary(low, top, np.asarray(v, np.float64), L)
     s = low.sigma.astype(np.float64)
     a = (v - low.vbias.astype(np.float64)) / s
     W1 = low.W.astype(np.float64)
@@ -131,6 +138,22 @@ def exact_log_prob(low, top, v, *, max_units=20):
     return _logsumexp(np.stack(joint, axis=1), axis=1) - norm - log_Z, log_Z
 
 
+def _exact_log_prob_binary(low, top, v, L):
+    """exact_log_prob for a binary RBM1: p(v | h1) = prod_i Bernoulli(v_i; sigma(u_i)),
+    u = b1 + W1 h1."""
+    W1 = low.W.astype(np.float64)
+    b1 = low.vbias.astype(np.float64)
+    joint, top_parts = [], []
+    for h in _state_blocks(low.n_hidden):
+        lt = top_log_unnormalized(top, h, L)
+        u = h @ W1.T + b1                               # one row per state
+        lik = v @ u.T - np.sum(np.logaddexp(0.0, u), axis=1)[None, :]
+        joint.append(_logsumexp(lik + lt[None, :], axis=1))
+        top_parts.append(_logsumexp(lt))
+    log_Z = float(_logsumexp(np.array(top_parts)))
+    return _logsumexp(np.stack(joint, axis=1), axis=1) - log_Z, log_Z
+
+
 def _logsumexp(x, axis=None):
     x = np.asarray(x, dtype=np.float64)
     mx = np.max(x, axis=axis, keepdims=True)
@@ -139,10 +162,12 @@ def _logsumexp(x, axis=None):
 
 
 def kernel_model(low, top):
-    """The compiled driver's layout of the DBN [low, top] (float64)."""
+    """The compiled driver's layout of the DBN [low, top] (float64; a binary RBM1 has no
+    sigma)."""
     from cyrbm import _chib
-    return _chib.GaussChibModel(low.W, low.vbias, low.hbias, low.sigma, top.W, top.vbias,
-                                top.hbias, lateral_of(top))
+    sigma = low.sigma if is_gaussian_bottom(low) else None
+    return _chib.ScalarChibModel(low.W, low.vbias, low.hbias, sigma, top.W, top.vbias,
+                                 top.hbias, lateral_of(top))
 
 
 def variational_terms(low, top, v, samples, seed, threads, model=None):
@@ -155,7 +180,7 @@ def variational_terms(low, top, v, samples, seed, threads, model=None):
     / s) is exact, and only ln P*(h1) is sampled.  ``sampled``: ln p(v | h^(m)) +
     ln P*(h^(m)) - ln Q(h^(m) | v), every term sampled (no variance when Q is the true
     posterior).  h^(m) ~ Q from stream i of ``bound_streams(seed, n)`` for row i (the
-    compiled driver: ``GaussChibModel.bound_samples``)."""
+    compiled driver: ``ScalarChibModel.bound_samples``)."""
     model = kernel_model(low, top) if model is None else model
     n = v.shape[0]
     streams = bound_streams(seed, n)
@@ -165,6 +190,11 @@ def variational_terms(low, top, v, samples, seed, threads, model=None):
                                    threads)
         for whole, piece in zip((lpv, ltop, lq), part):
             whole[i0:i1] = piece
+    if not is_gaussian_bottom(low):
+        # binary RBM1: no closed form for E_Q[ln p(v | h1)]; the analytic entropy of Q
+        x = np.asarray(v, np.float64) @ low.W.astype(np.float64) + low.hbias.astype(np.float64)
+        entropy = np.sum(np.logaddexp(0.0, x) - expit(x) * x, axis=1)
+        return lpv + ltop + entropy[:, None], lpv + ltop - lq
     s = low.sigma.astype(np.float64)
     W1 = low.W.astype(np.float64)
     a = (v - low.vbias.astype(np.float64)) / s

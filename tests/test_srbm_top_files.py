@@ -171,25 +171,3 @@ def test_info_and_bound_on_a_gaussian_srbm_dbn(tmp_path, capsys):
     assert code != 0
     one_error_line(err)
 
-
-def test_a_binary_dbn_under_an_srbm_top_is_refused_in_one_sentence(tmp_path, capsys):
-    """train_dbn(top="srbm") makes such a DBN on binary data; no estimator has the
-    lateral term above a binary bottom, so every method refuses it in one sentence that
-    says what can be measured (an RBM top), from the API and the command line (the
-    Chib-style estimator and per-vector AIS once raised a TypeError on the SRBM class)."""
-    from cyrbm import BoundEstimator
-    from cyrbm.errors import CyrbmError
-    rng = np.random.default_rng(6)
-    dbn = DBN([RBM(rng.standard_normal((5, 7)), np.zeros(5), np.zeros(7)), srbm_top()])
-    v = (rng.random((4, 5)) < 0.5).astype(np.uint8)
-    est = BoundEstimator(dbn, log_Z=1.0)
-    for method in (est.variational, est.chib, est.ais_per_vector):
-        with pytest.raises(CyrbmError, match=r"only above a Gaussian bottom layer.*top='rbm'"):
-            method(v)
-    dbn.save(tmp_path / "b.npz")
-    np.save(tmp_path / "v.npy", v)
-    for method in ("variational", "chib", "ais"):
-        code, _, err = run(["bound", tmp_path / "b.npz", "--data", tmp_path / "v.npy",
-                            "--logz", "1.0", "--method", method], capsys)
-        assert code != 0
-        one_error_line(err, "--top srbm")
