@@ -114,41 +114,31 @@ def exact_top_log_partition(top, *, max_units=20):
 
 def exact_log_prob(low, top, v, *, max_units=20):
     """ln p(v) of each row of ``v`` under the DBN [low, top] exactly: ln sum_h1 p(v | h1)
-    P*(h1) - ln Z_top, with p(v | h1) the Gaussian density of RBM1 (normalised, so no
-    Gaussian integral is left) and Z_top by enumeration too.  Returns (ln p(v) (n,),
-    ln Z_top)."""
+    P*(h1) - ln Z_top, with p(v | h1) RBM1's normalised conditional (the Gaussian density,
+    so no Gaussian integral is left; or, binary, prod_i Bernoulli(v_i; sigma(b1 + W1 h1)))
+    and Z_top by enumeration too.  Returns (ln p(v) (n,), ln Z_top)."""
     _check_units(low.n_hidden, max_units)
-    v = low._visible_data(v)
+    v = np.asarray(low._visible_data(v), dtype=np.float64)
     L = lateral_of(top)
-    if not is_gaussian_bottom(low):
-        return _exact_log_prob_binary(low, top, np.asarray(v, np.float64), L)
-    s = low.sigma.astype(np.float64)
-    a = (v - low.vbias.astype(np.float64)) / s
-    W1 = low.W.astype(np.float64)
-    norm = float(np.sum(np.log(s))) + low.n_visible * _LN_SQRT_2PI
-    joint, top_parts = [], []
-    for h in _state_blocks(low.n_hidden):
-        lt = top_log_unnormalized(top, h, L)
-        u = h @ W1.T                                    # W1 h, one row per state
-        sq = (np.sum(a * a, axis=1)[:, None] - 2.0 * (a @ u.T)
-              + np.sum(u * u, axis=1)[None, :])         # ||a - W1 h||^2
-        joint.append(_logsumexp(-0.5 * sq + lt[None, :], axis=1))
-        top_parts.append(_logsumexp(lt))
-    log_Z = float(_logsumexp(np.array(top_parts)))
-    return _logsumexp(np.stack(joint, axis=1), axis=1) - norm - log_Z, log_Z
-
-
-def _exact_log_prob_binary(low, top, v, L):
-    """exact_log_prob for a binary RBM1: p(v | h1) = prod_i Bernoulli(v_i; sigma(u_i)),
-    u = b1 + W1 h1."""
     W1 = low.W.astype(np.float64)
     b1 = low.vbias.astype(np.float64)
+    if is_gaussian_bottom(low):
+        s = low.sigma.astype(np.float64)
+        a = (v - b1) / s
+        norm = float(np.sum(np.log(s))) + low.n_visible * _LN_SQRT_2PI
+
+        def log_lik(u):                                 # u = W1 h, one row per state
+            sq = (np.sum(a * a, axis=1)[:, None] - 2.0 * (a @ u.T)
+                  + np.sum(u * u, axis=1)[None, :])     # ||a - W1 h||^2
+            return -0.5 * sq - norm
+    else:
+        def log_lik(u):
+            u = u + b1
+            return v @ u.T - np.sum(np.logaddexp(0.0, u), axis=1)[None, :]
     joint, top_parts = [], []
     for h in _state_blocks(low.n_hidden):
         lt = top_log_unnormalized(top, h, L)
-        u = h @ W1.T + b1                               # one row per state
-        lik = v @ u.T - np.sum(np.logaddexp(0.0, u), axis=1)[None, :]
-        joint.append(_logsumexp(lik + lt[None, :], axis=1))
+        joint.append(_logsumexp(log_lik(h @ W1.T) + lt[None, :], axis=1))
         top_parts.append(_logsumexp(lt))
     log_Z = float(_logsumexp(np.array(top_parts)))
     return _logsumexp(np.stack(joint, axis=1), axis=1) - log_Z, log_Z
@@ -171,8 +161,9 @@ def kernel_model(low, top):
 
 
 def variational_terms(low, top, v, samples, seed, threads, model=None):
-    """The per-sample terms of the variational bound (SM08 Eq. 19-24) with Gaussian v,
-    ln Z_top not subtracted: (analytic, sampled), each (n, samples).
+    """The per-sample terms of the variational bound (SM08 Eq. 19-24) with Gaussian v
+    (or binary v under a lateral top, E_Q[ln p(v | h1)] then sampled too), ln Z_top not
+    subtracted: (analytic, sampled), each (n, samples).
 
     ``analytic``: E_Q[ln p(v | h1)] + ln P*(h^(m)) + H(Q), where for the factorial
     Q(h1 | v) = sigma(c1 + W1^T (v / s)) with means mu,
@@ -190,18 +181,17 @@ def variational_terms(low, top, v, samples, seed, threads, model=None):
                                    threads)
         for whole, piece in zip((lpv, ltop, lq), part):
             whole[i0:i1] = piece
-    if not is_gaussian_bottom(low):
-        # binary RBM1: no closed form for E_Q[ln p(v | h1)]; the analytic entropy of Q
-        x = np.asarray(v, np.float64) @ low.W.astype(np.float64) + low.hbias.astype(np.float64)
-        entropy = np.sum(np.logaddexp(0.0, x) - expit(x) * x, axis=1)
-        return lpv + ltop + entropy[:, None], lpv + ltop - lq
-    s = low.sigma.astype(np.float64)
     W1 = low.W.astype(np.float64)
-    a = (v - low.vbias.astype(np.float64)) / s
-    x = (v / s) @ W1 + low.hbias.astype(np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    gaussian = is_gaussian_bottom(low)
+    s = low.sigma.astype(np.float64) if gaussian else 1.0
+    x = (v / s) @ W1 + low.hbias.astype(np.float64)          # Q's log-odds
     mu = expit(x)
-    r = a - mu @ W1.T
-    e_lik = (-0.5 * (np.sum(r * r, axis=1) + (mu * (1.0 - mu)) @ np.sum(W1 * W1, axis=0))
-             - float(np.sum(np.log(s))) - low.n_visible * _LN_SQRT_2PI)
     entropy = np.sum(np.logaddexp(0.0, x) - mu * x, axis=1)
-    return (e_lik + entropy)[:, None] + ltop, lpv + ltop - lq
+    if gaussian:
+        r = (v - low.vbias.astype(np.float64)) / s - mu @ W1.T
+        e_lik = (-0.5 * (np.sum(r * r, axis=1) + (mu * (1.0 - mu)) @ np.sum(W1 * W1, axis=0))
+                 - float(np.sum(np.log(s))) - low.n_visible * _LN_SQRT_2PI)
+        return (e_lik + entropy)[:, None] + ltop, lpv + ltop - lq
+    # binary RBM1: E_Q[ln p(v | h1)] has no closed form, so it is sampled with ln P*
+    return lpv + ltop + entropy[:, None], lpv + ltop - lq

@@ -184,6 +184,7 @@ class LogZTracker:
         self.log_Z = self.var = None
         self.links = 0
         self.chains = None          # draws of the last rung's model, carried on
+        self._previous_update = None
         if state is not None:
             self._restore(state)
 
@@ -228,7 +229,7 @@ class LogZTracker:
     @property
     def last_update(self):
         """The update after which the last rung was taken (None before the first)."""
-        return getattr(self, "_previous_update", None)
+        return self._previous_update
 
     def overlap(self, model, threads=None):
         """How much ``model`` still overlaps the last rung: the importance-sampling
