@@ -151,6 +151,7 @@ class GaussianRBM(Layers):
         return self._log_unnormalized_rows(self._visible_data(v), threads)
 
     def _log_unnormalized_rows(self, v, threads=None):
+        v = np.asarray(v, dtype=np.float64)
         z = (v - self.vbias) / self.sigma
         return -0.5 * np.sum(z * z, axis=1) + np.sum(np.logaddexp(0.0, self._hidden_inputs(v)),
                                                       axis=1)
@@ -181,26 +182,78 @@ class GaussianRBM(Layers):
         return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
                                                  else float(log_Z))
 
-    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None):
-        """Draw ``n`` visible vectors by block Gibbs sampling: h | v, then v | h Gaussian
-        with mean b + sigma (W h) and sd sigma.  Each chain starts from ``init`` (rows of
-        real data, cycled) or from N(b, sigma^2), runs ``steps`` sweeps from its own
-        stream, and returns its final state: the result depends on ``seed`` only, not on
-        the number of threads.  Returns an (n, n_visible) array of the model's dtype."""
-        return self._chain_sample(n, steps, seed, init, threads, self.dtype,
-                                  self.n_visible * self.n_hidden)
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None,
+               sampler="gibbs", temperatures=None, ladder=None):
+        """Draw ``n`` visible vectors by block Gibbs sampling, parallel tempering or
+        parallel trajectory tempering.
 
-    def _sweeps(self, v, streams, k0, k1, n_threads, p_first=None):
-        """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT), chain r on
-        streams[r] (INOUT); step 0 draws from N(b, sigma^2).  Returns the hidden states
-        of the last step; ``p_first`` (OUT, chains x n_hidden), if given, receives
-        p(h | v) of the chains as they were (step k0 > 0)."""
+        Gibbs: h | v, then v | h Gaussian with mean b + sigma (W h) and sd sigma.  Each
+        chain starts from ``init`` (rows of real data, cycled) or from N(b, sigma^2),
+        runs ``steps`` sweeps from its own stream, and returns its final state.
+
+        ``sampler="pt"`` (Cho, Raiko & Ilin 2010, Table I, swaps by Eq. 5): each sample
+        comes from a ladder of chains at ``temperatures`` 0 <= beta_0 < ... < beta_K = 1
+        (default 0, 0.05, ..., 1; or a count N), the tempered family
+
+            ln p*_beta(v) = -sum_i (v_i - b_i)^2 / (2 sigma_i^2)
+                            + sum_j softplus(beta (c_j + sum_i W_ij v_i / sigma_i)),
+
+        beta scaling W and c and keeping b and sigma (beta = 1: the model; beta = 0:
+        independent N(b_i, sigma_i^2)): ``steps`` rounds of one sweep per chain at its
+        beta, then swaps of neighbouring states from the top down (tempering.
+        TemperedStates); the sample is the beta = 1 chain's final state.  ``sampler=
+        "ptt"`` (Béreux et al. 2025): ``ladder`` is a list of earlier GaussianRBMs of this
+        model's training (earliest first), swaps of states between neighbouring models
+        (tempering.TrajectoryChains).  Chains without ``init`` start from N(b, sigma^2).
+        The result depends on ``seed`` only, not on the number of threads.  Returns an
+        (n, n_visible) array of the model's dtype."""
+        return self._chain_sample(n, steps, seed, init, threads,
+                                  self.n_visible * self.n_hidden, sampler, temperatures,
+                                  ladder)
+
+    def _sweeps(self, v, streams, k0, k1, n_threads, p_first=None, beta=1.0):
+        """Steps k0 .. k1 - 1 at ``beta`` (the tempered family of :meth:`sample`; 1 the
+        model) of the chains ``v`` (INOUT), chain r on streams[r] (INOUT); step 0 draws
+        from N(b, sigma^2).  Returns the hidden states of the last step; ``p_first``
+        (OUT, chains x n_hidden), if given, receives p(h | v) of the chains as they were
+        (step k0 > 0).  ``_anneal.gauss_run`` between N(mu, sd^2) = N(b, sigma^2) and
+        the model at the constant beta: its precision (1 - beta) / sigma^2 + beta /
+        sigma^2 is 1 / sigma^2, so v | h is N(b + beta sigma (W h), sigma^2) and h_j | v
+        Bernoulli(sigma(beta x_j)) (gauss_t.h), the family's conditionals."""
         h = np.zeros((v.shape[0], self.n_hidden), dtype=np.uint8)
         base = self.vbias.astype(np.float64), self.sigma.astype(np.float64)
         _anneal.gauss_run(self.W, self.vbias, self.hbias, self.sigma, *base, v, h,
-                          np.ones(max(k1, 1)), k0, k1, False, streams, np.zeros(v.shape[0]),
-                          n_threads, p_first)
+                          np.full(max(k1, 1), float(beta)), k0, k1, False, streams,
+                          np.zeros(v.shape[0]), n_threads, p_first)
         return h
+
+    # ------------------------------------------------- the samplers' protocol
+    @property
+    def _state_dtype(self):
+        return self.dtype
+
+    def _parameters(self):
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, "sigma": self.sigma}
+
+    def _chain_states(self, rows, rng):
+        """Chains started at training rows: the rows themselves, in the model's dtype."""
+        return np.ascontiguousarray(rows, dtype=self.dtype)
+
+    def _tempered_parts(self, v):
+        """(g, e, x) of rows ``v`` in float64 such that the tempered family of
+        :meth:`sample` is ln p*_beta(v) = g + beta e + sum_j softplus(beta x_j):
+        g = -sum_i (v_i - b_i)^2 / (2 sigma_i^2), e = 0, x = c + W^T (v / sigma)."""
+        v = np.asarray(v, dtype=np.float64)
+        z = (v - self.vbias) / self.sigma
+        return -0.5 * np.sum(z * z, axis=1), np.zeros(v.shape[0]), self._hidden_inputs(v)
+
+    @classmethod
+    def _method_refusal(cls, method):
+        if method == "amh":
+            return ("a Gaussian RBM trains with method cd, pcd, pt or ptt, not amh: Hu & "
+                    "Yu's mode set is of Hamming balls around binary states, which "
+                    "real-valued visible units do not have.")
+        return None
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):

@@ -15,7 +15,7 @@ import numpy as np
 
 from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
-from cyrbm._random import make_streams, pt_swap_streams, sample_streams
+from cyrbm._random import make_run_streams, make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
 from cyrbm._validation import check_memory, check_probabilities, check_visible_rows
 from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
@@ -85,23 +85,150 @@ class Layers:
         """Write the model to ``path`` (.npz) atomically."""
         _io.atomic_savez(path, self.to_arrays())
 
-    def _chain_sample(self, n, steps, seed, init, threads, dtype, work):
-        """``sample`` of a model with its own ``_sweeps`` (GaussianRBM, SRBM): ``n`` chains
-        of ``dtype``, chain r on stream r of ``sample_streams(seed, n)``, from ``init``
-        rows (cycled; then steps 1 .. steps) or from step 0's exact draw of the model's
-        start; threads by the ``work`` of a sweep of one chain.  Returns the final states."""
-        n, steps = int(n), int(steps)
+    # ------------------------------------------------- the samplers' protocol
+    # What the samplers of cyrbm.tempering and cyrbm.training ask of a model class, each
+    # a method of the same name and signature on RBM, GaussianRBM and SRBM (defaults
+    # here for the models with their own ``_sweeps``: GaussianRBM, SRBM).
+
+    #: the dtype of a chain's visible states (0/1 uint8; a Gaussian model's reals)
+    _state_dtype = np.dtype(np.uint8)
+
+    def _parameters(self):
+        """The arrays that define the model, by their constructor's names."""
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias}
+
+    def _with_parameters(self, params):
+        """A model of this class with the given ``_parameters`` arrays, in this dtype."""
+        return type(self)(**params, dtype=self.dtype)
+
+    def _chain_states(self, rows, rng):
+        """Chains started at training rows: 0/1 rows as they are, rows of probabilities
+        as a Bernoulli draw from ``rng`` (a Gaussian model: the rows in its dtype)."""
+        if rows.dtype == np.uint8:
+            return np.ascontiguousarray(rows)
+        return np.ascontiguousarray(rng.random(rows.shape) < rows, dtype=np.uint8)
+
+    @staticmethod
+    def _chain_streams(seed, purpose, runs, *extra):
+        """The streams of ``runs`` chains of ``_sweeps`` (one chain stream each)."""
+        return make_streams(seed, purpose, runs, *extra)
+
+    def _chains(self, v, streams, n_threads):
+        """Chains at this model (beta = 1) from states ``v`` on ``streams``: an object
+        with GibbsEngine's ``sweep``, ``visible``, ``set_visible``, ``streams`` and
+        ``n_threads`` (what tempering.TrajectoryChains runs a rung on)."""
+        return _SweptChains(self, v, streams, n_threads)
+
+    def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
+        """The persistent PT ladders of training (tempering.TemperedStates: sweeps at
+        beta by ``_sweeps``, swaps of states by ``_tempered_parts``)."""
+        from cyrbm.tempering import TemperedStates
+        return TemperedStates(temps, chains, n_threads=n_threads, adaptive=adaptive,
+                              state=state)
+
+    @classmethod
+    def _method_refusal(cls, method):
+        """None if a Trainer method trains this class, else the sentence that refuses it."""
+        return None
+
+    def _sampler_plan(self, n, steps, sampler, temperatures, ladder, check_rung):
+        """``sample``'s sampler settings checked: (temperatures or None, the PTT ladder
+        with this model last, or None)."""
         if n < 0 or steps < 0:
             raise ValueError("n and steps must be non-negative.")
-        streams = sample_streams(seed, n)
+        if sampler not in ("gibbs", "pt", "ptt"):
+            raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
+        if sampler != "pt" and temperatures is not None:
+            raise ValueError("temperatures are for sampler='pt'.")
+        if (sampler == "ptt") != (ladder is not None):
+            raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
+                             "ladder=[...] with it (and only with it).")
+        temps = rungs = None
+        if sampler == "ptt":
+            rungs = [check_rung(m) for m in ladder]
+            for m in rungs:
+                if (m.n_visible, m.n_hidden) != (self.n_visible, self.n_hidden):
+                    raise ModelMismatchError(
+                        f"a ladder model has {m.n_visible} x {m.n_hidden} units, this model "
+                        f"{self.n_visible} x {self.n_hidden}: PTT swaps states between models "
+                        f"of the same shape.")
+            rungs.append(self)
+        if sampler == "pt":
+            from cyrbm.tempering import parse_temperatures
+            temps, adaptive = parse_temperatures(temperatures)
+            if adaptive:
+                raise ValueError("adaptive temperatures are for training; give a ladder.")
+        return temps, rungs
+
+    def _same_class(self, model):
+        if type(model) is not type(self):
+            raise ModelMismatchError(f"a ladder model must be a {type(self).__name__} like "
+                                     f"the model sampled, not a {type(model).__name__}.")
+        return model
+
+    def _chain_sample(self, n, steps, seed, init, threads, work, sampler="gibbs",
+                      temperatures=None, ladder=None):
+        """``sample`` of a model with its own ``_sweeps`` (GaussianRBM, SRBM): ``n`` chains
+        of ``_state_dtype``, from ``init`` rows (cycled; then steps 1 .. steps) or from
+        step 0's exact draw of the model's start (the tempered family's beta = 0 member);
+        threads by the ``work`` of a sweep of one chain.  Gibbs: chain r on stream r of
+        ``sample_streams(seed, n)``.  PT: ladder m's chain at temperatures[k] on stream
+        m K1 + k of ``sample_streams(seed, n K1)``, started at init row m, its swaps on
+        stream m of ``pt_swap_streams(seed, n)``; ``steps`` rounds
+        (tempering.TemperedStates).  PTT: tempering.TrajectoryChains on ``ladder`` and
+        this model.  Returns the final states (at beta = 1, at this model)."""
+        n, steps = int(n), int(steps)
+        temps, rungs = self._sampler_plan(n, steps, sampler, temperatures, ladder,
+                                          self._same_class)
+        K1 = 1 if temps is None else temps.size
+        streams = sample_streams(seed, n * K1)
+        dtype = self._state_dtype
         if init is None:
-            v, k0 = np.zeros((n, self.n_visible), dtype=dtype), 0
+            v, k0 = np.zeros((n * K1, self.n_visible), dtype=dtype), 0
         else:
             init = self._visible_data(init, "init")
-            v = np.ascontiguousarray(init[np.arange(n) % init.shape[0]], dtype=dtype)
+            if init.shape[0] == 0:
+                raise DataError("init has no rows.")
+            v = np.ascontiguousarray(init[np.arange(n * K1) // K1 % init.shape[0]],
+                                     dtype=dtype)
             k0 = 1
-        self._sweeps(v, streams, k0, steps + 1, auto_threads(threads, n * work))
-        return v
+        T = auto_threads(threads, n * K1 * work)
+        if sampler == "gibbs":
+            self._sweeps(v, streams, k0, steps + 1, T)
+            return v
+        if k0 == 0:
+            self._sweeps(v, streams, 0, 1, T)        # the exact draw at beta = 0
+        if sampler == "pt":
+            from cyrbm.tempering import TemperedStates
+            ladders = TemperedStates(temps, n, n_threads=T, state={
+                "chains": v, "streams": streams, "swap_streams": pt_swap_streams(seed, n)})
+            for _ in range(steps):
+                ladders.step(self, T)
+            return ladders.top()
+        from cyrbm.tempering import TrajectoryChains
+        chains = TrajectoryChains(rungs, n, seed=seed, init=v, dtype=self.dtype, n_threads=T)
+        chains.step(steps)
+        return chains.states(-1)
+
+
+class _SweptChains:
+    """Chains of a model with its own ``_sweeps`` (GaussianRBM, SRBM) with the part of
+    GibbsEngine's interface tempering.TrajectoryChains uses (``Layers._chains``)."""
+
+    def __init__(self, model, v, streams, n_threads):
+        self.model, self.n_threads = model, int(n_threads)
+        self.v = np.array(v, dtype=model._state_dtype, order="C")
+        self.streams = np.array(streams, dtype=np.uint64, order="C")
+
+    def sweep(self, n, beta=1.0, force_refresh=True):
+        """``n`` sweeps at the model (beta 1; each recomputes its inputs from v)."""
+        self.model._sweeps(self.v, self.streams, 1, int(n) + 1, self.n_threads, beta=beta)
+
+    def visible(self):
+        return self.v.copy()
+
+    def set_visible(self, v):
+        self.v[...] = v
 
 
 class RBM(Layers):
@@ -252,31 +379,9 @@ class RBM(Layers):
         v : uint8 array, shape (n, n_visible)
         """
         n = int(n)
-        if n < 0 or int(steps) < 0:
-            raise ValueError("n and steps must be non-negative.")
-        if sampler not in ("gibbs", "pt", "ptt"):
-            raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
-        if sampler != "pt" and temperatures is not None:
-            raise ValueError("temperatures are for sampler='pt'.")
-        if (sampler == "ptt") != (ladder is not None):
-            raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
-                             "ladder=[...] with it (and only with it).")
-        K1 = 1
-        if sampler == "ptt":
-            rungs = [as_rbm(m, "a ladder model") for m in ladder]
-            for m in rungs:
-                if (m.n_visible, m.n_hidden) != (self.n_visible, self.n_hidden):
-                    raise ModelMismatchError(
-                        f"a ladder model has {m.n_visible} x {m.n_hidden} units, this RBM "
-                        f"{self.n_visible} x {self.n_hidden}: PTT swaps states between models "
-                        f"of the same shape.")
-            rungs.append(self)
-        if sampler == "pt":
-            from cyrbm.tempering import parse_temperatures
-            temps, adaptive = parse_temperatures(temperatures)
-            if adaptive:
-                raise ValueError("adaptive temperatures are for training; give a ladder.")
-            K1 = temps.size
+        temps, rungs = self._sampler_plan(n, int(steps), sampler, temperatures, ladder,
+                                          lambda m: as_rbm(m, "a ladder model"))
+        K1 = 1 if temps is None else temps.size
         streams = sample_streams(seed, n * K1)
         if init is None:
             rng = np.random.default_rng(np.random.SeedSequence(make_streams(seed, "sample", 1, 1)[0]))
@@ -290,8 +395,8 @@ class RBM(Layers):
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
         if sampler == "ptt":
             from cyrbm.tempering import TrajectoryChains
-            chains = TrajectoryChains([(m.W, m.vbias, m.hbias) for m in rungs], n, seed=seed,
-                                      init=v, dtype=self.dtype, n_threads=T)
+            chains = TrajectoryChains(rungs, n, seed=seed, init=v, dtype=self.dtype,
+                                      n_threads=T)
             chains.step(int(steps))
             return chains.states(-1)
         if sampler == "pt":
@@ -303,6 +408,27 @@ class RBM(Layers):
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
         _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
+
+    # ------------------------------------------------- the samplers' protocol
+    @staticmethod
+    def _chain_streams(seed, purpose, runs, *extra):
+        """The streams of ``runs`` engine chains (8 lanes each: make_run_streams)."""
+        return make_run_streams(seed, purpose, runs, *extra)
+
+    def _chains(self, v, streams, n_threads):
+        """Chains at this RBM on a GibbsEngine (A = its visible biases, B = the RBM;
+        ``sweep`` at beta = 1), from states ``v`` (Layers._chains)."""
+        engine = _anneal.GibbsEngine(self.vbias, None, None, self.W, self.vbias, self.hbias,
+                                     streams, dtype=self.dtype, n_threads=n_threads)
+        engine.set_visible(np.ascontiguousarray(v, dtype=np.uint8))
+        return engine
+
+    def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
+        """The persistent PT ladders of training: tempering.TemperedChains, CRI10's RBMs
+        (T W, b, c) on one GibbsEngine, chains trading temperatures."""
+        from cyrbm.tempering import TemperedChains
+        return TemperedChains(temps, self.n_visible, self.n_hidden, chains, dtype=self.dtype,
+                              n_threads=n_threads, adaptive=adaptive, state=state)
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):

@@ -216,26 +216,71 @@ class SRBM(Layers):
         return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
                                                  else float(log_Z))
 
-    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None):
-        """Draw ``n`` visible vectors by Gibbs sampling: h | v at once, then v | h one unit
-        at a time.  Each chain starts from ``init`` (0/1 rows, cycled) or from independent
-        units of log-odds b, runs ``steps`` sweeps from its own stream, and returns its
-        final state: the result depends on ``seed`` only, not on the number of threads.
-        Returns an (n, n_visible) uint8 array."""
-        return self._chain_sample(n, steps, seed, init, threads, np.uint8,
-                                  self.n_visible * (self.n_hidden + self.n_visible))
+    def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None,
+               sampler="gibbs", temperatures=None, ladder=None):
+        """Draw ``n`` visible vectors by Gibbs sampling, parallel tempering or parallel
+        trajectory tempering.
 
-    def _sweeps(self, v, streams, k0, k1, n_threads):
-        """Steps k0 .. k1 - 1 at beta = 1 of the chains ``v`` (INOUT, 0/1 uint8), chain r
-        on streams[r] (INOUT); step 0 draws independent units of log-odds b.  Returns the
+        Gibbs: h | v at once, then v | h one unit at a time.  Each chain starts from
+        ``init`` (0/1 rows, cycled) or from independent units of log-odds b, runs
+        ``steps`` sweeps from its own stream, and returns its final state.
+
+        ``sampler="pt"`` (Cho, Raiko & Ilin 2010, Table I, swaps by Eq. 5): each sample
+        comes from a ladder of chains at ``temperatures`` 0 <= beta_0 < ... < beta_K = 1
+        (default 0, 0.05, ..., 1; or a count N), the tempered family
+
+            ln p*_beta(v) = b.v + beta v^T L v / 2 + sum_j softplus(beta (c_j + (W^T v)_j)),
+
+        beta scaling W, L and c and keeping b (beta = 1: the model; beta = 0:
+        independent units of log-odds b; the family AIS anneals along,
+        :func:`srbm_log_partition`): ``steps`` rounds of one sequential-Gibbs sweep per
+        chain at its beta, then swaps of neighbouring states from the top down
+        (tempering.TemperedStates); the sample is the beta = 1 chain's final state.
+        ``sampler="ptt"`` (Béreux et al. 2025): ``ladder`` is a list of earlier SRBMs
+        of this model's training (earliest first), swaps of states between neighbouring
+        models (tempering.TrajectoryChains).  The result depends on ``seed`` only, not
+        on the number of threads.  Returns an (n, n_visible) uint8 array."""
+        return self._chain_sample(n, steps, seed, init, threads,
+                                  self.n_visible * (self.n_hidden + self.n_visible), sampler,
+                                  temperatures, ladder)
+
+    def _sweeps(self, v, streams, k0, k1, n_threads, beta=1.0):
+        """Steps k0 .. k1 - 1 at ``beta`` (the tempered family of :meth:`sample`; 1 the
+        model) of the chains ``v`` (INOUT, 0/1 uint8), chain r on streams[r] (INOUT);
+        step 0 draws independent units of log-odds b.  ``_anneal.srbm_run`` between
+        the base of log-odds b and the model at the constant beta: h_j ~
+        Bernoulli(sigma(beta x_j)), v_i ~ Bernoulli(sigma((1 - beta) b_i + beta (b_i +
+        (W h)_i + (L v)_i))) (common_t.h), the family's conditionals.  Returns the
         hidden states of the last step."""
         R = v.shape[0]
         h = np.zeros((R, self.n_hidden), dtype=np.uint8)
         y = np.zeros((R, self.n_visible))
         _anneal.srbm_run(self.W, self.vbias, self.hbias, self.L,
-                         self.vbias.astype(np.float64), v, h, y, np.ones(max(k1, 1)), k0, k1,
-                         False, True, streams, np.zeros(R), n_threads)
+                         self.vbias.astype(np.float64), v, h, y,
+                         np.full(max(k1, 1), float(beta)), k0, k1, False, True, streams,
+                         np.zeros(R), n_threads)
         return h
+
+    # ------------------------------------------------- the samplers' protocol
+    def _parameters(self):
+        return {"W": self.W, "vbias": self.vbias, "hbias": self.hbias, "L": self.L}
+
+    def _tempered_parts(self, v):
+        """(g, e, x) of 0/1 rows ``v`` in float64 such that the tempered family of
+        :meth:`sample` is ln p*_beta(v) = g + beta e + sum_j softplus(beta x_j):
+        g = b.v, e = v^T L v / 2, x = c + W^T v."""
+        _, b, _, L = self._f64()
+        v = np.asarray(v, dtype=np.float64)
+        return v @ b, 0.5 * np.sum((v @ L) * v, axis=1), self._hidden_inputs(v)
+
+    @classmethod
+    def _method_refusal(cls, method):
+        if method == "amh":
+            return ("an SRBM (lateral=True) trains with method cd, pcd, pt or ptt, not amh: "
+                    "mode hopping's local optimiser mu and its compiled acceptance (Hu & Yu "
+                    "Eq. 6) take the binary RBM's factorial p(v | h) and ln P*(v), which "
+                    "lack the lateral term.")
+        return None
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
@@ -261,12 +306,19 @@ class SRBM(Layers):
 # ------------------------------------------------------------------------- training
 def check_lateral_settings(method, reconstruction, damping, mean_field_steps):
     """The Trainer's SRBM settings, checked: (reconstruction, damping, steps); a
-    ValueError of one sentence for a combination that makes no sense."""
+    ValueError of one sentence for a combination that makes no sense.  Methods pt and
+    ptt keep sampled states in their ladders, swept by sequential Gibbs: with them the
+    reconstruction is "gibbs" whatever was given (the ladders' states are the negative
+    phase; a mean-field reconstruction has no place in it)."""
     if reconstruction not in RECONSTRUCTIONS:
         raise ValueError(f"reconstruction must be 'mean-field' or 'gibbs', not "
                          f"{reconstruction!r}.")
-    if method not in ("cd", "pcd"):
-        raise ValueError(f"an SRBM (lateral=True) trains with method cd or pcd, not {method}.")
+    refusal = SRBM._method_refusal(method)
+    if refusal is not None:
+        raise ValueError(refusal)
+    if method in ("pt", "ptt"):
+        # the ladders' chains are sampled states: pt and ptt sweep by sequential Gibbs
+        reconstruction = "gibbs"
     if method == "pcd" and reconstruction == "mean-field":
         raise ValueError("persistent chains need sampled states: an SRBM trains with pcd "
                          "only with reconstruction='gibbs'.")

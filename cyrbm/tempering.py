@@ -1,4 +1,6 @@
-"""Parallel tempering (Cho, Raiko & Ilin 2010, Sec. IV) over cyrbm's Gibbs engine.
+"""Parallel tempering (Cho, Raiko & Ilin 2010, Sec. IV) over cyrbm's Gibbs engine, and
+over the own sweeps of the other unit types (``TemperedStates``), and parallel
+trajectory tempering (``TrajectoryChains``) for every model class.
 
 The chains of a ladder follow the RBMs R_k with parameters (T_k W, b, c), 0 <= T_0 < ...
 < T_K = 1 (CRI10 Table I): each round, one tempered block-Gibbs sweep of every chain
@@ -8,10 +10,17 @@ Metropolis rule, Eq. 5 (``GibbsEngine.swap``; chains keep their states and rando
 streams and trade temperatures).  ``TemperedChains`` holds M such ladders for training
 (persistent, the T = 1 states are the negative phase) and ``retune`` the adaptive
 ladder: spacing re-tuned so that neighbouring pairs swap at equal rates.
+
+A GaussianRBM or SRBM has no engine configuration for CRI10's family; its ladders
+(``TemperedStates``) follow the tempered family the class states in its ``sample``
+(beta scaling W, the hidden biases and L, keeping the visible biases and sigma, so
+beta = 0 is independent visible units), on the class's own compiled sweeps at a
+constant beta (``_anneal.gauss_run`` / ``srbm_run`` between the model and the base of
+its own visible biases), and swap states by Eq. 5 with ``swap_log_ratio``.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs
+from cyrbm import _anneal
 from cyrbm._random import make_run_streams, make_streams
 
 #: CRI10's ladder: 0, 0.05, ..., 1 (K = 20).
@@ -151,11 +160,11 @@ class TemperedChains:
         self.engine.set_visible(chains_v)
         self.accepted = np.zeros((self.M, max(K1 - 1, 1)), dtype=np.int64)
 
-    def step(self, W, vbias, hbias, n_threads=None):
-        """One round with the parameters (W, vbias, hbias): sweep, then swaps."""
+    def step(self, model, n_threads=None):
+        """One round with the parameters of ``model`` (an RBM): sweep, then swaps."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
-        self.engine.set_tempered(W, vbias, hbias)
+        self.engine.set_tempered(model.W, model.vbias, model.hbias)
         self.engine.sweep(1, beta=self.beta, force_refresh=True)
         if self.K1 > 1:
             self.engine.swap(self.temps, self.order, self.beta, self.swap_streams, self.accepted)
@@ -180,13 +189,116 @@ class TemperedChains:
             return False
         rates = self.window[0, : self.K1 - 1] / self.window[1, 0]
         self.temps = retune(self.temps, rates)
-        self.beta[self.order.ravel()] = np.tile(self.temps, self.M)
+        self._retuned()
         self.window[:] = 0
         return True
+
+    def _retuned(self):
+        self.beta[self.order.ravel()] = np.tile(self.temps, self.M)
 
     def arrays(self):
         """The state to checkpoint (``accepted`` is not part of it: take it first)."""
         return {"chains": self.engine.visible(), "streams": self.engine.streams,
+                "swap_streams": self.swap_streams.copy(), "order": self.order.copy(),
+                "window": self.window.copy(), "temperatures": self.temps.copy()}
+
+
+def swap_log_ratio(beta_lo, beta_hi, e_lo, x_lo, e_hi, x_hi):
+    """ln r of CRI10 Eq. 5 for the tempered family ln p*_beta(v) = g(v) + beta e(v) +
+    sum_j softplus(beta x_j(v)) (``_tempered_parts`` of GaussianRBM and SRBM): the
+    state at beta_lo (e_lo, x_lo: chains x n_hidden) and the state at beta_hi trade
+    places with probability min(1, r),
+
+        ln r = ln p*_lo(hi) + ln p*_hi(lo) - ln p*_lo(lo) - ln p*_hi(hi)
+             = (beta_lo - beta_hi) (e_hi - e_lo) + S(beta_lo, x_hi) + S(beta_hi, x_lo)
+               - S(beta_lo, x_lo) - S(beta_hi, x_hi),
+
+    S(beta, x) = sum_j softplus(beta x_j); g cancels.  float64, one per chain."""
+    def S(beta, x):
+        return np.sum(np.logaddexp(0.0, beta * x), axis=1)
+    return ((beta_lo - beta_hi) * (e_hi - e_lo) + S(beta_lo, x_hi) + S(beta_hi, x_lo)
+            - S(beta_lo, x_lo) - S(beta_hi, x_hi))
+
+
+class TemperedStates(TemperedChains):
+    """M persistent parallel-tempering ladders of K+1 chains for a model class with a
+    tempered family on its own sweeps (GaussianRBM, SRBM: ``model._sweeps(...,
+    beta=)`` moves a chain by the family's Gibbs transition at beta, and
+    ``model._tempered_parts`` gives ln p*_beta(v) = g + beta e + sum_j softplus(beta
+    x_j); the families are stated in each class's ``sample``: beta scales W, the hidden
+    biases c and L, and keeps the visible biases and sigma, so beta = 0 is independent
+    visible units).
+
+    Chain m K1 + k of ``state["chains"]`` stays at temperature k, on its stream
+    ``state["streams"][m K1 + k]``; the ladders swap states (where TemperedChains'
+    engine swaps temperatures; ``order`` is the identity, kept for the checkpoint's
+    shape).  A round (``step(model)``, CRI10 Table I): one sweep of the chains at each
+    beta_k, then per ladder the swaps of neighbours from the top down, pair (k, k+1)
+    for k = K-1 .. 0 with the uniform u[m, K-1-k] of ladder m's swap stream
+    (``_anneal.chain_uniforms``), taken when u < min(1, r) (``swap_log_ratio``,
+    Eq. 5).  Every number comes from a chain's or a ladder's stream, so results do
+    not depend on threads.  ``accepted`` (M x K) counts the swaps taken per pair.
+    """
+
+    def __init__(self, temps, chains, *, n_threads=1, adaptive=False, state):
+        self.temps = check_temperatures(state.get("temperatures", temps))
+        self.adaptive = bool(adaptive)
+        self.M, self.K1 = int(chains), self.temps.size
+        R = self.M * self.K1
+        self.n_threads = int(n_threads)
+        self.v = np.array(state["chains"], order="C")
+        self.streams = np.array(state["streams"], dtype=np.uint64, order="C")
+        self.swap_streams = np.array(state["swap_streams"], dtype=np.uint64, order="C")
+        self.order = np.arange(R, dtype=np.int32).reshape(self.M, self.K1)
+        self.window = np.array(state.get("window", np.zeros((2, max(self.K1 - 1, 1)))),
+                               dtype=np.int64)
+        if self.v.ndim != 2 or self.v.shape[0] != R or self.streams.shape != (R, 4) \
+                or self.swap_streams.shape != (self.M, 4) \
+                or self.window.shape != (2, max(self.K1 - 1, 1)):
+            raise ValueError("tempered chain state of the wrong shape.")
+        self.accepted = np.zeros((self.M, max(self.K1 - 1, 1)), dtype=np.int64)
+
+    def step(self, model, n_threads=None):
+        """One round at ``model``'s parameters: a sweep of every chain at its beta, then
+        the swaps."""
+        if n_threads is not None:
+            self.n_threads = int(n_threads)
+        for k in range(self.K1):
+            rows = self.order[:, k]
+            v, s = self.v[rows], self.streams[rows]
+            model._sweeps(v, s, 1, 2, self.n_threads, beta=float(self.temps[k]))
+            self.v[rows], self.streams[rows] = v, s
+        if self.K1 > 1:
+            self._swap(model)
+
+    def _swap(self, model):
+        K = self.K1 - 1
+        u = _anneal.chain_uniforms(self.swap_streams, K)
+        _, e, x = model._tempered_parts(self.v)
+        for i, k in enumerate(range(K - 1, -1, -1)):
+            lo, hi = self.order[:, k], self.order[:, k + 1]
+            log_r = swap_log_ratio(self.temps[k], self.temps[k + 1], e[lo], x[lo], e[hi],
+                                   x[hi])
+            take = u[:, i] < np.exp(np.minimum(log_r, 0.0))
+            a, b = lo[take], hi[take]
+            for arr in (self.v, e, x):
+                arr[a], arr[b] = arr[b], arr[a]
+            self.accepted[:, k] += take
+
+    def _retuned(self):
+        pass
+
+    def top(self, ladders=None):
+        """The beta = 1 state of each ladder (M x n_visible), or of the given ladders."""
+        return self.v[self.order[:, -1] if ladders is None else self.order[ladders, -1]]
+
+    def top_inputs(self, ladders):
+        """None: the training step computes the hidden inputs of the states itself."""
+        return None
+
+    def arrays(self):
+        """The state to checkpoint (``accepted`` is not part of it: take it first)."""
+        return {"chains": self.v.copy(), "streams": self.streams.copy(),
                 "swap_streams": self.swap_streams.copy(), "order": self.order.copy(),
                 "window": self.window.copy(), "temperatures": self.temps.copy()}
 
@@ -197,14 +309,20 @@ class TrajectoryChains:
     trajectory, the rungs 0 .. K-1 (rung 0 the earliest, rung K-1 the model sampled),
     swapped between neighbouring models instead of neighbouring temperatures.
 
-    A round is one block-Gibbs sweep of every chain at its rung's model (SM08 Eq. 5-6, a
-    Gibbs engine per rung: ``GibbsEngine.sweep``), then Metropolis swaps (CRI10 Eq. 5
-    with models for temperatures): chain m of rungs k and k+1 exchange their visible
-    states with probability
+    ``models`` are models of one class (RBM, GaussianRBM or SRBM) and shape; each class
+    supplies what a rung needs: ``_chains`` (its Gibbs chains at the model: a
+    GibbsEngine for an RBM, the class's own ``_sweeps`` for the others), their streams
+    (``_chain_streams``) and ln p*(v) (``_log_unnormalized_rows``, h summed out).
+
+    A round is one Gibbs sweep of every chain at its rung's model (SM08 Eq. 5-6; an
+    SRBM's visible units one at a time), then Metropolis swaps (CRI10 Eq. 5 with models
+    for temperatures): chain m of rungs k and k+1 exchange their visible states with
+    probability
 
         min(1, p*_k(x_{k+1}) p*_{k+1}(x_k) / (p*_k(x_k) p*_{k+1}(x_{k+1}))),
 
-    ln p*_k(v) = b_k.v + sum_j softplus(c_k + W_k^T v)_j (the free energy, h summed out).
+    ln p*_k(v) = -F_k(v), the rung's free energy (the RBM's b_k.v + sum_j softplus(c_k +
+    W_k^T v)_j; with the Gaussian or lateral terms of the other classes).
     Round t tries the pairs (k, k+1) with k = t mod 2 (deterministic even-odd swaps: the
     pairs of a round are disjoint, and states travel the ladder without the diffusive
     back-and-forth of random pair choice; Syed, Bouchard-Côté, Deligiannidis & Doucet
@@ -229,8 +347,7 @@ class TrajectoryChains:
         self.attempts = np.zeros(0, dtype=np.int64)
         for k, model in enumerate(models):
             streams = None if state is None else state["streams"][k]
-            v = (np.ascontiguousarray(state["chains"][k], dtype=np.uint8) if state is not None
-                 else np.ascontiguousarray(init, dtype=np.uint8))
+            v = init if state is None else state["chains"][k]
             self._append(model, v, streams)
         if state is not None:
             self.accepted[:] = state["accepted"]
@@ -241,36 +358,30 @@ class TrajectoryChains:
     def K(self):
         return len(self.models)
 
-    def _engine(self, model, streams, v):
-        W, b, c = model
-        engine = _anneal.GibbsEngine(b, None, None, W, b, c, streams, dtype=self.dtype,
-                                     n_threads=self.n_threads)
-        engine.set_visible(v)
-        return engine
-
     def _append(self, model, v, streams=None):
         k = len(self.models)
-        # copies: a training run updates its model's arrays in place
-        W, b, c = (np.array(x, dtype=self.dtype, order="C") for x in model)
+        # a copy: a training run updates its model's arrays in place
+        model = model.astype(self.dtype)
         if streams is None:
-            streams = make_run_streams(self.seed, self.purpose, self.M, 5, k)
-        self.models.append((W, b, c))
-        self.engines.append(self._engine((W, b, c), streams, v))
+            streams = model._chain_streams(self.seed, self.purpose, self.M, 5, k)
+        self.models.append(model)
+        self.engines.append(model._chains(v, streams, self.n_threads))
         if k:
             self.accepted = np.append(self.accepted, np.int64(0))
             self.attempts = np.append(self.attempts, np.int64(0))
 
-    def add_rung(self, W, vbias, hbias):
-        """Append the model (W, vbias, hbias) as the new last rung; its chains start as
-        copies of the previous last rung's states (with streams of their own)."""
-        self._append((W, vbias, hbias), self.engines[-1].visible())
+    def add_rung(self, model):
+        """Append ``model`` (of the ladder's class) as the new last rung; its chains
+        start as copies of the previous last rung's states (with streams of their own)."""
+        self._append(model, self.engines[-1].visible())
 
-    def rung_model(self, W, vbias, hbias):
-        """Replace the last rung's model, keeping its chains' states and streams."""
+    def rung_model(self, model):
+        """Replace the last rung's model by ``model``, keeping its chains' states and
+        streams."""
         last = self.engines[-1]
-        W, b, c = (np.array(x, dtype=self.dtype, order="C") for x in (W, vbias, hbias))
-        self.models[-1] = (W, b, c)
-        self.engines[-1] = self._engine((W, b, c), last.streams, last.visible())
+        model = model.astype(self.dtype)
+        self.models[-1] = model
+        self.engines[-1] = model._chains(last.visible(), last.streams, self.n_threads)
 
     def set_states(self, k, v):
         """Set rung k's chain states (chains x n_visible, 0/1)."""
@@ -324,8 +435,7 @@ class TrajectoryChains:
                 self.swap()
 
     def _log_p(self, model, v):
-        W, b, c = model
-        return _gibbs.log_unnormalized(W, b, c, v, self.n_threads)
+        return model._log_unnormalized_rows(v, self.n_threads)
 
     @property
     def swap_rates(self):
@@ -333,10 +443,10 @@ class TrajectoryChains:
         return self.accepted / np.maximum(self.attempts, 1)
 
     def arrays(self):
-        """The state to checkpoint: the rungs' models, states and streams."""
-        return {"W": np.stack([m[0] for m in self.models]),
-                "vbias": np.stack([m[1] for m in self.models]),
-                "hbias": np.stack([m[2] for m in self.models]),
+        """The state to checkpoint: the rungs' models (their ``_parameters``, stacked:
+        W, vbias, hbias, and sigma or L), states and streams."""
+        params = [m._parameters() for m in self.models]
+        return {**{key: np.stack([p[key] for p in params]) for key in params[0]},
                 "chains": np.stack([e.visible() for e in self.engines]),
                 "streams": np.stack([e.streams for e in self.engines]),
                 "swap_streams": self.swap_streams.copy(), "round": np.int64(self.round),

@@ -32,7 +32,7 @@ import numpy as np
 from cyrbm import _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
-from cyrbm._random import make_run_streams, make_streams, seed_sequence
+from cyrbm._random import make_streams, seed_sequence
 from cyrbm._threads import auto_threads
 from cyrbm._validation import (_is_finite_real as _real, check_binary, check_memory, check_real,
                                check_probabilities, check_visible_rows, check_whole, worded)
@@ -41,7 +41,7 @@ from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
 from cyrbm.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
                         srbm_cd_update)
-from cyrbm.models import RBM, expit
+from cyrbm.models import RBM, Layers, expit
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
 #: the method each sampler setting belongs to
@@ -370,9 +370,15 @@ class Trainer:
         self.swap_threshold = float(swap_threshold)
         self.max_rungs = int(max_rungs)
 
+    def _model_class(self):
+        """The class of the model trained: RBM, or the class of the unit kind named by
+        ``visible`` ("gaussian") or by ``lateral`` (models.Layers.kinds)."""
+        return Layers.kinds.get("lateral" if self.lateral else self.visible, RBM)
+
     def _check_visible(self, method):
-        if self.visible == "gaussian" and method not in ("cd", "pcd"):
-            raise ValueError(f"a Gaussian RBM trains with method cd or pcd, not {method}.")
+        refusal = Layers.kinds.get(self.visible, RBM)._method_refusal(method)
+        if refusal is not None:
+            raise worded(ValueError(refusal), parameters=("method",))
         if self.learn_sigma and self.visible != "gaussian":
             raise ValueError("learn_sigma is for Gaussian visible units (visible='gaussian').")
 
@@ -469,8 +475,9 @@ class Trainer:
             self._check_visible(self.method)
         if isinstance(model, SRBM) and not self.lateral:
             self.lateral = True
-            check_lateral_settings(self.method, self.reconstruction, self.damping,
-                                   self.mean_field_steps)
+            self.reconstruction, self.damping, self.mean_field_steps = \
+                check_lateral_settings(self.method, self.reconstruction, self.damping,
+                                       self.mean_field_steps)
         if self.lateral and (model is not None and not isinstance(model, SRBM)
                              or probabilities):
             raise ValueError("lateral=True trains an SRBM on 0/1 rows: give no other model "
@@ -535,7 +542,7 @@ class Trainer:
                 "vel_hbias": np.zeros_like(model.hbias),
                 "streams": make_streams(self.seed, "chains", B), "history": [],
                 "tracker": None, "track_pending": [],
-                **SAMPLERS[self.method].fresh(self, data, B),
+                **SAMPLERS[self.method].fresh(self, data, B, model),
                 **({"vel_sigma": np.zeros_like(model.sigma)} if self.learn_sigma else {}),
                 **({"vel_L": np.zeros_like(model.L)} if self.lateral else {}),
             }
@@ -596,7 +603,7 @@ class Trainer:
         if monitor_rows > 0:
             rng = np.random.default_rng(seed_sequence(self.seed, "monitor"))
             rows = np.sort(rng.permutation(n)[:monitor_rows])
-            monitor = data[rows] if self.visible == "gaussian" else _states(
+            monitor = model._chain_states(
                 data[rows], np.random.default_rng(seed_sequence(self.seed, "monitor", 1)))
 
         interrupted = _InterruptFlag()
@@ -804,7 +811,8 @@ class Trainer:
             arrays["trainer_vel_L"] = state["vel_L"]
         sampler = SAMPLERS[self.method]
         arrays.update({f"trainer_{sampler.name}_{key}": state[sampler.name][key]
-                       for key in sampler.keys})
+                       for key in sampler.keys + sampler.optional
+                       if key in state.get(sampler.name, ())})
         if "track" in meta["checkpoint"]:
             arrays.update({f"trainer_track_{key}": a for key, a in tracker.arrays().items()})
         _io.atomic_savez(self.checkpoint, arrays)
@@ -817,8 +825,7 @@ class Trainer:
         if not os.path.exists(path):
             raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
         arrays = _io.read_npz(path, "checkpoint")
-        model = (GaussianRBM if self.visible == "gaussian" else SRBM if self.lateral
-                 else RBM).from_arrays(arrays, path, what="checkpoint")
+        model = self._model_class().from_arrays(arrays, path, what="checkpoint")
         info = model.meta.get("checkpoint")
         training = model.meta.get("training", {})
         if info is None or any(key not in arrays for key in _TRAINER_KEYS[:4]):
@@ -851,7 +858,7 @@ class Trainer:
             "vel_vbias": np.ascontiguousarray(arrays["trainer_vel_vbias"], dtype=self.dtype),
             "vel_hbias": np.ascontiguousarray(arrays["trainer_vel_hbias"], dtype=self.dtype),
             "streams": np.ascontiguousarray(arrays["trainer_streams"], dtype=np.uint64),
-            "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=_chain_dtype(self))
+            "chains": (np.ascontiguousarray(arrays["trainer_chains"], dtype=model._state_dtype)
                        if SAMPLERS[self.method].keeps_chains else None),
             "history": list(training.get("history", [])),
         }
@@ -931,18 +938,6 @@ def _epoch_order(seed, epoch, n, length):
     return np.tile(perm, reps)[:length]
 
 
-def _chain_dtype(trainer):
-    """The dtype of the training chains: 0/1 states, or a Gaussian model's reals."""
-    return trainer.dtype if trainer.visible == "gaussian" else np.uint8
-
-
-def _states(rows, rng):
-    """0/1 rows as they are; rows of probabilities as a Bernoulli draw from ``rng``."""
-    if rows.dtype == np.uint8:
-        return np.ascontiguousarray(rows)
-    return np.ascontiguousarray(rng.random(rows.shape) < rows, dtype=np.uint8)
-
-
 def probability_statistics(params, x, v_chain, streams, grads, settings, workspace=None):
     """Sums over a mini-batch of the CD-k / PCD-k gradient when the data rows are
     probabilities x in [0, 1] (a DBN layer trained on Q(h | v) as probabilities, SM08
@@ -992,13 +987,15 @@ class _Sampler:
     name, keys = None, ()
     #: B persistent chains, kept in the checkpoint as trainer_chains
     keeps_chains = False
+    #: arrays of the checkpoint kept when the state has them (trainer_{name}_{key})
+    optional = ()
 
     def __init__(self, trainer, state, model, B, n_threads):
         self.trainer = trainer
         self.chains = state["chains"]
 
     @classmethod
-    def fresh(cls, trainer, data, B):
+    def fresh(cls, trainer, data, B, model):
         return {"chains": None}
 
     @classmethod
@@ -1015,7 +1012,9 @@ class _Sampler:
         if missing:
             raise ModelFileError(f"checkpoint '{path}' lacks the {cls.name.upper()} sampler "
                                  f"state ({', '.join(missing)}).")
-        state[cls.name] = {k: np.array(arrays[f"trainer_{cls.name}_{k}"]) for k in cls.keys}
+        state[cls.name] = {k: np.array(arrays[f"trainer_{cls.name}_{k}"])
+                           for k in cls.keys + cls.optional
+                           if f"trainer_{cls.name}_{k}" in arrays}
 
     def negative_phase(self, model, state, k, n_threads):
         """(chains, their hidden inputs W^T v or None, Gibbs sweeps still to run)."""
@@ -1034,7 +1033,7 @@ class _CD(_Sampler):
 
     def __init__(self, trainer, state, model, B, n_threads):
         super().__init__(trainer, state, model, B, n_threads)
-        self.chains = np.empty((B, model.n_visible), _chain_dtype(trainer))
+        self.chains = np.empty((B, model.n_visible), model._state_dtype)
 
 
 class _PCD(_Sampler):
@@ -1042,13 +1041,10 @@ class _PCD(_Sampler):
     keeps_chains = True
 
     @classmethod
-    def fresh(cls, trainer, data, B):
+    def fresh(cls, trainer, data, B, model):
         # persistent chains start at random training rows
         rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 1))
-        rows = data[rng.integers(0, data.shape[0], B)]
-        if trainer.visible == "gaussian":
-            return {"chains": np.ascontiguousarray(rows, dtype=trainer.dtype)}
-        return {"chains": _states(rows, rng)}
+        return {"chains": model._chain_states(data[rng.integers(0, data.shape[0], B)], rng)}
 
 
 class _PT(_Sampler):
@@ -1058,23 +1054,24 @@ class _PT(_Sampler):
                         "temperatures", "epoch_counts")
 
     def __init__(self, trainer, state, model, B, n_threads):
-        from cyrbm.tempering import TemperedChains
         super().__init__(trainer, state, model, B, n_threads)
         pt = self.state = state["pt"]
         self.B = B
-        self.ladders = TemperedChains(pt["temperatures"], model.n_visible, model.n_hidden,
-                                      pt["order"].shape[0], dtype=model.W.dtype,
-                                      n_threads=n_threads, adaptive=trainer.adaptive, state=pt)
+        # the model class's ladders: an RBM's on the engine (CRI10's family), the others'
+        # on their own sweeps (their tempered family; tempering.TemperedStates)
+        self.ladders = model._tempered_ladders(pt["temperatures"], pt["order"].shape[0],
+                                               n_threads=n_threads,
+                                               adaptive=trainer.adaptive, state=pt)
 
     @classmethod
-    def fresh(cls, trainer, data, B):
+    def fresh(cls, trainer, data, B, model):
         # every chain of every ladder starts at a random training row
         M, temps = trainer.chains or B, trainer.temperatures
         rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 4))
-        init = _states(data[rng.integers(0, data.shape[0], M * temps.size)], rng)
+        init = model._chain_states(data[rng.integers(0, data.shape[0], M * temps.size)], rng)
         return {"chains": None, "pt": {
             "chains": init,
-            "streams": make_run_streams(trainer.seed, "chains", init.shape[0], 2),
+            "streams": model._chain_streams(trainer.seed, "chains", init.shape[0], 2),
             "swap_streams": make_streams(trainer.seed, "chains", M, 3),
             "order": np.arange(init.shape[0], dtype=np.int32).reshape(M, -1),
             "window": np.zeros((2, max(temps.size - 1, 1)), np.int64),
@@ -1092,7 +1089,7 @@ class _PT(_Sampler):
     def negative_phase(self, model, state, k, n_threads):
         # one PT round, its T = 1 states with their hidden inputs as the engine kept them
         ladders, M = self.ladders, self.ladders.M
-        ladders.step(model.W, model.vbias, model.hbias, n_threads=n_threads)
+        ladders.step(model, n_threads=n_threads)
         pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
         chains, inputs = ladders.top(pick), ladders.top_inputs(pick)
         acc = ladders.accepted.sum(axis=0)              # this round's swaps per pair
@@ -1131,8 +1128,8 @@ class _AMH(_PCD):
         trainer.modes_ = self.modeset.modes
 
     @classmethod
-    def fresh(cls, trainer, data, B):
-        return {**super().fresh(trainer, data, B), "amh": {
+    def fresh(cls, trainer, data, B, model):
+        return {**super().fresh(trainer, data, B, model), "amh": {
             "modes": np.zeros((0, data.shape[1]), np.uint8),
             "hop_streams": make_streams(trainer.seed, "chains", B, 5),
             "hop_counts": np.zeros(2, np.int64)}}
@@ -1174,6 +1171,8 @@ class _PTT(_Sampler):
     when the last pair's swap rate falls below the threshold (Trainer's docstring)."""
     name, keys = "ptt", ("W", "vbias", "hbias", "chains", "streams", "swap_streams",
                          "round", "accepted", "attempts", "window", "epoch_counts")
+    #: the rungs' parameters of a GaussianRBM (sigma) or SRBM (L): model._parameters
+    optional = ("sigma", "L")
 
     def __init__(self, trainer, state, model, B, n_threads):
         from cyrbm.tempering import TrajectoryChains
@@ -1183,11 +1182,13 @@ class _PTT(_Sampler):
         self.trainer = trainer
         dtype = model.W.dtype
         if st["W"] is None:           # a fresh run: rung 0 the initial model, and the top
-            rungs = [(model.W, model.vbias, model.hbias)] * 2
-            self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
-                                           init=st["init"], dtype=dtype, n_threads=n_threads)
+            self.ladder = TrajectoryChains([model, model], self.M, seed=trainer.seed,
+                                           purpose="chains", init=st["init"], dtype=dtype,
+                                           n_threads=n_threads)
         else:
-            rungs = list(zip(st["W"], st["vbias"], st["hbias"]))
+            keys = model._parameters().keys()
+            rungs = [model._with_parameters({key: st[key][k] for key in keys})
+                     for k in range(st["W"].shape[0])]
             self.ladder = TrajectoryChains(rungs, self.M, seed=trainer.seed, purpose="chains",
                                            dtype=dtype, n_threads=n_threads, state=st)
         self.window = np.asarray(st.get("window", np.zeros(2, np.int64)), np.int64).copy()
@@ -1196,10 +1197,11 @@ class _PTT(_Sampler):
                              else np.asarray(counts, np.int64).reshape(2, -1).copy())
 
     @classmethod
-    def fresh(cls, trainer, data, B):
+    def fresh(cls, trainer, data, B, model):
         # every chain starts at a random training row (both first rungs the same rows)
         rng = np.random.default_rng(seed_sequence(trainer.seed, "chains", 7))
-        init = _states(data[rng.integers(0, data.shape[0], trainer.chains or B)], rng)
+        init = model._chain_states(data[rng.integers(0, data.shape[0], trainer.chains or B)],
+                                   rng)
         return {"chains": None, "ptt": {"W": None, "init": init}}
 
     @classmethod
@@ -1210,7 +1212,7 @@ class _PTT(_Sampler):
     def negative_phase(self, model, state, k, n_threads):
         ladder = self.ladder
         ladder.n_threads = n_threads
-        ladder.rung_model(model.W, model.vbias, model.hbias)
+        ladder.rung_model(model)
         before = ladder.accepted[-1], ladder.attempts[-1]
         ladder.step(1)
         self.window += (ladder.accepted[-1] - before[0], ladder.attempts[-1] - before[1])
@@ -1218,7 +1220,7 @@ class _PTT(_Sampler):
             rate = self.window[0] / self.window[1]
             self.window[:] = 0
             if rate < self.trainer.swap_threshold and ladder.K < self.trainer.max_rungs:
-                ladder.add_rung(model.W, model.vbias, model.hbias)
+                ladder.add_rung(model)
         pick = (state["n_updates"] * self.B + np.arange(self.B)) % self.M
         return np.ascontiguousarray(ladder.states(-1)[pick]), None, 0
 

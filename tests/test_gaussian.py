@@ -339,8 +339,9 @@ def test_bad_training_input_is_refused_in_one_sentence():
     with pytest.raises(DataError, match=r"training data holds a value at row 7, column 3 too "
                                         r"large for float32\."):
         Trainer(3, visible="gaussian", dtype=np.float32).fit(data)
-    with pytest.raises(ValueError, match="a Gaussian RBM trains with method cd or pcd, not pt"):
-        Trainer(3, method="pt", visible="gaussian")
+    with pytest.raises(ValueError, match="a Gaussian RBM trains with method cd, pcd, pt or "
+                                         "ptt, not amh: Hu & Yu's mode set"):
+        Trainer(3, method="amh", visible="gaussian")
     with pytest.raises(ValueError, match="visible must be 'binary' or 'gaussian'"):
         Trainer(3, visible="real")
     with pytest.raises(ValueError, match="trains a GaussianRBM, not the binary model given"):
@@ -402,4 +403,4 @@ def test_train_visible_gaussian_on_the_command_line(tmp_path, capsys):
     code, _, err = run(["train", tmp_path / "x.npy", "-o", tmp_path / "b.npz",
                         "--visible", "gaussian", "--method", "amh"], capsys)
     assert code != 0
-    one_error_line(err, "--visible gaussian trains with --method cd or pcd, not amh.")
+    one_error_line(err, "a Gaussian RBM trains with --method cd, pcd, pt or ptt, not amh")

@@ -162,7 +162,7 @@ def test_ptt_every_rung_follows_its_own_model(model):
     from cyrbm.tempering import TrajectoryChains
     rungs = [scaled(model, t) for t in (0.0, 0.5, 1.0)]
     n = 20000
-    chains = TrajectoryChains([(r.W, r.vbias, r.hbias) for r in rungs], n, seed=3,
+    chains = TrajectoryChains(rungs, n, seed=3,
                               init=np.zeros((n, 6), np.uint8), dtype=np.float64, n_threads=2)
     chains.step(40)
     assert np.all((chains.swap_rates > 0.05) & (chains.swap_rates < 0.99)), chains.swap_rates
@@ -269,7 +269,7 @@ def test_pt_negative_phase_matches_the_model_expectation(model):
     velocity = tuple(np.zeros_like(a) for a in grads)
     means = []
     for t in range(rounds + 20):
-        pt.step(model.W, model.vbias, model.hbias)
+        pt.step(model)
         top = pt.top()
         x = pt.top_inputs(np.arange(M))
         np.testing.assert_allclose(x, top @ model.W, atol=1e-12)    # W^T v, kept

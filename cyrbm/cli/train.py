@@ -50,8 +50,6 @@ def _train_settings(args):
     visible = args.get("--visible") or "binary"
     if visible not in ("binary", "gaussian"):
         raise UsageError(f"--visible must be binary or gaussian, not {visible!r}.")
-    if visible == "gaussian" and method not in ("cd", "pcd"):
-        raise UsageError(f"--visible gaussian trains with --method cd or pcd, not {method}.")
     return {
         "n_hidden": _whole(args, "--hidden", 1),
         "method": method,
@@ -187,9 +185,10 @@ def _gaussian_options(args, gaussian, resume):
 
 def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
     """The Trainer's SRBM settings of --lateral and --reconstruction ({} without them):
-    an SRBM has binary visible units and trains by CD or PCD (PCD with Gibbs
-    reconstructions).  On --resume of an SRBM's checkpoint both default to the
-    checkpoint's."""
+    an SRBM has binary visible units and trains by CD, PCD (with Gibbs reconstructions),
+    PT or PTT (whose ladders are swept by sequential Gibbs: --reconstruction gibbs is
+    implied, mean-field refused).  On --resume of an SRBM's checkpoint both default to
+    the checkpoint's."""
     lateral, reconstruction = args.get("--lateral"), args.get("--reconstruction")
     if resume:
         from cyrbm import _io
@@ -208,14 +207,19 @@ def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
                          f"{'--visible gaussian' if gaussian else '--track-logz'} does not "
                          f"apply.")
     from cyrbm.srbm import RECONSTRUCTIONS
-    reconstruction = reconstruction or RECONSTRUCTIONS[0]
+    method = settings["method"]
+    tempered = method in ("pt", "ptt")
+    if tempered and reconstruction not in (None, "gibbs"):
+        raise UsageError(f"--method {method} sweeps its ladders by sequential Gibbs, so "
+                         f"--reconstruction {reconstruction} does not apply to it.")
+    reconstruction = reconstruction or ("gibbs" if tempered else RECONSTRUCTIONS[0])
     if reconstruction not in RECONSTRUCTIONS:
         raise UsageError(f"--reconstruction must be mean-field or gibbs, not "
                          f"{reconstruction!r}.")
-    method = settings["method"]
-    if method not in ("cd", "pcd") or (method == "pcd" and reconstruction != "gibbs"):
-        raise UsageError(f"--lateral trains with --method cd, or pcd with --reconstruction "
-                         f"gibbs, not --method {method} with {reconstruction}.")
+    if method not in ("cd", "pcd", "pt", "ptt") or (method == "pcd"
+                                                   and reconstruction != "gibbs"):
+        raise UsageError(f"--lateral trains with --method cd, pcd with --reconstruction "
+                         f"gibbs, pt or ptt, not --method {method} with {reconstruction}.")
     return {"lateral": True, "reconstruction": reconstruction}
 
 
