@@ -117,7 +117,8 @@ class Layers:
         """Chains at this model (beta = 1) from states ``v`` on ``streams``: an object
         with GibbsEngine's ``sweep``, ``visible``, ``set_visible``, ``streams`` and
         ``n_threads`` (what tempering.TrajectoryChains runs a rung on)."""
-        return _SweptChains(self, v, streams, n_threads)
+        from cyrbm.tempering import SweptChains
+        return SweptChains(self, v, streams, n_threads)
 
     def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
         """The persistent PT ladders of training (tempering.TemperedStates: sweeps at
@@ -130,35 +131,6 @@ class Layers:
     def _method_refusal(cls, method):
         """None if a Trainer method trains this class, else the sentence that refuses it."""
         return None
-
-    def _sampler_plan(self, n, steps, sampler, temperatures, ladder, check_rung):
-        """``sample``'s sampler settings checked: (temperatures or None, the PTT ladder
-        with this model last, or None)."""
-        if n < 0 or steps < 0:
-            raise ValueError("n and steps must be non-negative.")
-        if sampler not in ("gibbs", "pt", "ptt"):
-            raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
-        if sampler != "pt" and temperatures is not None:
-            raise ValueError("temperatures are for sampler='pt'.")
-        if (sampler == "ptt") != (ladder is not None):
-            raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
-                             "ladder=[...] with it (and only with it).")
-        temps = rungs = None
-        if sampler == "ptt":
-            rungs = [check_rung(m) for m in ladder]
-            for m in rungs:
-                if (m.n_visible, m.n_hidden) != (self.n_visible, self.n_hidden):
-                    raise ModelMismatchError(
-                        f"a ladder model has {m.n_visible} x {m.n_hidden} units, this model "
-                        f"{self.n_visible} x {self.n_hidden}: PTT swaps states between models "
-                        f"of the same shape.")
-            rungs.append(self)
-        if sampler == "pt":
-            from cyrbm.tempering import parse_temperatures
-            temps, adaptive = parse_temperatures(temperatures)
-            if adaptive:
-                raise ValueError("adaptive temperatures are for training; give a ladder.")
-        return temps, rungs
 
     def _same_class(self, model):
         if type(model) is not type(self):
@@ -177,9 +149,10 @@ class Layers:
         stream m of ``pt_swap_streams(seed, n)``; ``steps`` rounds
         (tempering.TemperedStates).  PTT: tempering.TrajectoryChains on ``ladder`` and
         this model.  Returns the final states (at beta = 1, at this model)."""
+        from cyrbm.tempering import sampler_plan
         n, steps = int(n), int(steps)
-        temps, rungs = self._sampler_plan(n, steps, sampler, temperatures, ladder,
-                                          self._same_class)
+        temps, rungs = sampler_plan(self, n, steps, sampler, temperatures, ladder,
+                                    self._same_class)
         K1 = 1 if temps is None else temps.size
         streams = sample_streams(seed, n * K1)
         dtype = self._state_dtype
@@ -196,39 +169,8 @@ class Layers:
         if sampler == "gibbs":
             self._sweeps(v, streams, k0, steps + 1, T)
             return v
-        if k0 == 0:
-            self._sweeps(v, streams, 0, 1, T)        # the exact draw at beta = 0
-        if sampler == "pt":
-            from cyrbm.tempering import TemperedStates
-            ladders = TemperedStates(temps, n, n_threads=T, state={
-                "chains": v, "streams": streams, "swap_streams": pt_swap_streams(seed, n)})
-            for _ in range(steps):
-                ladders.step(self, T)
-            return ladders.top()
-        from cyrbm.tempering import TrajectoryChains
-        chains = TrajectoryChains(rungs, n, seed=seed, init=v, dtype=self.dtype, n_threads=T)
-        chains.step(steps)
-        return chains.states(-1)
-
-
-class _SweptChains:
-    """Chains of a model with its own ``_sweeps`` (GaussianRBM, SRBM) with the part of
-    GibbsEngine's interface tempering.TrajectoryChains uses (``Layers._chains``)."""
-
-    def __init__(self, model, v, streams, n_threads):
-        self.model, self.n_threads = model, int(n_threads)
-        self.v = np.array(v, dtype=model._state_dtype, order="C")
-        self.streams = np.array(streams, dtype=np.uint64, order="C")
-
-    def sweep(self, n, beta=1.0, force_refresh=True):
-        """``n`` sweeps at the model (beta 1; each recomputes its inputs from v)."""
-        self.model._sweeps(self.v, self.streams, 1, int(n) + 1, self.n_threads, beta=beta)
-
-    def visible(self):
-        return self.v.copy()
-
-    def set_visible(self, v):
-        self.v[...] = v
+        from cyrbm.tempering import tempered_sample
+        return tempered_sample(self, v, k0, steps, streams, temps, rungs, seed, T)
 
 
 class RBM(Layers):
@@ -378,9 +320,10 @@ class RBM(Layers):
         -------
         v : uint8 array, shape (n, n_visible)
         """
+        from cyrbm.tempering import sampler_plan
         n = int(n)
-        temps, rungs = self._sampler_plan(n, int(steps), sampler, temperatures, ladder,
-                                          lambda m: as_rbm(m, "a ladder model"))
+        temps, rungs = sampler_plan(self, n, int(steps), sampler, temperatures, ladder,
+                                    lambda m: as_rbm(m, "a ladder model"))
         K1 = 1 if temps is None else temps.size
         streams = sample_streams(seed, n * K1)
         if init is None:

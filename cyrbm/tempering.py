@@ -21,7 +21,8 @@ its own visible biases), and swap states by Eq. 5 with ``swap_log_ratio``.
 import numpy as np
 
 from cyrbm import _anneal
-from cyrbm._random import make_run_streams, make_streams
+from cyrbm.errors import ModelMismatchError
+from cyrbm._random import make_run_streams, make_streams, pt_swap_streams
 
 #: CRI10's ladder: 0, 0.05, ..., 1 (K = 20).
 DEFAULT_TEMPERATURES = np.linspace(0.0, 1.0, 21)
@@ -301,6 +302,77 @@ class TemperedStates(TemperedChains):
         return {"chains": self.v.copy(), "streams": self.streams.copy(),
                 "swap_streams": self.swap_streams.copy(), "order": self.order.copy(),
                 "window": self.window.copy(), "temperatures": self.temps.copy()}
+
+
+def sampler_plan(model, n, steps, sampler, temperatures, ladder, check_rung):
+    """``sample``'s sampler settings of ``model`` checked: (temperatures or None, the
+    PTT ladder of ``check_rung``'s models with ``model`` last, or None)."""
+    if n < 0 or steps < 0:
+        raise ValueError("n and steps must be non-negative.")
+    if sampler not in ("gibbs", "pt", "ptt"):
+        raise ValueError(f"sampler must be 'gibbs', 'pt' or 'ptt', not {sampler!r}.")
+    if sampler != "pt" and temperatures is not None:
+        raise ValueError("temperatures are for sampler='pt'.")
+    if (sampler == "ptt") != (ladder is not None):
+        raise ValueError("sampler='ptt' samples along a ladder of earlier models: give "
+                         "ladder=[...] with it (and only with it).")
+    temps = rungs = None
+    if sampler == "ptt":
+        rungs = [check_rung(m) for m in ladder]
+        for m in rungs:
+            if (m.n_visible, m.n_hidden) != (model.n_visible, model.n_hidden):
+                raise ModelMismatchError(
+                    f"a ladder model has {m.n_visible} x {m.n_hidden} units, this model "
+                    f"{model.n_visible} x {model.n_hidden}: PTT swaps states between models "
+                    f"of the same shape.")
+        rungs.append(model)
+    if sampler == "pt":
+        temps, adaptive = parse_temperatures(temperatures)
+        if adaptive:
+            raise ValueError("adaptive temperatures are for training; give a ladder.")
+    return temps, rungs
+
+
+class SweptChains:
+    """Chains of a model with its own ``_sweeps`` (GaussianRBM, SRBM) with the part of
+    GibbsEngine's interface TrajectoryChains uses (the classes' ``_chains``)."""
+
+    def __init__(self, model, v, streams, n_threads):
+        self.model, self.n_threads = model, int(n_threads)
+        self.v = np.array(v, dtype=model._state_dtype, order="C")
+        self.streams = np.array(streams, dtype=np.uint64, order="C")
+
+    def sweep(self, n, beta=1.0, force_refresh=True):
+        """``n`` sweeps at the model (beta 1; each recomputes its inputs from v)."""
+        self.model._sweeps(self.v, self.streams, 1, int(n) + 1, self.n_threads, beta=beta)
+
+    def visible(self):
+        return self.v.copy()
+
+    def set_visible(self, v):
+        self.v[...] = v
+
+
+def tempered_sample(model, v, k0, steps, streams, temps, rungs, seed, n_threads):
+    """``sample(sampler="pt" | "ptt")`` of a GaussianRBM or SRBM (models.Layers.
+    _chain_sample): the chains ``v`` (INOUT; ladder m's chain at temps[k] is row
+    m K1 + k on streams[m K1 + k]) take step 0's exact draw at beta = 0 first when
+    ``k0`` is 0, then ``steps`` rounds of TemperedStates (swaps on stream m of
+    ``pt_swap_streams(seed, n)``) or of TrajectoryChains on ``rungs``.  Returns the
+    final states at beta = 1 (the model)."""
+    if k0 == 0:
+        model._sweeps(v, streams, 0, 1, n_threads)
+    if temps is not None:
+        n = v.shape[0] // temps.size
+        ladders = TemperedStates(temps, n, n_threads=n_threads, state={
+            "chains": v, "streams": streams, "swap_streams": pt_swap_streams(seed, n)})
+        for _ in range(steps):
+            ladders.step(model, n_threads)
+        return ladders.top()
+    chains = TrajectoryChains(rungs, v.shape[0], seed=seed, init=v, dtype=model.dtype,
+                              n_threads=n_threads)
+    chains.step(steps)
+    return chains.states(-1)
 
 
 class TrajectoryChains:

@@ -1,5 +1,6 @@
-"""Trainer: CD-k, CD with k raised during training, PCD (SML), parallel tempering and
-mode-hopping SML for binary RBMs.
+"""Trainer: CD-k, CD with k raised during training, PCD (SML), parallel tempering,
+parallel trajectory tempering and mode-hopping SML for binary RBMs; all but mode hopping
+for Gaussian RBMs and SRBMs too.
 
 Contrastive Divergence (Hinton 2002; SM08 Eq. 7): the gradient of ln p(v) w.r.t. W_ij,
 E_data[v_i h_j] - E_model[v_i h_j], with the model term estimated from the visible
@@ -161,7 +162,9 @@ class Trainer:
     callback : callable, optional
         Called with each epoch's history record (a dict) after the epoch.
     temperatures : None, int, list or str
-        PT only: the ladder 0 <= T_0 < ... < T_K = 1 (the RBMs (T_k W, b, c)); None for
+        PT only: the ladder 0 <= T_0 < ... < T_K = 1 (the RBMs (T_k W, b, c); a
+        GaussianRBM's or SRBM's family scales W, c and L by T and keeps the visible
+        biases and sigma, see their ``sample``); None for
         CRI10's 0, 0.05, ..., 1; N for N evenly spaced; "adaptive:N" to start evenly
         spaced and re-tune the spacing every ``adapt_every`` updates so that neighbouring
         pairs swap at equal rates (cyrbm.tempering.retune).
@@ -171,7 +174,8 @@ class Trainer:
     visible : {"binary", "gaussian"}
         The visible units: binary (an :class:`RBM`, 0/1 data) or Gaussian (a
         :class:`cyrbm.gaussian.GaussianRBM` of fixed ``sigma``, rows of finite reals;
-        methods cd and pcd).  ``fit(model=GaussianRBM)`` implies "gaussian".
+        methods cd, pcd, pt and ptt; amh is refused).  ``fit(model=GaussianRBM)``
+        implies "gaussian".
     sigma : float or array
         The standard deviations of a new Gaussian model's visible units (default 1).
     learn_sigma : bool
@@ -179,12 +183,14 @@ class Trainer:
         :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
     lateral : bool
         Train a semi-restricted Boltzmann machine (:class:`cyrbm.srbm.SRBM`: binary
-        visible units with lateral weights L; methods cd, and pcd with Gibbs) by
-        :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)`` implies it.
+        visible units with lateral weights L; methods cd, pcd with Gibbs, pt and ptt;
+        amh is refused) by :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)``
+        implies it.
     reconstruction : {"mean-field", "gibbs"}
         SRBM only: the negative phase's visible layer, the damped mean-field of Osindero
         & Hinton (2008), ``mean_field_steps`` iterations (default 10) with damping
-        ``damping`` (lambda, default 0.2), or sequential Gibbs sweeps.
+        ``damping`` (lambda, default 0.2), or sequential Gibbs sweeps.  Methods pt and
+        ptt sweep their ladders by sequential Gibbs: "gibbs" is implied.
     hop_prob, modes, radius, hop_weight : AMH only
         p (default 0.1), the capacity K (default 10) and Hamming radius R of the mode set
         (default R: a tenth of n_visible, as Hu & Yu's 80 of 784; at most n_visible), and

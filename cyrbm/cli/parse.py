@@ -96,7 +96,9 @@ Options:
                              Cho et al. 2010), amh (mode-hopping SML, Hu & Yu) or ptt
                              (parallel trajectory tempering, Bereux et al. 2025: chains
                              at the training's own earlier models) [default: {d.METHOD}].
-  --temperatures T           pt: the ladder, N temperatures evenly spaced from 0 to 1,
+  --temperatures T           pt: the ladder (T scales W, as in CRI10; with --visible
+                             gaussian or --lateral it scales W, the hidden biases and
+                             L too), N temperatures evenly spaced from 0 to 1,
                              a list such as 0,0.5,1 (rising, ending at 1), or
                              adaptive:N (spacing re-tuned for equal swap rates)
                              (default: 0, 0.05, ..., 1).
@@ -128,15 +130,16 @@ Options:
   --dtype DTYPE              float32 or float64 [default: float32].
   --visible TYPE             train: binary, or gaussian (a Gaussian RBM of unit
                              sigma on real-valued DATA, standardised or whitened;
-                             methods cd and pcd); dbn: the bottom layer's visible
+                             methods cd, pcd, pt and ptt); dbn: the bottom layer's visible
                              units [default: binary].
   --top KIND                 dbn: the top layer, rbm or srbm (a semi-restricted
                              Boltzmann machine: lateral connections among its visible
                              units, trained by CD with mean-field; MS09 Sec. 5.2)
                              [default: rbm].
   --lateral                  train: an SRBM (lateral connections among the binary
-                             visible units; methods cd, and pcd with --reconstruction
-                             gibbs).
+                             visible units; methods cd, pcd with --reconstruction
+                             gibbs, and pt and ptt, whose ladders are swept by
+                             Gibbs).
   --reconstruction HOW       train --lateral, dbn --top srbm: the SRBM's negative
                              phase, mean-field (damped, Osindero & Hinton 2008) or
                              gibbs (sequential Gibbs sweeps) (default: mean-field).
