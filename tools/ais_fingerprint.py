@@ -87,6 +87,14 @@ def _gaussian(name, dtype, rng_state):
                             dtype=dtype, monitor_size=0, progress=False,
                             visible="gaussian").fit(real)
         out[f"{name}_gauss_{method}"] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
+    # parallel tempering on its tempered family (tempering.TemperedStates) and PTT
+    out[f"{name}_gauss_pt_sample"] = model.sample(17, steps=5, seed=7, threads=2,
+                                                  sampler="pt", temperatures=[0, 0.5, 1])
+    for method in ("pt", "ptt"):
+        fit = cyrbm.Trainer(M, method=method, epochs=2, batch_size=41, seed=14, threads=2,
+                            dtype=dtype, monitor_size=0, progress=False, visible="gaussian",
+                            **({"temperatures": 3} if method == "pt" else {})).fit(real)
+        out[f"{name}_gauss_{method}"] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     return out
 
 
