@@ -215,10 +215,16 @@ def swap_log_ratio(beta_lo, beta_hi, e_lo, x_lo, e_hi, x_hi):
                - S(beta_lo, x_lo) - S(beta_hi, x_hi),
 
     S(beta, x) = sum_j softplus(beta x_j); g cancels.  float64, one per chain."""
-    def S(beta, x):
-        return np.sum(np.logaddexp(0.0, beta * x), axis=1)
-    return ((beta_lo - beta_hi) * (e_hi - e_lo) + S(beta_lo, x_hi) + S(beta_hi, x_lo)
-            - S(beta_lo, x_lo) - S(beta_hi, x_hi))
+    return ((beta_lo - beta_hi) * (e_hi - e_lo) + _softplus_sum(beta_lo, x_hi)
+            + _softplus_sum(beta_hi, x_lo) - _softplus_sum(beta_lo, x_lo)
+            - _softplus_sum(beta_hi, x_hi))
+
+
+def _softplus_sum(beta, x):
+    """sum_j softplus(beta x_j) per row, as max(y, 0) + ln(1 + e^-|y|) (within an ulp of
+    np.logaddexp(0, y) and several times faster on the swaps' arrays)."""
+    y = beta * x
+    return np.sum(np.maximum(y, 0.0) + np.log1p(np.exp(-np.abs(y))), axis=1)
 
 
 class TemperedStates(TemperedChains):
