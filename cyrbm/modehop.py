@@ -21,6 +21,11 @@ half-step lowers the joint energy, so it ends at a local mode), adds the current
 (re-optimised under the current parameters), and keeps the most probable ones, dropping a
 state closer than R to one already kept.
 
+An SRBM (lateral weights L) takes the same moves with its own mu (``SRBM._local_mode``:
+h = argmax P(h | v), then sequential v_i = [b_i + (W h)_i + (L v)_i > 0]) and its own
+ln P*(v), lateral term included, in NumPy (``amh_hops_numpy``, the kernel's draws and
+Eq. 6); the proposals g~ stay factorial (a_i = b + W h*_i), which keeps Eq. 6 exact.
+
 The hops are compiled (``_gibbs.amh_hops``, cyrbm/_kernels/modehop_t.h: the row sums and
 the factorial rows' draws and softplus sums of the Gibbs kernels, chains in parallel);
 the mode set and its proposal kernels are NumPy over the few modes, on the compiled
@@ -40,12 +45,12 @@ def _softplus(x):
 
 
 def log_unnormalized(model, v):
-    """ln P*(v) = b.v + sum_j softplus(c_j + (W^T v)_j) (SM08 Eq. 2), float64: the
-    model's compiled ``log_unnormalized``."""
+    """ln P*(v) = -F(v) of the model's class, float64: an RBM's b.v + sum_j softplus(c_j
+    + (W^T v)_j) (SM08 Eq. 2, compiled), an SRBM's with v^T L v / 2 added."""
     v = np.ascontiguousarray(v, dtype=np.uint8)
     if v.shape[0] == 0:
         return np.zeros(0)
-    return _gibbs.log_unnormalized(model.W, model.vbias, model.hbias, v, 1)
+    return model._log_unnormalized_rows(v, 1)
 
 
 def _hidden_inputs(W, c, v):
@@ -126,7 +131,7 @@ class ModeSet:
         if walk.shape[0] > 2 * self.capacity:       # 2K states of the walk, evenly spaced
             walk = walk[np.linspace(0, walk.shape[0] - 1, 2 * self.capacity).astype(int)]
         cand = np.concatenate([walk, self.modes]) if len(self) else walk
-        cand = np.unique(local_mode(model, cand, WT=WT), axis=0)
+        cand = np.unique(model._local_mode(cand, WT), axis=0)
         lp = log_unnormalized(model, cand)
         kept = []
         for i in np.argsort(-lp, kind="stable"):
@@ -178,8 +183,51 @@ def hop(model, chains, modes, p, streams, *, n_threads=1, terms=None):
         return 0, 0
     proposal = modes.proposal or modes.update_proposal(model)
     out = None if terms is None else np.empty((go.size, 8))
-    accepted = _gibbs.amh_hops(model.W, model.vbias, model.hbias, proposal, chains,
-                               go.astype(np.int64), streams, out, n_threads)
+    accepted = model._amh_hops(proposal, chains, go.astype(np.int64), streams, out,
+                               n_threads)
     if terms is not None:
         terms.append((go, out))
     return int(go.size), int(accepted)
+
+
+def amh_hops_numpy(model, proposal, chains, rows, streams, terms=None):
+    """The hops of ``_gibbs.amh_hops`` in NumPy for a model whose ln P*(v) the kernel
+    does not compute (an SRBM: ``model._log_unnormalized_rows`` with its lateral term),
+    drawing as the kernel does from each hopping chain's stream: D + 3 uniforms, the
+    pick of i by g^(v, .) (Eq. 7), of j by H(i, .), the acceptance, then v' ~ g~(j, .);
+    accepted by Eq. 6, a Metropolis-Hastings move on (v, i, j) that leaves P(v)
+    invariant whatever the fixed proposal kernels.  ``chains`` and ``streams`` (INOUT);
+    ``terms`` (OUT, len(rows) x 8) the logarithms of Eq. 6.  Returns the number
+    accepted."""
+    P, AT, spA, logH, _ = proposal
+    if rows.size == 0 or P.shape[0] < 2:
+        return 0
+    D = chains.shape[1]
+    sub = streams[rows]
+    u = _anneal.chain_uniforms(sub, D + 3)
+    streams[rows] = sub
+    v = chains[rows].astype(np.float64)
+
+    def log_ghat(lg):                         # Eq. 7 with p(i) = 1 / |L|
+        top = lg.max(axis=1, keepdims=True)
+        return lg - (top + np.log(np.exp(lg - top).sum(axis=1, keepdims=True)))
+
+    def pick(logp, uu):                       # inverse CDF
+        cdf = np.cumsum(np.exp(logp), axis=1)
+        return np.minimum((cdf < (uu * cdf[:, -1])[:, None]).sum(axis=1), logp.shape[1] - 1)
+
+    lg_v = v @ AT - spA                       # ln g~(i, v) for every mode i
+    lh_v = log_ghat(lg_v)
+    i = pick(lh_v, u[:, 0])
+    j = pick(logH[i], u[:, 1])
+    v_new = (u[:, 3:] < P[j]).astype(np.float64)
+    lg_new = v_new @ AT - spA
+    lh_new = log_ghat(lg_new)
+    n = np.arange(rows.size)
+    t = np.stack([log_unnormalized(model, v_new), lh_new[n, j], logH[j, i], lg_v[n, i],
+                  log_unnormalized(model, v), lh_v[n, i], logH[i, j], lg_new[n, j]], axis=1)
+    if terms is not None:
+        terms[...] = t
+    ok = np.log(np.maximum(u[:, 2], 1e-300)) < t[:, :4].sum(1) - t[:, 4:].sum(1)
+    chains[rows[ok]] = v_new[ok].astype(np.uint8)
+    return int(ok.sum())

@@ -366,6 +366,16 @@ class RBM(Layers):
         engine.set_visible(np.ascontiguousarray(v, dtype=np.uint8))
         return engine
 
+    def _local_mode(self, v, WT=None):
+        """AMH's local optimiser mu (cyrbm.modehop.local_mode) of 0/1 rows."""
+        from cyrbm.modehop import local_mode
+        return local_mode(self, v, WT=WT)
+
+    def _amh_hops(self, proposal, chains, rows, streams, terms, n_threads):
+        """AMH's hops of ``chains[rows]`` (Hu & Yu Eq. 6-7): the compiled _gibbs.amh_hops."""
+        return _gibbs.amh_hops(self.W, self.vbias, self.hbias, proposal, chains, rows,
+                               streams, terms, n_threads)
+
     def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
         """The persistent PT ladders of training: tempering.TemperedChains, CRI10's RBMs
         (T W, b, c) on one GibbsEngine, chains trading temperatures."""

@@ -275,12 +275,33 @@ class SRBM(Layers):
 
     @classmethod
     def _method_refusal(cls, method):
-        if method == "amh":
-            return ("an SRBM (lateral=True) trains with method cd, pcd, pt or ptt, not amh: "
-                    "mode hopping's local optimiser mu and its compiled acceptance (Hu & Yu "
-                    "Eq. 6) take the binary RBM's factorial p(v | h) and ln P*(v), which "
-                    "lack the lateral term.")
         return None
+
+    def _local_mode(self, v, WT=None, max_iter=100):
+        """AMH's local optimiser mu with lateral weights (Hu & Yu Sec. 4.2): alternate
+        h = argmax P(h | v) (h_j = [c_j + (W^T v)_j > 0]) and one sweep of v_i = [b_i +
+        (W h)_i + (L v)_i > 0] in unit order (each update lowers E(v, h)) until v is a
+        fixed point (at most ``max_iter`` rounds); rows of 0/1."""
+        W, b, c, L = self._f64()
+        v = np.array(v, dtype=np.uint8)
+        live = np.arange(v.shape[0])
+        for _ in range(max_iter):
+            if live.size == 0:
+                break
+            x = v[live].astype(np.float64)
+            top = b + (x @ W + c > 0) @ W.T
+            for i in range(self.n_visible):
+                x[:, i] = top[:, i] + x @ L[:, i] > 0
+            moved = np.any(x != v[live], axis=1)
+            v[live] = x
+            live = live[moved]
+        return v
+
+    def _amh_hops(self, proposal, chains, rows, streams, terms, n_threads):
+        """AMH's hops (Hu & Yu Eq. 6-7) with this model's ln P*(v), lateral term
+        included: cyrbm.modehop.amh_hops_numpy (the compiled kernel takes an RBM's)."""
+        from cyrbm.modehop import amh_hops_numpy
+        return amh_hops_numpy(self, proposal, chains, rows, streams, terms)
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
@@ -319,9 +340,9 @@ def check_lateral_settings(method, reconstruction, damping, mean_field_steps):
     if method in ("pt", "ptt"):
         # the ladders' chains are sampled states: pt and ptt sweep by sequential Gibbs
         reconstruction = "gibbs"
-    if method == "pcd" and reconstruction == "mean-field":
-        raise ValueError("persistent chains need sampled states: an SRBM trains with pcd "
-                         "only with reconstruction='gibbs'.")
+    if method in ("pcd", "amh") and reconstruction == "mean-field":
+        raise ValueError(f"persistent chains need sampled states: an SRBM trains with "
+                         f"{method} only with reconstruction='gibbs'.")
     if not (isinstance(damping, (int, float)) and 0 <= damping < 1):
         raise ValueError(f"the mean-field damping must be in [0, 1), not {damping}.")
     if isinstance(mean_field_steps, bool) or int(mean_field_steps) != mean_field_steps \

@@ -1,6 +1,6 @@
 """Trainer: CD-k, CD with k raised during training, PCD (SML), parallel tempering,
-parallel trajectory tempering and mode-hopping SML for binary RBMs; all but mode hopping
-for Gaussian RBMs and SRBMs too.
+parallel trajectory tempering and mode-hopping SML for binary RBMs and SRBMs; all but
+mode hopping for Gaussian RBMs.
 
 Contrastive Divergence (Hinton 2002; SM08 Eq. 7): the gradient of ln p(v) w.r.t. W_ij,
 E_data[v_i h_j] - E_model[v_i h_j], with the model term estimated from the visible
@@ -183,8 +183,8 @@ class Trainer:
         :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
     lateral : bool
         Train a semi-restricted Boltzmann machine (:class:`cyrbm.srbm.SRBM`: binary
-        visible units with lateral weights L; methods cd, pcd with Gibbs, pt and ptt;
-        amh is refused) by :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)``
+        visible units with lateral weights L; methods cd, pcd and amh with Gibbs, pt and
+        ptt) by :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)``
         implies it.
     reconstruction : {"mean-field", "gibbs"}
         SRBM only: the negative phase's visible layer, the damped mean-field of Osindero

@@ -332,11 +332,12 @@ def settings_method(case):
     return CASES[case][0]["method"]
 
 
-def test_srbm_tempered_training_sweeps_by_gibbs_and_amh_is_refused():
+def test_srbm_tempered_training_sweeps_by_gibbs_and_gaussian_amh_is_refused():
     t = Trainer(3, lateral=True, method="pt")
     assert t.reconstruction == "gibbs"
     assert t.settings()["lateral"]["reconstruction"] == "gibbs"
-    with pytest.raises(ValueError, match="not amh: mode hopping's local optimiser"):
+    with pytest.raises(ValueError, match="an SRBM trains with amh only with "
+                                         "reconstruction='gibbs'"):
         Trainer(3, lateral=True, method="amh")
     with pytest.raises(ValueError, match="not amh: Hu & Yu's mode set is of Hamming balls"):
         Trainer(3, visible="gaussian", method="amh")

@@ -137,9 +137,9 @@ Options:
                              units, trained by CD with mean-field; MS09 Sec. 5.2)
                              [default: rbm].
   --lateral                  train: an SRBM (lateral connections among the binary
-                             visible units; methods cd, pcd with --reconstruction
-                             gibbs, and pt and ptt, whose ladders are swept by
-                             Gibbs).
+                             visible units; methods cd, pcd and amh with the
+                             reconstruction gibbs, and pt and ptt, whose ladders are
+                             swept by Gibbs).
   --reconstruction HOW       train --lateral, dbn --top srbm: the SRBM's negative
                              phase, mean-field (damped, Osindero & Hinton 2008) or
                              gibbs (sequential Gibbs sweeps) (default: mean-field).

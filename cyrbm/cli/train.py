@@ -185,8 +185,8 @@ def _gaussian_options(args, gaussian, resume):
 
 def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
     """The Trainer's SRBM settings of --lateral and --reconstruction ({} without them):
-    an SRBM has binary visible units and trains by CD, PCD (with Gibbs reconstructions),
-    PT or PTT (whose ladders are swept by sequential Gibbs: --reconstruction gibbs is
+    an SRBM has binary visible units and trains by CD, PCD or AMH (with Gibbs
+    reconstructions), PT or PTT (whose ladders are swept by sequential Gibbs: --reconstruction gibbs is
     implied, mean-field refused).  On --resume of an SRBM's checkpoint both default to
     the checkpoint's."""
     lateral, reconstruction = args.get("--lateral"), args.get("--reconstruction")
@@ -216,10 +216,11 @@ def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
     if reconstruction not in RECONSTRUCTIONS:
         raise UsageError(f"--reconstruction must be mean-field or gibbs, not "
                          f"{reconstruction!r}.")
-    if method not in ("cd", "pcd", "pt", "ptt") or (method == "pcd"
-                                                   and reconstruction != "gibbs"):
-        raise UsageError(f"--lateral trains with --method cd, pcd with --reconstruction "
-                         f"gibbs, pt or ptt, not --method {method} with {reconstruction}.")
+    if method not in ("cd", "pcd", "amh", "pt", "ptt") or (method in ("pcd", "amh")
+                                                          and reconstruction != "gibbs"):
+        raise UsageError(f"--lateral trains with --method cd, pcd or amh with "
+                         f"--reconstruction gibbs, pt or ptt, not --method {method} with "
+                         f"{reconstruction}.")
     return {"lateral": True, "reconstruction": reconstruction}
 
 

@@ -110,8 +110,9 @@ def test_evaluate_an_srbm_file_forward_ais_and_raise(data, tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["train", "{x}", "-o", "{o}", "--reconstruction", "gibbs"], "add --lateral"),
     (["train", "{x}", "-o", "{o}", "--lateral", "--method", "pcd"],
-     "pcd with --reconstruction gibbs"),
-    (["train", "{x}", "-o", "{o}", "--lateral", "--method", "amh"], "not --method amh"),
+     "pcd or amh with --reconstruction gibbs"),
+    (["train", "{x}", "-o", "{o}", "--lateral", "--method", "amh"],
+     "not --method amh with mean-field"),
     (["train", "{x}", "-o", "{o}", "--lateral", "--method", "pt", "--reconstruction",
       "mean-field"], "--reconstruction mean-field does not apply"),
     (["train", "{x}", "-o", "{o}", "--lateral", "--visible", "gaussian"],
