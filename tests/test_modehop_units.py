@@ -115,3 +115,16 @@ def test_srbm_amh_needs_gibbs_reconstructions():
     with pytest.raises(ValueError, match="an SRBM trains with amh only with "
                                          "reconstruction='gibbs'"):
         Trainer(3, lateral=True, method="amh")
+
+
+def test_cli_trains_an_srbm_by_amh(tmp_path, capsys):
+    import json
+    from _commands import run
+    np.save(tmp_path / "x.npy", cyrbm.load_data("digits")[:120, 24:40])
+    code, out, err = run(["train", str(tmp_path / "x.npy"), "-o", str(tmp_path / "s.npz"),
+                          "--lateral", "--method", "amh", "--reconstruction", "gibbs",
+                          "--hop-prob", "0.5", "--hidden", "4", "--epochs", "1", "--batch",
+                          "40", "--json"], capsys)
+    assert code == 0, err
+    record = json.loads(out)["history"][-1]
+    assert "hops_proposed" in record and record["modes"] >= 1
