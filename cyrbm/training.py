@@ -42,9 +42,12 @@ from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
 from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
 from cyrbm.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
                         srbm_cd_update)
-from cyrbm.models import RBM, Layers, expit
+from cyrbm.models import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
+#: the model class of each setting of ``visible``, and of ``lateral`` (its methods say
+#: what each class needs of a sampler)
+_MODEL_CLASSES = {"binary": RBM, "gaussian": GaussianRBM, "lateral": SRBM}
 #: the method each sampler setting belongs to
 _SAMPLER_OF = {"temperatures": ("pt",), "chains": ("pt", "ptt"), "adapt_every": ("pt",),
                "hop_prob": ("amh",), "modes": ("amh",), "radius": ("amh",),
@@ -377,12 +380,12 @@ class Trainer:
         self.max_rungs = int(max_rungs)
 
     def _model_class(self):
-        """The class of the model trained: RBM, or the class of the unit kind named by
-        ``visible`` ("gaussian") or by ``lateral`` (models.Layers.kinds)."""
-        return Layers.kinds.get("lateral" if self.lateral else self.visible, RBM)
+        """The class of the model trained: the one of ``visible``, or an SRBM with
+        ``lateral``."""
+        return _MODEL_CLASSES["lateral" if self.lateral else self.visible]
 
     def _check_visible(self, method):
-        refusal = Layers.kinds.get(self.visible, RBM)._method_refusal(method)
+        refusal = _MODEL_CLASSES[self.visible]._method_refusal(method)
         if refusal is not None:
             raise worded(ValueError(refusal), parameters=("method",))
         if self.learn_sigma and self.visible != "gaussian":
