@@ -54,13 +54,13 @@ _check_compiled()
 __version__ = "0.1.0"
 
 from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchError,  # noqa: E402
-                          OutputError, TrainingDiverged)
+                          ModelTypeError, OutputError, TrainingDiverged)
 
 # The rest is imported when first used (PEP 562), so that `import cyrbm` and the
 # `cyrbm` command start fast and only load NumPy, SciPy and the kernels they need.
 _LAZY = {
     "RBM": "cyrbm.models", "Trainer": "cyrbm.training", "Annealer": "cyrbm.annealing",
-    "AISResult": "cyrbm.annealing", "exact_log_partition": "cyrbm.annealing",
+    "AISResult": "cyrbm.annealing", "exact_log_partition": "cyrbm.exact",
     "load_data": "cyrbm.datasets", "check_binary": "cyrbm._validation",
     "train_test_split": "cyrbm.datasets",
     "DBN": "cyrbm.models", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
@@ -71,7 +71,7 @@ _LAZY = {
 __all__ = [
     "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
-    "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
+    "ModelMismatchError", "ModelTypeError", "OutputError", "TrainingDiverged", "__version__",
     "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture", "GaussianRBM",
     "SRBM",
 ]

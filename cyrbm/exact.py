@@ -1,7 +1,11 @@
-"""Exact partition functions of RBMs small enough to enumerate (SM08 Eq. 3).
+"""Exact partition functions of models small enough to enumerate (SM08 Eq. 3).
 
-Z = sum over every state of the smaller layer, in compiled code, Gray-code order,
-float64, a stable log-sum-exp; in pieces of about 0.1 s so Ctrl-C is answered.
+:func:`exact_log_partition` takes any model of cyrbm's unit types and asks it for its
+``log_partition`` (each class knows which of its layers is finite and enumerates it).
+The binary RBM's enumeration lives here, below the model classes
+(:func:`binary_log_partition`): Z = sum over every state of the smaller layer, in
+compiled code, Gray-code order, float64, a stable log-sum-exp; in pieces of about 0.1 s
+so Ctrl-C is answered.
 """
 import time
 
@@ -11,11 +15,10 @@ from cyrbm import _anneal
 from cyrbm._omp import resolve_threads
 from cyrbm._threads import pieces
 from cyrbm._validation import hint, worded
-from cyrbm.errors import AnnealingError
-from cyrbm.models import RBM, as_rbm
+from cyrbm.errors import AnnealingError, ModelTypeError
 
-__all__ = ["exact_log_partition", "estimate_exact_seconds", "check_enumerable",
-           "EXACT_MAX_UNITS", "EXACT_START_UNITS"]
+__all__ = ["exact_log_partition", "binary_log_partition", "estimate_exact_seconds",
+           "check_enumerable", "EXACT_MAX_UNITS", "EXACT_START_UNITS"]
 
 #: Largest smaller-layer size :func:`exact_log_partition` accepts by default (2^30 terms).
 EXACT_MAX_UNITS = 30
@@ -24,8 +27,36 @@ EXACT_MAX_UNITS = 30
 EXACT_START_UNITS = 20
 
 
-def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
-    """ln Z of an RBM, exactly, by summing over every state of its smaller layer.
+def exact_log_partition(model, *, threads=None, max_units=None):
+    """ln Z of ``model``, exactly, by enumerating its finite layer (SM08 Eq. 3).
+
+    The model's own :meth:`log_partition`: an :class:`cyrbm.RBM` sums over every state of
+    its smaller layer (:func:`binary_log_partition`), a :class:`cyrbm.GaussianRBM` over
+    its hidden states (a Gaussian integral over v each), a :class:`cyrbm.SRBM` over its
+    visible states (h summed out in closed form).
+
+    Parameters
+    ----------
+    model : RBM, GaussianRBM or SRBM
+    threads : int or None
+    max_units : int or None
+        Refuse (AnnealingError) when the enumerated layer is larger; None: the model
+        class's ``exact_max_units`` (30 for an RBM, 20 for the others).
+
+    Returns
+    -------
+    float
+    """
+    log_partition = getattr(model, "log_partition", None)
+    if not callable(log_partition) or not hasattr(model, "exact_max_units"):
+        raise ModelTypeError(f"exact_log_partition takes an RBM, a GaussianRBM or an SRBM, "
+                             f"not {type(model).__name__}.")
+    return log_partition(threads=threads, max_units=max_units)
+
+
+def binary_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
+    """ln Z of a binary RBM (``model.W``, ``vbias``, ``hbias``), exactly, by summing over
+    every state of its smaller layer.
 
     With M <= D hidden units: Z = sum_h exp(a.h) prod_i (1 + exp(b_i + sum_j W_ij h_j)),
     2^M terms (SM08 Sec. 5.1: "summing out the 784 visible units for each configuration
@@ -33,21 +64,10 @@ def exact_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     Gray-code order so each changes the other layer's inputs by one weight row (recomputed
     exactly every 1024 states); everything is in float64 with a log-sum-exp relative to
     the running maximum.  The 2^m states are cut into chunks of a fixed size, combined in
-    a fixed order: the result does not depend on ``threads``.
-
-    Parameters
-    ----------
-    model : RBM
-        float32 models are summed with their stored values converted exactly to float64.
-    threads : int or None
-    max_units : int
-        Refuse (AnnealingError, with a time estimate) when the smaller layer is larger.
-
-    Returns
-    -------
-    float
+    a fixed order: the result does not depend on ``threads``.  float32 models are summed
+    with their stored values converted exactly to float64.  Refuses (AnnealingError,
+    with a time estimate) a smaller layer of more than ``max_units`` units.
     """
-    model = as_rbm(model)
     n_threads = resolve_threads(threads)
     check_enumerable(model, n_threads, max_units, "an exact ln Z", "exact_too_big")
     # The enumeration is taken in pieces of about 0.1 s, so Ctrl-C (KeyboardInterrupt)
@@ -77,20 +97,22 @@ def check_enumerable(model, n_threads, max_units, what, instead):
 
 
 def estimate_exact_seconds(model, *, threads=None):
-    """Seconds an exact ln Z of ``model`` would take here, from timing 2^12 of its terms."""
-    model = as_rbm(model)
+    """Seconds an exact ln Z of the binary RBM ``model`` would take here, from timing
+    2^12 of its terms."""
     n_threads = resolve_threads(threads)
     W = np.asarray(model.W, dtype=np.float64)
+    b = np.asarray(model.vbias, dtype=np.float64)
+    a = np.asarray(model.hbias, dtype=np.float64)
     if W.shape[1] <= W.shape[0]:
-        sub = RBM(W[:, :12], model.vbias, model.hbias[:12], dtype=np.float64)
+        W, a = W[:, :12], a[:12]
     else:
-        sub = RBM(W[:12, :], model.vbias[:12], model.hbias, dtype=np.float64)
+        W, b = W[:12, :], b[:12]
     m = min(model.n_visible, model.n_hidden)
-    m_sub = min(sub.n_visible, sub.n_hidden)
+    m_sub = min(W.shape)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        _anneal.exact_log_partition(sub.W, sub.vbias, sub.hbias, 1)
+        _anneal.exact_log_partition(W, b, a, 1)
         best = min(best, time.perf_counter() - t0)
     return best * 2.0 ** (m - m_sub) / max(1, n_threads)
 

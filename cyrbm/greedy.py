@@ -63,10 +63,7 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
     (``mode="probs"``; ``v`` may itself be probabilities: a mean-field pass)."""
-    if getattr(rbm, "visible", "binary") == "gaussian":
-        p = rbm.hidden_probs(data)
-    else:
-        p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
+    p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
     if mode == "probs":
         return p
     if mode != "sample":

@@ -17,8 +17,11 @@ from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_memory, check_probabilities, check_visible_rows
-from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
+from cyrbm._validation import (check_memory, check_probabilities, check_visible_rows, hint,
+                               worded)
+from cyrbm.errors import (AnnealingError, DataError, ModelFileError, ModelMismatchError,
+                          ModelTypeError)
+from cyrbm.exact import EXACT_MAX_UNITS, binary_log_partition
 
 FORMAT = "cyrbm.rbm"
 FORMAT_VERSION = 1
@@ -40,6 +43,14 @@ class Layers:
     (cyrbm.models cannot import the modules built on it)."""
 
     kinds = {}
+    #: how sentences name a model of this class ("an RBM", "a Gaussian RBM", ...)
+    noun = "a model"
+    #: its kind as a heading ("RBM", "Gaussian RBM", ...)
+    title = "model"
+    #: whether its visible units take real values (else 0/1 states)
+    real_valued = False
+    #: the largest layer ``log_partition`` enumerates by default
+    exact_max_units = 20
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -85,6 +96,43 @@ class Layers:
         """Write the model to ``path`` (.npz) atomically."""
         _io.atomic_savez(path, self.to_arrays())
 
+    def log_prob(self, v, log_Z=None, *, threads=None):
+        """ln p(v) = ln p*(v) - ln Z for each row (SM08 Eq. 2-3), float64: a probability
+        for binary visible units, a density for Gaussian ones.  ``log_Z`` defaults to the
+        exact value (:meth:`log_partition`, refused for a layer too large to enumerate:
+        then pass an AIS estimate, ``Annealer().log_partition(model).log_Z``)."""
+        v = self._visible_data(v)
+        log_Z = self.log_partition(threads=threads) if log_Z is None else float(log_Z)
+        return self._log_unnormalized_rows(v, threads) - log_Z
+
+    def _input_rows(self, v, probabilities):
+        """Rows ``v`` checked as the model's visible states or, with ``probabilities``, as
+        rows of probabilities in [0, 1] of its width (mean-field input)."""
+        if not probabilities:
+            return self._visible_data(v, "v")
+        v = np.asarray(v)
+        v = check_probabilities(v[None, :] if v.ndim == 1 else v, name="v")
+        if v.shape[1] != self.n_visible:
+            raise ModelMismatchError(f"v has {v.shape[1]} columns but the model has "
+                                     f"{self.n_visible} visible units.")
+        return v
+
+    def _enumerable(self, units, layer, max_units, what="an exact ln Z"):
+        """``max_units`` (None: the class's ``exact_max_units``), or an AnnealingError of
+        one sentence when the enumerated ``layer`` has more than that many ``units``."""
+        limit = self.exact_max_units if max_units is None else int(max_units)
+        if units > limit:
+            raise worded(AnnealingError(
+                f"{what} of {self.noun} sums 2^{units} {layer} states and the limit is "
+                f"{limit} units, so {hint('exact_too_big')}."), hints=("exact_too_big",))
+        return limit
+
+    def exact_layer(self):
+        """(name, units) of the layer :meth:`log_partition` enumerates: "hidden" or
+        "visible" and its size (an RBM's smaller layer, a Gaussian RBM's hidden one, an
+        SRBM's visible one)."""
+        return self._exact_layer
+
     def _chain_sample(self, n, steps, seed, init, threads, dtype, work):
         """``sample`` of a model with its own ``_sweeps`` (GaussianRBM, SRBM): ``n`` chains
         of ``dtype``, chain r on stream r of ``sample_streams(seed, n)``, from ``init``
@@ -118,6 +166,11 @@ class RBM(Layers):
     meta : dict, optional
         Free-form record (how the model was trained), saved with the model.
     """
+
+    visible = "binary"
+    noun = "an RBM"
+    title = "RBM"
+    exact_max_units = EXACT_MAX_UNITS
 
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
         self._own(W, vbias, hbias, dtype, meta)
@@ -180,12 +233,7 @@ class RBM(Layers):
         ``v`` holds 0/1 states; with ``probabilities=True`` it may hold probabilities in
         [0, 1] instead (mean-field input, as a DBN's recognition pass takes them).
         """
-        if probabilities:
-            v = np.asarray(v)
-            v = check_probabilities(v[None, :] if v.ndim == 1 else v, name="v")
-        else:
-            v = self._visible_data(v, "v")
-        v = self._float_input(v, self.n_visible, "visible", "v")
+        v = self._float_input(self._input_rows(v, probabilities), self.n_visible, "visible", "v")
         return expit(v @ self.W + self.hbias)
 
     def visible_probs(self, h):
@@ -218,6 +266,19 @@ class RBM(Layers):
     def free_energy(self, v, *, threads=None):
         """F(v) = -ln p*(v)."""
         return -self.log_unnormalized(v, threads=threads)
+
+    def log_partition(self, *, threads=None, max_units=None):
+        """ln Z exactly, by summing over every state of the smaller layer (SM08 Eq. 3;
+        :func:`cyrbm.exact.binary_log_partition`): float64, the same bits for any number
+        of threads.  Refuses (AnnealingError, with a time estimate) a smaller layer of
+        more than ``max_units`` units (default :data:`exact_max_units`, 30)."""
+        limit = self.exact_max_units if max_units is None else int(max_units)
+        return binary_log_partition(self, threads=threads, max_units=limit)
+
+    @property
+    def _exact_layer(self):
+        return (("hidden", self.n_hidden) if self.n_hidden <= self.n_visible
+                else ("visible", self.n_visible))
 
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
@@ -369,6 +430,26 @@ def _column_means(data):
     return counts / data.shape[0]
 
 
+def binary_states(n, bits=12):
+    """Every 0/1 state of ``n`` units in order (unit 0 the lowest bit), as float64 rows
+    in blocks of 2^min(n, bits): the enumeration of a finite layer (SM08 Eq. 3)."""
+    low = min(n, bits)
+    block = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
+    for t in range(1 << (n - low)):
+        states = np.empty((block.shape[0], n))
+        states[:, :low] = block
+        states[:, low:] = (t >> np.arange(n - low)) & 1
+        yield states
+
+
+def logsumexp(a, axis=None):
+    """ln sum exp(a) along ``axis``, relative to the maximum (float64)."""
+    a = np.asarray(a, dtype=np.float64)
+    mx = np.max(a, axis=axis, keepdims=True)
+    out = mx + np.log(np.sum(np.exp(a - mx), axis=axis, keepdims=True))
+    return out.item() if axis is None else np.squeeze(out, axis=axis)
+
+
 def expit(x):
     """The logistic function 1 / (1 + exp(-x)), as 0.5 (1 + tanh(x / 2)): stable for any
     x and without importing SciPy (a fifth of a second at start-up)."""
@@ -462,9 +543,10 @@ _LAYER_ARRAYS = ("W", "vbias", "hbias")
 
 
 def as_rbm(model, name="model"):
-    """``model`` if it is an RBM, else a TypeError naming ``name``."""
+    """``model`` if it is an RBM, else a ModelTypeError (cyrbm's own, a TypeError too)
+    naming ``name``."""
     if not isinstance(model, RBM):
-        raise TypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
+        raise ModelTypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
     return model
 
 

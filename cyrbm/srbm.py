@@ -37,7 +37,7 @@ from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import Layers, RBM, expit, read_parameters
+from cyrbm.models import Layers, RBM, binary_states, expit, logsumexp, read_parameters
 from cyrbm.results import AISResult
 
 __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weights",
@@ -100,6 +100,10 @@ class SRBM(Layers):
     """
 
     visible = "lateral"
+    noun = "an SRBM"
+    title = "SRBM (lateral visible connections)"
+    _exact_layer = property(lambda self: ("visible", self.n_visible))
+    exact_max_units = EXACT_MAX_VISIBLE
 
     def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,
                  _error=ModelMismatchError, _where="the given parameters"):
@@ -138,9 +142,10 @@ class SRBM(Layers):
         """c + W^T v of rows (0/1 or mean-field values), float64."""
         return np.asarray(v, np.float64) @ self.W.astype(np.float64, copy=False) + self.hbias
 
-    def hidden_probs(self, v):
-        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i), one row per v (0/1 rows)."""
-        return expit(self._hidden_inputs(self._visible_data(v)))
+    def hidden_probs(self, v, *, probabilities=False):
+        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i), one row per v: 0/1 rows, or with
+        ``probabilities`` rows in [0, 1] (a mean-field pass, as :meth:`cyrbm.RBM.hidden_probs`)."""
+        return expit(self._hidden_inputs(self._input_rows(v, probabilities)))
 
     def visible_field(self, v, h):
         """b + W h + L v: row n's entry i is the log-odds of p(v_i = 1 | h, the other units), the
@@ -187,34 +192,34 @@ class SRBM(Layers):
         """F(v) = -ln p*(v)."""
         return -self.log_unnormalized(v, threads=threads)
 
-    def log_partition(self, *, max_units=EXACT_MAX_VISIBLE):
+    def log_partition(self, *, threads=None, max_units=None):
         """ln Z exactly (SM08 Eq. 3 with the lateral term): the sum of p*(v) over the
         2^n_visible visible states, h summed out in closed form (:meth:`log_unnormalized`),
-        float64, in blocks of 2^12 states, a stable log-sum-exp.  Refuses
-        (AnnealingError) more than ``max_units`` visible units."""
-        D = self.n_visible
-        if D > max_units:
-            raise AnnealingError(f"an exact ln Z of an SRBM sums 2^{D} visible states and "
-                                 f"the limit is {max_units} units; estimate it by AIS "
-                                 f"(Annealer.log_partition) instead.")
-        low = min(D, 12)
-        bits = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
-        terms = np.empty(1 << (D - low))
-        v = np.zeros((1 << low, D))
-        v[:, :low] = bits
-        for t in range(terms.size):
-            v[:, low:] = (t >> np.arange(D - low)) & 1
-            lp = self._log_unnormalized_rows(v)
-            mx = lp.max()
-            terms[t] = mx + math.log(np.sum(np.exp(lp - mx)))
-        mx = terms.max()
-        return float(mx + math.log(np.sum(np.exp(terms - mx))))
+        float64, in blocks of 2^12 states, a stable log-sum-exp (NumPy: ``threads`` is
+        not used).  Refuses (AnnealingError) more than ``max_units`` visible units
+        (default :data:`exact_max_units`, 20)."""
+        self._enumerable(self.n_visible, "visible", max_units)
+        terms = [logsumexp(self._log_unnormalized_rows(v)) for v in binary_states(self.n_visible)]
+        return float(logsumexp(np.array(terms)))
 
-    def log_prob(self, v, log_Z=None):
-        """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64."""
+    def pseudo_log_likelihood(self, v, *, threads=None):
+        """``sum_i ln p(v_i | v_-i)`` for each 0/1 row, exactly, float64 (NumPy).
+
+        Flipping unit i (s_i = 1 - 2 v_i) changes ln p*(v) by
+        d_i = s_i (b_i + (L v)_i) + sum_j [softplus(x_j + s_i W_ij) - softplus(x_j)],
+        x = c + W^T v (L's zero diagonal leaves v_i out of (L v)_i), and
+        ln p(v_i | v_-i) = -softplus(d_i), as for the RBM.
+        """
         v = self._visible_data(v)
-        return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
-                                                 else float(log_Z))
+        W, b, _, L = self._f64()
+        out = np.empty(v.shape[0])
+        for r, row in enumerate(np.asarray(v, dtype=np.float64)):
+            x = self._hidden_inputs(row[None, :])[0]
+            s = 1.0 - 2.0 * row
+            d = s * (b + L @ row) + np.sum(np.logaddexp(0.0, x + s[:, None] * W)
+                                           - np.logaddexp(0.0, x), axis=1)
+            out[r] = -np.sum(np.logaddexp(0.0, d))
+        return out
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None):
         """Draw ``n`` visible vectors by Gibbs sampling: h | v at once, then v | h one unit

@@ -98,7 +98,7 @@ def test_free_energy_sums_the_joint_over_h():
 
 
 def test_too_many_hidden_units_for_exact_are_refused():
-    with pytest.raises(Exception, match=r"2\^21 hidden states .* estimate it by AIS"):
+    with pytest.raises(Exception, match=r"2\^21 hidden states .* so use Annealer\(\).log_partition \(AIS\)"):
         model_of(2, 21).log_partition()
 
 

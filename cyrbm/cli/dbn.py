@@ -331,7 +331,7 @@ def cmd_bound(args, out, explicit=()):
     dbn = DBN.load(args["DBN"])
     if args["--data"] is None:
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
-    data = load_data(args["--data"], real=dbn.visible == "gaussian")
+    data = load_data(args["--data"], real=dbn.layers[0].real_valued)
     whitening = getattr(dbn.layers[0], "whitening", None)
     if whitening is not None:
         data = whitening.transform(data, name=f"--data {args['--data']}")
@@ -441,7 +441,7 @@ def dbn_info(path, arrays, out, as_json):
     if as_json:
         print(json.dumps(info))
         return 0
-    bottom = ", Gaussian visible units" if dbn.visible == "gaussian" else ""
+    bottom = ", Gaussian visible units" if dbn.layers[0].real_valued else ""
     lateral = dbn.top_kind == "lateral"
     print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers"
           f"{bottom}, top {'SRBM' if lateral else 'RBM'} {dbn.top.n_visible} x "

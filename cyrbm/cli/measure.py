@@ -150,30 +150,13 @@ def run_logz(args):
     from cyrbm._omp import resolve_threads
     model = load_model(args["MODEL"], lateral=True)
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
-    if not isinstance(model, RBM):
-        # a Gaussian integral per hidden state; an SRBM's visible states, h summed out
-        kind, layer = (("a Gaussian RBM", "hidden") if isinstance(model, GaussianRBM)
-                       else ("an SRBM", "visible"))
-        units = model.n_hidden if layer == "hidden" else model.n_visible
-        if units > 20:
-            raise AnnealingError(f"an exact ln Z of {kind} sums 2^{units} {layer} states "
-                                 f"and the limit is 20 units; use 'cyrbm ais' (an AIS "
-                                 f"estimate) instead.")
-        t0 = time.perf_counter()
-        log_z = model.log_partition()
-        return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
-                "n_visible": model.n_visible, "n_hidden": model.n_hidden,
-                "log_Z": log_z, "terms": 2 ** units, "enumerated_layer": layer,
-                "seconds": time.perf_counter() - t0, "threads": 1}
-    m = min(model.n_visible, model.n_hidden)
+    layer, units = model.exact_layer()
     t0 = time.perf_counter()
     log_z = exact_log_partition(model, threads=threads)
-    seconds = time.perf_counter() - t0
     return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
             "n_visible": model.n_visible, "n_hidden": model.n_hidden,
-            "log_Z": log_z, "terms": 2 ** m, "enumerated_layer":
-            "hidden" if model.n_hidden <= model.n_visible else "visible",
-            "seconds": seconds, "threads": threads}
+            "log_Z": log_z, "terms": 2 ** units, "enumerated_layer": layer,
+            "seconds": time.perf_counter() - t0, "threads": threads}
 
 
 __all__ = ["run_ais", "run_ratio", "run_logz"]
