@@ -63,7 +63,7 @@ _LAZY = {
     "AISResult": "cyrbm.annealing", "exact_log_partition": "cyrbm.exact",
     "load_data": "cyrbm.datasets", "check_binary": "cyrbm._validation",
     "train_test_split": "cyrbm.datasets",
-    "DBN": "cyrbm.models", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
+    "DBN": "cyrbm.dbn", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
     "train_dbn": "cyrbm.greedy", "BernoulliMixture": "cyrbm.mixture",
     "GaussianRBM": "cyrbm.gaussian", "SRBM": "cyrbm.srbm",
 }
@@ -82,9 +82,6 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module 'cyrbm' has no attribute {name!r}")
     import importlib
-    if name == "DBN":       # the classes of the bottom and top layers a DBN file may name
-        importlib.import_module("cyrbm.gaussian")           # (cyrbm.models.Layers.kinds)
-        importlib.import_module("cyrbm.srbm")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -41,7 +41,7 @@ from cyrbm._threads import pieces
 from cyrbm._validation import check_memory
 from cyrbm.errors import CyrbmError
 from cyrbm.gaussian_dbn import lateral_of, variational_terms
-from cyrbm.models import DBN, Layers, RBM
+from cyrbm.dbn import as_dbn
 
 __all__ = ["BoundEstimator", "BoundResult", "BoundError", "ENTROPY_MODES"]
 
@@ -206,11 +206,7 @@ class BoundEstimator:
     """
 
     def __init__(self, model, *, log_Z=None, annealer=None, seed=0, threads=None):
-        if isinstance(model, Layers):
-            model = DBN([model])
-        if not isinstance(model, DBN):
-            raise TypeError(f"model must be a cyrbm.DBN or RBM, not {type(model).__name__}.")
-        self.model = model
+        self.model = model = as_dbn(model)
         if seed is None or isinstance(seed, bool) or int(seed) < 0:
             raise BoundError(f"seed must be a non-negative whole number, not {seed!r}.")
         self.seed = int(seed)
@@ -237,11 +233,11 @@ class BoundEstimator:
             from cyrbm.annealing import Annealer
             ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
             top = self.model.top
-            if getattr(top, "lateral", None) is not None and isinstance(top, RBM):
+            if lateral_of(top) is not None and getattr(top, "L", None) is None:
                 raise BoundError("an RBM given lateral weights is no model AIS knows: give "
                                  "ln Z of the top layer (log_Z=...).")
             base = None
-            if self.model.n_layers == 1 and self.model.visible == "gaussian":
+            if self.model.n_layers == 1 and self.model.real_valued:
                 base = "data" if data is not None and data.shape[0] > 0 else None
             elif data is not None and data.shape[0] > 0:
                 if self.model.n_layers == 1:
@@ -272,10 +268,10 @@ class BoundEstimator:
         binary kernels hold; a BoundError for such a DBN of other depth."""
         layers = self.model.layers
         lateral = lateral_of(layers[-1]) is not None
-        if self.model.visible != "gaussian" and not lateral:
+        if not self.model.real_valued and not lateral:
             return None
         if len(layers) != 2:
-            held = ("a Gaussian bottom layer" if self.model.visible == "gaussian"
+            held = ("a Gaussian bottom layer" if self.model.real_valued
                     else "a top layer with lateral weights")
             raise BoundError(f"{what} of a DBN with {held} needs two layers, "
                              f"not {len(layers)}.")
@@ -376,7 +372,7 @@ class BoundEstimator:
         """
         t0 = time.perf_counter()
         M = self._samples(samples)
-        if self.model.visible != "binary" or lateral_of(self.model.top) is not None:
+        if self.model.real_valued or lateral_of(self.model.top) is not None:
             raise BoundError("the harmonic-mean estimator is for binary DBNs with an RBM on "
                              "top; use chib() or ais_per_vector() on a Gaussian bottom layer "
                              "or a top with lateral weights.")

@@ -65,23 +65,9 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
     """The two RBMs of a DBN given as an object with ``.layers`` or as a list of RBMs,
     checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible).
     RBM1 may be a GaussianRBM, and the top may have lateral weights (checked)."""
-    from cyrbm.gaussian_dbn import is_gaussian_bottom, lateral_of
-    from cyrbm.models import Layers, RBM
-    layers = getattr(dbn, "layers", dbn)
-    if isinstance(layers, Layers):
-        layers = [layers]
-    try:
-        layers = list(layers)
-    except TypeError:
-        raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
-                        f"{type(dbn).__name__}.") from None
-    gaussian = bool(layers) and is_gaussian_bottom(layers[0])
-    # the top may be any binary model with W, vbias, hbias (and ``lateral``: an SRBM)
-    if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
-               (l > 0 and isinstance(layer, Layers) and not is_gaussian_bottom(layer))
-               for l, layer in enumerate(layers)):
-        raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects (the "
-                        f"bottom one may be a GaussianRBM).")
+    from cyrbm.dbn import dbn_layer_list
+    from cyrbm.gaussian_dbn import lateral_of
+    layers = dbn_layer_list(dbn, what)
     if len(layers) != 2:
         raise EstimatorError(f"{what} needs a DBN of two layers (an RBM under a top RBM); "
                              f"this model has {len(layers)}.")
@@ -119,7 +105,7 @@ def _log_z(log_Z, error=EstimatorError):
 
 
 def _data(data, low):
-    if getattr(low, "visible", "binary") == "gaussian":
+    if low.real_valued:
         return low._visible_data(data, "data")
     v = check_binary(data, name="data", allow_1d=True)
     if v.shape[1] != low.n_visible:
@@ -154,8 +140,7 @@ class _KernelDBN:
         self.low, self.top = low, top
         # a Gaussian bottom or a top with lateral weights: the scalar driver, float64
         # throughout; else the weights' size is checked once
-        self.scalar = (getattr(low, "visible", "binary") == "gaussian"
-                       or lateral_of(top) is not None)
+        self.scalar = low.real_valued or lateral_of(top) is not None
         self.dtype = np.dtype(np.float64) if self.scalar else _kernel_dtype(low, top)
         self._model = None
         self._lock = threading.Lock()

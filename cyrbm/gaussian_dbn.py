@@ -35,7 +35,6 @@ import numpy as np
 from cyrbm._random import bound_streams
 from cyrbm._threads import pieces
 from cyrbm.errors import ModelMismatchError
-from cyrbm.gaussian import GaussianRBM
 from cyrbm.models import binary_states, expit, logsumexp
 
 __all__ = ["is_gaussian_bottom", "lateral_of", "top_log_unnormalized", "exact_log_prob",
@@ -45,8 +44,8 @@ _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def is_gaussian_bottom(layer):
-    """Whether a DBN's bottom layer has Gaussian visible units."""
-    return isinstance(layer, GaussianRBM)
+    """Whether a DBN's bottom layer has Gaussian (real-valued) visible units."""
+    return layer.real_valued
 
 
 def lateral_of(top):

@@ -28,7 +28,7 @@ from cyrbm import _io
 from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.models import DBN
+from cyrbm.dbn import DBN
 from cyrbm.srbm import SRBM
 from cyrbm.training import Trainer, _fingerprint
 

@@ -227,7 +227,7 @@ def test_logz_json_names_the_threads_used(files, capsys):
 
 # --------------------------------------------------------------------------- dbn
 def test_dbn_epoch_lines_name_the_layer_and_show_the_monitor(files, capsys):
-    from cyrbm.models import DBN
+    from cyrbm.dbn import DBN
     code, out, err = run(["dbn", files / "good.npy", "-o", files / "d.npz", "--layers", "4,3",
                           "--epochs", "2,3", "--monitor", "10"], capsys)
     assert code == 0, err

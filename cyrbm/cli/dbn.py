@@ -223,7 +223,7 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
     to this run (or to the run it resumed): the finished layers' file and the current
     layer's checkpoint."""
     from cyrbm.greedy import layer_checkpoint, progress_file
-    from cyrbm.models import DBN
+    from cyrbm.dbn import DBN
 
     def ours(path):
         return os.path.isfile(path) and (resume or os.path.getmtime(path) >= started)
