@@ -51,21 +51,20 @@ def _check_compiled(here=_os.path.dirname(_os.path.abspath(__file__))):
 
 _check_compiled()
 
-__version__ = "0.1.0"
-
+from cyrbm._version import __version__  # noqa: E402
 from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchError,  # noqa: E402
                           ModelTypeError, OutputError, TrainingDiverged)
 
 # The rest is imported when first used (PEP 562), so that `import cyrbm` and the
 # `cyrbm` command start fast and only load NumPy, SciPy and the kernels they need.
 _LAZY = {
-    "RBM": "cyrbm.models", "Trainer": "cyrbm.training", "Annealer": "cyrbm.annealing",
-    "AISResult": "cyrbm.annealing", "exact_log_partition": "cyrbm.exact",
-    "load_data": "cyrbm.datasets", "check_binary": "cyrbm._validation",
-    "train_test_split": "cyrbm.datasets",
-    "DBN": "cyrbm.dbn", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
-    "train_dbn": "cyrbm.greedy", "BernoulliMixture": "cyrbm.mixture",
-    "GaussianRBM": "cyrbm.gaussian", "SRBM": "cyrbm.srbm",
+    "RBM": "cyrbm.models.rbm", "Trainer": "cyrbm.training.trainer", "Annealer": "cyrbm.estimators.annealing",
+    "AISResult": "cyrbm.estimators.annealing", "exact_log_partition": "cyrbm.models.exact",
+    "load_data": "cyrbm.data.datasets", "check_binary": "cyrbm._validation",
+    "train_test_split": "cyrbm.data.datasets",
+    "DBN": "cyrbm.models.dbn", "BoundEstimator": "cyrbm.estimators.bounds", "BoundResult": "cyrbm.estimators.bounds",
+    "train_dbn": "cyrbm.training.greedy", "BernoulliMixture": "cyrbm.models.mixture",
+    "GaussianRBM": "cyrbm.models.gaussian", "SRBM": "cyrbm.models.srbm",
 }
 
 __all__ = [

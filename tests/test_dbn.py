@@ -10,10 +10,10 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM, BoundEstimator
-from cyrbm.annealing import exact_log_partition
-from cyrbm.bounds import BoundError
+from cyrbm.estimators.annealing import exact_log_partition
+from cyrbm.estimators.bounds import BoundError
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
+from cyrbm.training.greedy import layer_checkpoint, progress_file, train_dbn
 
 
 def softplus(x):
@@ -186,7 +186,7 @@ def test_dbn_attributes_and_file_round_trip(tmp_path, small):
         keys = set(f.files)
         meta = json.loads(f["meta"].item())
     assert keys == {"meta"} | {f"layer{l}_{a}" for l in range(2) for a in ("W", "vbias", "hbias")}
-    assert meta["format"] == "cyrbm.dbn" and meta["sizes"] == [10, 8, 6]
+    assert meta["format"] == "cyrbm.models.dbn" and meta["sizes"] == [10, 8, 6]
     back = DBN.load(path)
     for a, b in zip(back.layers, dbn.layers):
         np.testing.assert_array_equal(a.W, b.W)
@@ -320,7 +320,7 @@ def test_estimator_methods_share_one_log_z_and_order_as_expected(small):
     estimated once (the same AISResult for every method), the estimate at least the
     variational bound on average and within 3 standard errors of exact, AIS too."""
     dbn, V, exact = small
-    from cyrbm.annealing import Annealer
+    from cyrbm.estimators.annealing import Annealer
     est = BoundEstimator(dbn, annealer=Annealer(runs=200, schedule="linear:300", seed=1,
                                                 progress=False), seed=2)
     bound = est.variational(V, samples=50)

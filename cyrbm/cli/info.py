@@ -8,7 +8,7 @@ from cyrbm.cli.options import _num, load_model
 def cmd_info(args, out):
     if args["MODEL"] is None:
         info = cyrbm.config()
-        from cyrbm.datasets import bundled_datasets
+        from cyrbm.data.datasets import bundled_datasets
         info["bundled_data"] = bundled_datasets()
         if args["--json"]:
             print(json.dumps(info))

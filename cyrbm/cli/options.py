@@ -117,7 +117,7 @@ def default_checkpoint(model_path):
 
 def _data_file(source):
     """The file behind a DATA argument, or None for a bundled data set."""
-    from cyrbm.datasets import bundled_datasets
+    from cyrbm.data.datasets import bundled_datasets
     if source is None or source in bundled_datasets():
         return None
     if os.path.exists(source):
@@ -133,15 +133,15 @@ def load_model(path, arrays=None, *, lateral=False):
     file ``path`` (its ``arrays`` when read already), and with ``lateral`` the SRBM of
     ``visible`` "lateral"; each refuses anything else in one sentence."""
     from cyrbm import _io
-    from cyrbm.models import RBM
+    from cyrbm.models.rbm import RBM
     arrays = _io.read_npz(path) if arrays is None else arrays
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
     visible = meta.get("visible") if isinstance(meta, dict) else None
     if visible == "gaussian":
-        from cyrbm.gaussian import GaussianRBM
+        from cyrbm.models.gaussian import GaussianRBM
         return GaussianRBM.from_arrays(arrays, path)
     if visible == "lateral" and lateral:
-        from cyrbm.srbm import SRBM
+        from cyrbm.models.srbm import SRBM
         return SRBM.from_arrays(arrays, path)
     return RBM.from_arrays(arrays, path)
 

@@ -17,11 +17,12 @@ from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
+from cyrbm._version import __version__
 from cyrbm._validation import (check_memory, check_probabilities, check_visible_rows, hint,
                                worded)
 from cyrbm.errors import (AnnealingError, DataError, ModelFileError, ModelMismatchError,
                           ModelTypeError)
-from cyrbm.exact import EXACT_MAX_UNITS, binary_log_partition
+from cyrbm.models.exact import EXACT_MAX_UNITS, binary_log_partition
 
 FORMAT = "cyrbm.rbm"
 FORMAT_VERSION = 1
@@ -29,13 +30,12 @@ _DTYPES = (np.float32, np.float64)
 
 
 def _version():
-    from cyrbm import __version__
     return __version__
 
 
 class Layers:
-    """What every unit type shares (:class:`RBM`, :class:`cyrbm.gaussian.GaussianRBM`,
-    :class:`cyrbm.srbm.SRBM`): sizes and dtype of the weights ``W`` (n_visible x
+    """What every unit type shares (:class:`RBM`, :class:`cyrbm.models.gaussian.GaussianRBM`,
+    :class:`cyrbm.models.srbm.SRBM`): sizes and dtype of the weights ``W`` (n_visible x
     n_hidden), files, ln p(v) from ln p*(v) and ln Z, the enumeration's limit, and the
     words sentences use for the model.  Each class supplies its own energy
     (``_log_unnormalized_rows``), conditionals, ``log_partition`` and samplers."""
@@ -260,7 +260,7 @@ class RBM(Layers):
 
     def log_partition(self, *, threads=None, max_units=None):
         """ln Z exactly, by summing over every state of the smaller layer (SM08 Eq. 3;
-        :func:`cyrbm.exact.binary_log_partition`): float64, the same bits for any number
+        :func:`cyrbm.models.exact.binary_log_partition`): float64, the same bits for any number
         of threads.  Refuses (AnnealingError, with a time estimate) a smaller layer of
         more than ``max_units`` units (default :data:`exact_max_units`, 30)."""
         limit = self.exact_max_units if max_units is None else int(max_units)
@@ -293,7 +293,7 @@ class RBM(Layers):
         on ``seed``, not on the number of threads.
 
         With ``sampler="ptt"`` (parallel trajectory tempering, Béreux et al. 2025;
-        cyrbm.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
+        cyrbm.models.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
         RBM's training (RBMs on the same units, earliest first, e.g. its checkpoints):
         ``n`` chains run at each of them and at this model, ``steps`` rounds of one sweep
         per chain and Metropolis swaps of states between neighbouring models, and the
@@ -324,7 +324,7 @@ class RBM(Layers):
                         f"of the same shape.")
             rungs.append(self)
         if sampler == "pt":
-            from cyrbm.tempering import parse_temperatures
+            from cyrbm.models.tempering import parse_temperatures
             temps, adaptive = parse_temperatures(temperatures)
             if adaptive:
                 raise ValueError("adaptive temperatures are for training; give a ladder.")
@@ -341,7 +341,7 @@ class RBM(Layers):
         # a parallel region per sweep over the chains
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
         if sampler == "ptt":
-            from cyrbm.tempering import TrajectoryChains
+            from cyrbm.models.tempering import TrajectoryChains
             chains = TrajectoryChains([(m.W, m.vbias, m.hbias) for m in rungs], n, seed=seed,
                                       init=v, dtype=self.dtype, n_threads=T)
             chains.step(int(steps))

@@ -21,7 +21,7 @@ in gauss_t.h), and so do the CD step's products (``cyrbm._anneal.gauss_cd_produc
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
 array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
 "gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.  A model
-of whitened data keeps its whitening (:class:`cyrbm.patches.Whitening`, y = A (x - m))
+of whitened data keeps its whitening (:class:`cyrbm.data.patches.Whitening`, y = A (x - m))
 as the arrays ``whitening_mean`` (m) and ``whitening_matrix`` (A) and the meta record
 ``whitening`` {"kind", "log_det": ln|det A|}: the model's methods take whitened rows, and
 ln p(x) of a pixel row is ln p(A (x - m)) + log_det.
@@ -37,10 +37,10 @@ from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
-from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
+from cyrbm.models.rbm import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
                           binary_states, expit, logsumexp, read_parameters)
-from cyrbm.patches import Whitening
-from cyrbm.results import AISResult
+from cyrbm.data.patches import Whitening
+from cyrbm.estimators.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
            "gaussian_raise_log_weights", "warn_scale"]
@@ -65,7 +65,7 @@ class GaussianRBM(Layers):
         Positive standard deviations (default 1).
     dtype : float32 or float64, optional
     meta : dict, optional
-    whitening : cyrbm.patches.Whitening, optional
+    whitening : cyrbm.data.patches.Whitening, optional
         The transform of the data the model was trained on (saved in its file).
     """
 
@@ -93,7 +93,7 @@ class GaussianRBM(Layers):
         self.meta = dict(meta or {})
         if whitening is not None and (not isinstance(whitening, Whitening)
                                       or whitening.n_features != W.shape[0]):
-            raise ModelMismatchError(f"whitening must be a cyrbm.patches.Whitening of "
+            raise ModelMismatchError(f"whitening must be a cyrbm.data.patches.Whitening of "
                                      f"{W.shape[0]} features (the visible units).")
         self.whitening = whitening
 

@@ -11,7 +11,7 @@ Q(h_l = 1 | .) instead of samples (the option SM08 Sec. 4.1 mentions): the up pa
 then mean-field (layer l's probabilities given layer l-1's), and the Trainer takes the
 positive phase's expectation under them (``Trainer.fit(..., probabilities=True)``).
 
-With ``visible="gaussian"`` the bottom layer is a :class:`cyrbm.gaussian.GaussianRBM`
+With ``visible="gaussian"`` the bottom layer is a :class:`cyrbm.models.gaussian.GaussianRBM`
 trained by ``Trainer(visible="gaussian")`` on real data (MS09 Sec. 5.2), and the layers
 above it on samples or probabilities of its Q(h_1 | v) = sigma(c + W^T (v / sigma)).
 
@@ -28,9 +28,9 @@ from cyrbm import _io
 from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.dbn import DBN
-from cyrbm.srbm import SRBM
-from cyrbm.training import Trainer, _fingerprint
+from cyrbm.models.dbn import DBN
+from cyrbm.models.srbm import SRBM
+from cyrbm.training.trainer import Trainer, _fingerprint
 
 __all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass", "resume_layers"]
 
@@ -112,7 +112,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
         to it alone) on real data.
     top : "rbm" or "srbm"
         The top layer (of two or more): an RBM, or a semi-restricted Boltzmann machine
-        (:class:`cyrbm.srbm.SRBM`, MS09 Sec. 5.2's patch DBN) trained by
+        (:class:`cyrbm.models.srbm.SRBM`, MS09 Sec. 5.2's patch DBN) trained by
         ``Trainer(lateral=True)`` on 0/1 samples of Q (the settings ``reconstruction``,
         ``damping`` and ``mean_field_steps`` go to it alone).  Recorded in the DBN's meta;
         resume keeps it.

@@ -24,7 +24,7 @@ m <- lambda m + (1 - lambda) sigma(b + W h + L m), started at the chain's v, run
 as an option, sequential Gibbs sweeps.
 
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
-array ``L`` (n_visible x n_visible) and meta ``format`` "cyrbm.srbm", ``visible``
+array ``L`` (n_visible x n_visible) and meta ``format`` "cyrbm.models.srbm", ``visible``
 "lateral".  A file of W, vbias, hbias and L alone loads too.
 """
 import math
@@ -37,14 +37,14 @@ from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import Layers, RBM, binary_states, expit, logsumexp, read_parameters
-from cyrbm.results import AISResult
+from cyrbm.models.rbm import Layers, RBM, binary_states, expit, logsumexp, read_parameters
+from cyrbm.estimators.results import AISResult
 
 __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weights",
            "check_lateral_settings",
            "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
 
-FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.FORMAT_VERSION)
+FORMAT = "cyrbm.models.srbm"             # format version 1 (cyrbm.models.rbm.FORMAT_VERSION)
 #: lambda of the damped mean-field reconstruction (Osindero & Hinton 2008)
 DAMPING = 0.2
 #: mean-field iterations of one reconstruction
@@ -205,10 +205,12 @@ class SRBM(Layers):
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each 0/1 row, exactly, float64 (NumPy).
 
-        Flipping unit i (s_i = 1 - 2 v_i) changes ln p*(v) by
-        d_i = s_i (b_i + (L v)_i) + sum_j [softplus(x_j + s_i W_ij) - softplus(x_j)],
-        x = c + W^T v (L's zero diagonal leaves v_i out of (L v)_i), and
-        ln p(v_i | v_-i) = -softplus(d_i), as for the RBM.
+        Flipping unit i (with ``s_i = 1 - 2 v_i``) changes ln p*(v) by::
+
+            d_i = s_i (b_i + (L v)_i) + sum_j [softplus(x_j + s_i W_ij) - softplus(x_j)],
+
+        ``x = c + W^T v`` (L's zero diagonal leaves v_i out of its row's product), and
+        ``ln p(v_i | v_-i) = -softplus(d_i)``, as for the RBM.
         """
         v = self._visible_data(v)
         W, b, _, L = self._f64()

@@ -2,7 +2,7 @@
 2009, Sec. 5.2: the image-patch DBN): its top layer, exact ln p(v) and the variational
 bound's terms.
 
-The DBN is [RBM1, top]: RBM1 a :class:`cyrbm.gaussian.GaussianRBM` on (v, h1), D Gaussian
+The DBN is [RBM1, top]: RBM1 a :class:`cyrbm.models.gaussian.GaussianRBM` on (v, h1), D Gaussian
 visible and H1 binary hidden units, and an undirected top layer on (h1, h2).  With h2
 summed out (MS09 Eq. 16 with a Gaussian P(v | h1))::
 
@@ -20,7 +20,7 @@ None for an RBM).
 * :func:`variational_terms`: the terms of SM08's bound (Eq. 19-24) with Gaussian v, for
   :meth:`cyrbm.BoundEstimator.variational`: E_Q[ln p(v | h1)] in closed form for the
   factorial Q (the mean and variance of W1 h1), E_Q[ln P*(h1)] by samples of Q;
-* the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.chib` on the
+* the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.estimators.chib` on the
   compiled driver ``cyrbm._chib.ScalarChibModel``.
 
 The same functions serve a binary RBM1 (a :class:`cyrbm.RBM`) under a semi-restricted
@@ -35,7 +35,7 @@ import numpy as np
 from cyrbm._random import bound_streams
 from cyrbm._threads import pieces
 from cyrbm.errors import ModelMismatchError
-from cyrbm.models import binary_states, expit, logsumexp
+from cyrbm.models.rbm import binary_states, expit, logsumexp
 
 __all__ = ["is_gaussian_bottom", "lateral_of", "top_log_unnormalized", "exact_log_prob",
            "exact_top_log_partition", "variational_terms", "kernel_model"]

@@ -8,20 +8,20 @@ it holds, so reading a DBN file needs no registry.
 
 File format (``.npz``): each layer's arrays with a prefix ``layer{l}_`` (``layer0_W``,
 ``layer0_vbias``, ...; ``layer0_sigma`` for a Gaussian bottom, ``layer{L-1}_L`` for a
-top with lateral weights) and a JSON ``meta`` (format "cyrbm.dbn", its version, the
+top with lateral weights) and a JSON ``meta`` (format "cyrbm.models.dbn", its version, the
 sizes, the kinds of the bottom and top layers, each layer's own record).
 """
 import numpy as np
 
 from cyrbm import _io
 from cyrbm.errors import ModelFileError, ModelMismatchError, ModelTypeError
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.models import RBM, Layers, _check_version, _float_dtype, _version
-from cyrbm.srbm import SRBM
+from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.models.rbm import RBM, Layers, _check_version, _float_dtype, _version
+from cyrbm.models.srbm import SRBM
 
 __all__ = ["DBN", "as_dbn"]
 
-DBN_FORMAT = "cyrbm.dbn"
+DBN_FORMAT = "cyrbm.models.dbn"
 #: 2: a bottom layer of Gaussian visible units (meta "visible": "gaussian", array
 #: layer0_sigma); 3: a top layer with lateral weights, an SRBM (meta "top": "lateral",
 #: array layer{L-1}_L).  A file is written with the lowest version that holds it:
@@ -53,9 +53,9 @@ class DBN:
     layers : list of RBM
         Bottom first; ``layers[l].n_hidden == layers[l + 1].n_visible``.  Stored in one
         dtype: float64 if any layer is float64, else float32 (or ``dtype``).  The bottom
-        layer may be a :class:`cyrbm.gaussian.GaussianRBM` (Gaussian visible units, MS09
-        Sec. 5.2; see :mod:`cyrbm.gaussian_dbn`): then p(v | h_1) is its Gaussian.
-        The top layer of two or more may be a :class:`cyrbm.srbm.SRBM` (lateral weights
+        layer may be a :class:`cyrbm.models.gaussian.GaussianRBM` (Gaussian visible units, MS09
+        Sec. 5.2; see :mod:`cyrbm.estimators.gaussian_dbn`): then p(v | h_1) is its Gaussian.
+        The top layer of two or more may be a :class:`cyrbm.models.srbm.SRBM` (lateral weights
         among h_{L-1}, MS09 Sec. 5.2's patch DBN).
     dtype : float32 or float64, optional
     meta : dict, optional
@@ -138,7 +138,7 @@ class DBN:
     # ---------------------------------------------------------------- files
     def to_arrays(self):
         """The arrays of the .npz layout: layer{l}_W, layer{l}_vbias, layer{l}_hbias and
-        meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
+        meta (format "cyrbm.models.dbn", sizes, each layer's own record under "layers")."""
         out = {}
         records = [dict(r.meta) for r in self.layers]
         top = self.top_kind
