@@ -65,6 +65,7 @@ _LAZY = {
     "DBN": "cyrbm.models.dbn", "BoundEstimator": "cyrbm.estimators.bounds", "BoundResult": "cyrbm.estimators.bounds",
     "train_dbn": "cyrbm.training.greedy", "BernoulliMixture": "cyrbm.models.mixture",
     "GaussianRBM": "cyrbm.models.gaussian", "SRBM": "cyrbm.models.srbm",
+    "load_model": "cyrbm.models.kinds",
 }
 
 __all__ = [
@@ -72,7 +73,7 @@ __all__ = [
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
     "ModelMismatchError", "ModelTypeError", "OutputError", "TrainingDiverged", "__version__",
     "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture", "GaussianRBM",
-    "SRBM",
+    "SRBM", "load_model",
 ]
 
 

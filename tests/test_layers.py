@@ -33,6 +33,7 @@ API_ORDER = [
     {"models", "models.exact", "models.tempering"},
     {"models.rbm"},
     {"models.gaussian", "models.srbm", "models.mixture"},
+    {"models.kinds"},
     {"models.dbn"},
     # measuring them
     {"estimators", "estimators.annealing", "estimators.evaluation",

@@ -103,7 +103,8 @@ def cmd_dbn(args, out):
     for s in settings:
         s.pop("n_hidden")
         s.pop("visible")
-    gaussian = visible == "gaussian"
+    from cyrbm.models.kinds import model_class
+    gaussian = model_class(visible, "--visible").real_valued
     if gaussian and binarize is not None:
         raise DBNUsageError("--binarize is for binary visible units, not --visible gaussian.")
     whiten = args.get("--whiten")

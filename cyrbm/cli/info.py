@@ -25,7 +25,7 @@ def cmd_info(args, out):
         from cyrbm.cli.dbn import dbn_info
         return dbn_info(path, arrays, out, args["--json"])
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    model = load_model(path, arrays, lateral=True)
+    model = load_model(path, arrays)
     whitening = getattr(model, "whitening", None)
     training = model.meta.get("training", {})
     history = training.get("history", [])

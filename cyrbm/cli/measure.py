@@ -81,7 +81,7 @@ def run_ais(args):
     The base rate is fitted to --base-data, else to --data, else it is zero.  With
     --data the average log-probability of DATA is reported too.
     """
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
@@ -148,7 +148,7 @@ def run_logz(args):
         raise AnnealingError("cyrbm logz computes ln Z exactly only; add --exact, or use "
                              "'cyrbm ais' for an estimate.")
     from cyrbm._omp import resolve_threads
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
     layer, units = model.exact_layer()
     t0 = time.perf_counter()
@@ -181,7 +181,7 @@ def run_evaluate(args):
          ("the data --base-data", _data_file(args.get("--base-data"))),
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     if not isinstance(model, RBM):
         return _run_evaluate_own(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")

@@ -16,8 +16,8 @@ import numpy as np
 from cyrbm import _io
 from cyrbm.errors import ModelFileError, ModelMismatchError, ModelTypeError
 from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.models.kinds import MODEL_CLASSES
 from cyrbm.models.rbm import RBM, Layers, _check_version, _float_dtype, _version
-from cyrbm.models.srbm import SRBM
 
 __all__ = ["DBN", "as_dbn"]
 
@@ -267,7 +267,7 @@ def _own_layer(arrays, path, l, kind, record, dtype, what):
 
 
 #: the model class of each kind of layer a DBN file stores by its own arrays
-_LAYER_CLASSES = {cls.visible: cls for cls in (GaussianRBM, SRBM)}
+_LAYER_CLASSES = {k: cls for k, cls in MODEL_CLASSES.items() if cls is not RBM}
 
 
 def dbn_layer_list(dbn, what):

@@ -29,6 +29,7 @@ from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models.dbn import DBN
+from cyrbm.models.kinds import model_class
 from cyrbm.models.srbm import SRBM
 from cyrbm.training.trainer import Trainer, _fingerprint
 
@@ -124,7 +125,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     mode = "sample" if layer_input == "samples" else "probs"
     if visible not in ("binary", "gaussian"):
         raise ModelMismatchError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
-    gaussian = visible == "gaussian"
+    gaussian = model_class(visible).real_valued
     bottom = {k: settings.pop(k) for k in GAUSSIAN_SETTINGS if k in settings}
     if bottom and not gaussian:
         raise ModelMismatchError(f"{', '.join(bottom)} is for Gaussian visible units "
