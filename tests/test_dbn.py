@@ -186,7 +186,7 @@ def test_dbn_attributes_and_file_round_trip(tmp_path, small):
         keys = set(f.files)
         meta = json.loads(f["meta"].item())
     assert keys == {"meta"} | {f"layer{l}_{a}" for l in range(2) for a in ("W", "vbias", "hbias")}
-    assert meta["format"] == "cyrbm.models.dbn" and meta["sizes"] == [10, 8, 6]
+    assert meta["format"] == "cyrbm.dbn" and meta["sizes"] == [10, 8, 6]
     back = DBN.load(path)
     for a, b in zip(back.layers, dbn.layers):
         np.testing.assert_array_equal(a.W, b.W)

@@ -178,7 +178,7 @@ def test_checkpoint_resume_gives_the_same_bits(tmp_path, method, reconstruction)
     resumed = Trainer(3, epochs=4, checkpoint=path, **kw).fit(data, resume=True)
     for name in ("W", "vbias", "hbias", "L"):
         np.testing.assert_array_equal(getattr(whole, name), getattr(resumed, name))
-    with pytest.raises(ModelFileError, match="holds a 'cyrbm.models.srbm', not an RBM"):
+    with pytest.raises(ModelFileError, match="holds a 'cyrbm.srbm', not an RBM"):
         Trainer(3, epochs=4, checkpoint=path, method=method, batch_size=40,
                 seed=3).fit(data, resume=True)
 
@@ -234,12 +234,12 @@ def test_files_round_trip_and_refuse_the_other_model(tmp_path, capsys):
     for name in ("W", "vbias", "hbias", "L"):
         np.testing.assert_array_equal(getattr(back, name), getattr(m, name))
     assert back.dtype == np.float32 and back.L.dtype == np.float32
-    with pytest.raises(ModelFileError, match=r"holds a 'cyrbm.models.srbm', not an RBM "
+    with pytest.raises(ModelFileError, match=r"holds a 'cyrbm.srbm', not an RBM "
                                              r"\('cyrbm.rbm'\)\.$"):
         RBM.load(path)
     RBM(m.W, m.vbias, m.hbias).save(tmp_path / "b.npz")
     with pytest.raises(ModelFileError, match=r"holds a 'cyrbm.rbm', not an SRBM "
-                                             r"\('cyrbm.models.srbm'\)\.$"):
+                                             r"\('cyrbm.srbm'\)\.$"):
         SRBM.load(tmp_path / "b.npz")
     np.savez(tmp_path / "plain.npz", W=m.W, vbias=m.vbias, hbias=m.hbias)
     with pytest.raises(ModelFileError, match="lacks the array 'L'"):

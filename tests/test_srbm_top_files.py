@@ -55,7 +55,7 @@ def test_round_trip_version_and_older_versions(tmp_path):
     meta, names = file_meta(path)
     assert meta["format_version"] == 3 and meta["top"] == "lateral"
     assert meta["visible"] == "gaussian" and "layer1_L" in names
-    assert meta["layers"][1]["format"] == "cyrbm.models.srbm"
+    assert meta["layers"][1]["format"] == "cyrbm.srbm"
     back = DBN.load(path)
     same_layers(dbn, back)
     assert back.top_kind == "lateral" and back.visible == "gaussian"
@@ -118,7 +118,7 @@ def test_corrupt_or_mismatched_files_in_one_sentence(tmp_path, capsys):
     # lateral weights on the only layer of a DBN file
     one = {k[len("layer1_"):] and f"layer0_{k[len('layer1_'):]}": v
            for k, v in arrays.items() if k.startswith("layer1_")}
-    one["meta"] = np.array(json.dumps({"format": "cyrbm.models.dbn", "format_version": 3,
+    one["meta"] = np.array(json.dumps({"format": "cyrbm.dbn", "format_version": 3,
                                        "n_layers": 1, "top": "lateral"}))
     np.savez(tmp_path / "one.npz", **one)
     with pytest.raises(ModelFileError, match="one layer with lateral weights"):

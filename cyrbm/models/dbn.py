@@ -8,7 +8,7 @@ it holds, so reading a DBN file needs no registry.
 
 File format (``.npz``): each layer's arrays with a prefix ``layer{l}_`` (``layer0_W``,
 ``layer0_vbias``, ...; ``layer0_sigma`` for a Gaussian bottom, ``layer{L-1}_L`` for a
-top with lateral weights) and a JSON ``meta`` (format "cyrbm.models.dbn", its version, the
+top with lateral weights) and a JSON ``meta`` (format "cyrbm.dbn", its version, the
 sizes, the kinds of the bottom and top layers, each layer's own record).
 """
 import numpy as np
@@ -21,7 +21,7 @@ from cyrbm.models.rbm import RBM, Layers, _check_version, _float_dtype, _version
 
 __all__ = ["DBN", "as_dbn"]
 
-DBN_FORMAT = "cyrbm.models.dbn"
+DBN_FORMAT = "cyrbm.dbn"
 #: 2: a bottom layer of Gaussian visible units (meta "visible": "gaussian", array
 #: layer0_sigma); 3: a top layer with lateral weights, an SRBM (meta "top": "lateral",
 #: array layer{L-1}_L).  A file is written with the lowest version that holds it:
@@ -138,7 +138,7 @@ class DBN:
     # ---------------------------------------------------------------- files
     def to_arrays(self):
         """The arrays of the .npz layout: layer{l}_W, layer{l}_vbias, layer{l}_hbias and
-        meta (format "cyrbm.models.dbn", sizes, each layer's own record under "layers")."""
+        meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
         out = {}
         records = [dict(r.meta) for r in self.layers]
         top = self.top_kind

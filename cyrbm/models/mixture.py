@@ -10,7 +10,7 @@ mixtures were trained; here EM with an optional Beta(1 + a, 1 + a) prior on each
 whose pixels the training set never turned on.
 
 File format (``.npz``): arrays ``weights`` (pi, K), ``means`` (mu, K x n_visible) and
-``meta``, a JSON string with ``format`` ("cyrbm.models.mixture"), ``format_version``, sizes and a
+``meta``, a JSON string with ``format`` ("cyrbm.mixture"), ``format_version``, sizes and a
 ``training`` record (seed, iterations, the objective per iteration).
 """
 import numpy as np
@@ -21,7 +21,7 @@ from cyrbm._validation import check_binary, check_memory, check_visible_rows
 from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models.rbm import _check_version, _version, logsumexp
 
-FORMAT = "cyrbm.models.mixture"
+FORMAT = "cyrbm.mixture"
 FORMAT_VERSION = 1
 _ROWS = 4096          # rows per block of the E-step: memory K x 4096, not K x N
 _TINY = np.finfo(np.float64).tiny

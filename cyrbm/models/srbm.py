@@ -24,7 +24,7 @@ m <- lambda m + (1 - lambda) sigma(b + W h + L m), started at the chain's v, run
 as an option, sequential Gibbs sweeps.
 
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
-array ``L`` (n_visible x n_visible) and meta ``format`` "cyrbm.models.srbm", ``visible``
+array ``L`` (n_visible x n_visible) and meta ``format`` "cyrbm.srbm", ``visible``
 "lateral".  A file of W, vbias, hbias and L alone loads too.
 """
 import math
@@ -44,7 +44,7 @@ __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weigh
            "check_lateral_settings",
            "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
 
-FORMAT = "cyrbm.models.srbm"             # format version 1 (cyrbm.models.rbm.FORMAT_VERSION)
+FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.rbm.FORMAT_VERSION)
 #: lambda of the damped mean-field reconstruction (Osindero & Hinton 2008)
 DAMPING = 0.2
 #: mean-field iterations of one reconstruction
