@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 from mnistlike import mnistlike  # noqa: E402
 
 from cyrbm import Trainer  # noqa: E402
-from cyrbm.annealing import Annealer, exact_log_partition  # noqa: E402
+from cyrbm.estimators.annealing import Annealer, exact_log_partition  # noqa: E402
 
 
 def main(argv=None):

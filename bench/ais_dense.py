@@ -25,7 +25,7 @@ from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cyrbm  # noqa: E402
-from cyrbm.annealing import Annealer  # noqa: E402
+from cyrbm.estimators.annealing import Annealer  # noqa: E402
 from ais_speed import blas_floor, blas_info  # noqa: E402
 
 

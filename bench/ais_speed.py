@@ -49,7 +49,7 @@ from mnistlike import mnistlike  # noqa: E402
 
 import cyrbm  # noqa: E402
 from cyrbm import RBM, Trainer  # noqa: E402
-from cyrbm.annealing import Annealer, base_rate_biases, logmeanexp, make_schedule  # noqa: E402
+from cyrbm.estimators.annealing import Annealer, base_rate_biases, logmeanexp, make_schedule  # noqa: E402
 
 
 def trained_model(n_hidden, path, data):

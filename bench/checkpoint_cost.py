@@ -24,7 +24,7 @@ import time
 from docopt import docopt
 
 import cyrbm
-from cyrbm.training import Trainer
+from cyrbm.training.trainer import Trainer
 
 CADENCES = [("none", None), ("default (5 s)", {}), ("every epoch", {"checkpoint_seconds": 0})]
 

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mnistlike import mnistlike  # noqa: E402
 
 import cyrbm  # noqa: E402
-from cyrbm.chib import chib_log_prob  # noqa: E402
+from cyrbm.estimators.chib import chib_log_prob  # noqa: E402
 
 
 def load_dbn(cache):

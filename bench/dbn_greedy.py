@@ -31,7 +31,7 @@ from docopt import docopt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cyrbm  # noqa: E402
-from cyrbm.greedy import train_dbn  # noqa: E402
+from cyrbm.training.greedy import train_dbn  # noqa: E402
 from mnistlike import mnistlike  # noqa: E402
 
 

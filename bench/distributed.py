@@ -45,7 +45,7 @@ from chib_speed import load_dbn  # noqa: E402
 from mnistlike import mnistlike  # noqa: E402
 
 import cyrbm  # noqa: E402
-from cyrbm.chib import chib_log_prob  # noqa: E402
+from cyrbm.estimators.chib import chib_log_prob  # noqa: E402
 from cyrbm.sweep import sweep  # noqa: E402
 
 

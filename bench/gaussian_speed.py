@@ -56,8 +56,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import cyrbm
 from cyrbm import Trainer
-from cyrbm.annealing import Annealer
-from cyrbm.gaussian import GaussianRBM
+from cyrbm.estimators.annealing import Annealer
+from cyrbm.models.gaussian import GaussianRBM
 
 
 def _expit(x):

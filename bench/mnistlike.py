@@ -3,7 +3,7 @@
 MNIST itself is not available offline, so benchmarks and the slow accuracy tests use
 images built like this, one per (source digit, copy) pair:
 
-1. take a bundled binary 8x8 digit (UCI optical digits, ``cyrbm.datasets.load_digits``)
+1. take a bundled binary 8x8 digit (UCI optical digits, ``cyrbm.data.datasets.load_digits``)
    and smooth it with a Gaussian (sigma 0.5 pixel) so strokes get soft edges;
 2. resample it to a 20x20 box by cubic interpolation through a random affine map:
    rotation within +-12 degrees, scale 0.9-1.1, shear within +-0.15 (MNIST's digits
@@ -21,7 +21,7 @@ trained RBM weights and AIS behave as they do on MNIST.  Everything is seeded.
 import numpy as np
 from scipy import ndimage
 
-from cyrbm.datasets import load_digits
+from cyrbm.data.datasets import load_digits
 
 
 def mnistlike(n=5000, *, seed=0, return_labels=False):

@@ -6,7 +6,7 @@ Hinton 2008) with a two-layer DBN: a Gaussian RBM of 400 visible and 2,000 hidde
 then a semi-restricted BM of 2,000 visible and 500 hidden units; ln Z by AIS with 15,000
 intermediate distributions and 100 runs.  Here:
 
-* data: ``cyrbm.patches`` (scikit-learn's two sample images; grey, dequantized, pixels
+* data: ``cyrbm.data.patches`` (scikit-learn's two sample images; grey, dequantized, pixels
   in [0, 1); test patches from the held-out right fifth of each image), ZCA-whitened on
   the training patches (the whitening is kept in the model file);
 * the first layer: a Gaussian RBM with 400 visible units of sigma 1 (whitened data; or
@@ -81,8 +81,8 @@ import numpy as np
 from docopt import docopt
 
 import cyrbm
-from cyrbm.greedy import up_pass
-from cyrbm.patches import fit_whitening, load_patches
+from cyrbm.training.greedy import up_pass
+from cyrbm.data.patches import fit_whitening, load_patches
 
 #: MS09 Sec. 5.2, as printed (nats per test patch, their whitened van Hateren patches)
 PAPER = {"DBN, variational lower bound": -583.73, "DBN, Chib-style estimator": -563.39,
@@ -233,7 +233,7 @@ def exact_check(Y, T, seed):
     """The same estimators on a DBN small enough to sum exactly, trained on the same
     patches (400-16-12, the SRBM top with lateral weights): each against exact ln p(v)
     (h1 summed over its 2^16 states, h2 summed out, the Gaussian integral done)."""
-    from cyrbm.gaussian_dbn import exact_log_prob
+    from cyrbm.estimators.gaussian_dbn import exact_log_prob
     rbm = cyrbm.Trainer(16, visible="gaussian", method="cd", k=1, epochs=5, batch_size=100,
                         learning_rate=0.01, momentum=0.9, weight_decay=0.0002, seed=seed,
                         progress=False, monitor_size=0).fit(Y[:5000])

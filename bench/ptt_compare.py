@@ -35,7 +35,7 @@ import numpy as np
 from docopt import docopt
 
 import cyrbm
-from cyrbm.datasets import load_digits
+from cyrbm.data.datasets import load_digits
 
 METHODS = [("PCD-1", dict(method="pcd")),
            ("PT-10", dict(method="pt", temperatures=np.linspace(0.9, 1.0, 10))),

@@ -63,9 +63,9 @@ from ais_speed import blas_floor, trained_model  # noqa: E402
 from mnistlike import mnistlike  # noqa: E402
 
 import cyrbm  # noqa: E402
-from cyrbm.annealing import Annealer, base_rate_biases, make_schedule  # noqa: E402
+from cyrbm.estimators.annealing import Annealer, base_rate_biases, make_schedule  # noqa: E402
 from cyrbm.cli import main as cyrbm_main, print_measure  # noqa: E402
-from cyrbm.evaluation import adaptive_schedule, raise_log_weights  # noqa: E402
+from cyrbm.estimators.evaluation import adaptive_schedule, raise_log_weights  # noqa: E402
 
 CACHE = os.path.join(HERE, ".cache")
 

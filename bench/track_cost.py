@@ -10,7 +10,7 @@ process's CPU time (``time.process_time``: all its threads; steadier than the wa
 when other programs share the cores), the minimum of each over --repeat alternating
 runs, the extra shares, and the tracked curve (ln Z +- 3 se, the test
 log-likelihood, the overlap and betas of each link: a link short of overlap is run
-again with more betas, cyrbm.tracking).  The tracked runs also pay for their first
+again with more betas, cyrbm.training.tracking).  The tracked runs also pay for their first
 rung (the initial model from its W = 0 copy).  The test log-likelihood costs one
 ln p*(v) per test row and rung (its share grows with --test).
 

@@ -51,29 +51,29 @@ def _check_compiled(here=_os.path.dirname(_os.path.abspath(__file__))):
 
 _check_compiled()
 
-__version__ = "0.1.0"
-
+from cyrbm._version import __version__  # noqa: E402
 from cyrbm.errors import (CyrbmError, DataError, ModelFileError, ModelMismatchError,  # noqa: E402
-                          OutputError, TrainingDiverged)
+                          ModelTypeError, OutputError, TrainingDiverged)
 
 # The rest is imported when first used (PEP 562), so that `import cyrbm` and the
 # `cyrbm` command start fast and only load NumPy, SciPy and the kernels they need.
 _LAZY = {
-    "RBM": "cyrbm.models", "Trainer": "cyrbm.training", "Annealer": "cyrbm.annealing",
-    "AISResult": "cyrbm.annealing", "exact_log_partition": "cyrbm.annealing",
-    "load_data": "cyrbm.datasets", "check_binary": "cyrbm._validation",
-    "train_test_split": "cyrbm.datasets",
-    "DBN": "cyrbm.models", "BoundEstimator": "cyrbm.bounds", "BoundResult": "cyrbm.bounds",
-    "train_dbn": "cyrbm.greedy", "BernoulliMixture": "cyrbm.mixture",
-    "GaussianRBM": "cyrbm.gaussian", "SRBM": "cyrbm.srbm",
+    "RBM": "cyrbm.models.rbm", "Trainer": "cyrbm.training.trainer", "Annealer": "cyrbm.estimators.annealing",
+    "AISResult": "cyrbm.estimators.annealing", "exact_log_partition": "cyrbm.models.exact",
+    "load_data": "cyrbm.data.datasets", "check_binary": "cyrbm._validation",
+    "train_test_split": "cyrbm.data.datasets",
+    "DBN": "cyrbm.models.dbn", "BoundEstimator": "cyrbm.estimators.bounds", "BoundResult": "cyrbm.estimators.bounds",
+    "train_dbn": "cyrbm.training.greedy", "BernoulliMixture": "cyrbm.models.mixture",
+    "GaussianRBM": "cyrbm.models.gaussian", "SRBM": "cyrbm.models.srbm",
+    "load_model": "cyrbm.models.kinds",
 }
 
 __all__ = [
     "RBM", "Trainer", "Annealer", "AISResult", "exact_log_partition", "load_data", "check_binary", "train_test_split", "show_config",
     "config", "get_include", "CyrbmError", "DataError", "ModelFileError",
-    "ModelMismatchError", "OutputError", "TrainingDiverged", "__version__",
+    "ModelMismatchError", "ModelTypeError", "OutputError", "TrainingDiverged", "__version__",
     "DBN", "BoundEstimator", "BoundResult", "train_dbn", "BernoulliMixture", "GaussianRBM",
-    "SRBM",
+    "SRBM", "load_model",
 ]
 
 
@@ -82,9 +82,6 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module 'cyrbm' has no attribute {name!r}")
     import importlib
-    if name == "DBN":       # the classes of the bottom and top layers a DBN file may name
-        importlib.import_module("cyrbm.gaussian")           # (cyrbm.models.Layers.kinds)
-        importlib.import_module("cyrbm.srbm")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

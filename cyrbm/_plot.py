@@ -82,7 +82,7 @@ def write_learning_curve(path, history):
 
 def write_evaluation_plot(path, result, gap_by_k):
     """Draw the figure for an EvaluationResult and write it to ``path`` (PNG, atomically);
-    ``gap_by_k`` is :func:`cyrbm.evaluation.gap_curve`'s list of (K, gap, se)."""
+    ``gap_by_k`` is :func:`cyrbm.estimators.evaluation.gap_curve`'s list of (K, gap, se)."""
     plt = _pyplot()
     ais = result.ais
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))

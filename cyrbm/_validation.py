@@ -1,7 +1,7 @@
 """Checking user data: shapes, NaN, binary values, binarizing grey data.
 
 The one place where cyrbm validates arrays, shared by every entry point: the file
-loaders (:func:`cyrbm.datasets.load_data`), the model methods, the trainer, the annealer
+loaders (:func:`cyrbm.data.datasets.load_data`), the model methods, the trainer, the annealer
 and the command line.  Errors are :class:`~cyrbm.errors.DataError` with one sentence
 naming the first bad row and column (numbered from 1).
 
@@ -266,7 +266,7 @@ def binarize(X, what, binarize, threshold, seed, scale):
 
 def data_generator(seed, use):
     """The generator of (seed, "data", use): 0 stochastic binarization, 1 train_test_split,
-    2 and 3 the training and test image patches (cyrbm.patches) (one seeding path:
+    2 and 3 the training and test image patches (cyrbm.data.patches) (one seeding path:
     cyrbm._random.seed_sequence); a Generator is used as given."""
     if isinstance(seed, np.random.Generator):
         return seed

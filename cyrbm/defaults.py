@@ -6,7 +6,7 @@ shows), so the two cannot drift apart.  Plain constants and no imports: the comm
 reads them before NumPy and the kernels load.
 """
 
-# ----------------------------------------------------------- Trainer (cyrbm.training)
+# ----------------------------------------------------------- Trainer (cyrbm.training.trainer)
 N_HIDDEN = 100
 METHOD = "cd"
 K = 1
@@ -26,21 +26,21 @@ HOP_WEIGHT = "uniform"
 MODE_EVERY = 100
 #: PT with an adaptive ladder: updates between re-tunings
 ADAPT_EVERY = 50
-#: PTT training (cyrbm.tempering.TrajectoryChains): the current model is frozen as a new
+#: PTT training (cyrbm.models.tempering.TrajectoryChains): the current model is frozen as a new
 #: rung when its swap rate with the last rung, over at least PTT_WINDOW updates, falls
 #: below SWAP_THRESHOLD; at most MAX_RUNGS rungs
 SWAP_THRESHOLD = 0.3
 MAX_RUNGS = 32
 PTT_WINDOW = 10
-#: tracked ln Z (cyrbm.tracking): AIS runs each way, betas of each link's linear
+#: tracked ln Z (cyrbm.training.tracking): AIS runs each way, betas of each link's linear
 #: schedule (at first) and Gibbs sweeps before the runs, between neighbouring
 #: checkpoints: about 10% of the training time on 784 x 500 (bench/track_cost.py).
 #: Fewer burn-in sweeps biased the first epoch's link on MNIST-like digits (5 sweeps:
-#: 3 to 8 of its standard errors too low; cyrbm.tracking)
+#: 3 to 8 of its standard errors too low; cyrbm.training.tracking)
 TRACK_RUNS = 16
 TRACK_BETAS = 30
 TRACK_BURN_IN = 50
-#: times a link short of overlap is run again with 2 to 16 times the betas (cyrbm.tracking):
+#: times a link short of overlap is run again with 2 to 16 times the betas (cyrbm.training.tracking):
 #: none by default, for the cost; 2 (then a fixed factor 4) made the error bars of a 784 x 500 run 7 times
 #: smaller and cost +42% of its CPU time in its first 3 epochs (bench/README.md)
 TRACK_REFINE = 0
@@ -48,21 +48,21 @@ TRACK_REFINE = 0
 #: (each weighs the TRACK_RUNS carried draws under two models: two free energies of 16 rows)
 TRACK_OVERLAP_EVERY = 10
 
-# ---------------------------------------------------- Annealer (cyrbm.annealing)
+# ---------------------------------------------------- Annealer (cyrbm.estimators.annealing)
 AIS_RUNS = 100
 SCHEDULE = "paper"
 #: how ratio runs start (SM08 Sec. 3.2): exact draws of model A when its smaller layer is
-#: small enough (cyrbm.exact.EXACT_START_UNITS), else Gibbs chains
+#: small enough (cyrbm.models.exact.EXACT_START_UNITS), else Gibbs chains
 RATIO_START = "auto"
 #: Gibbs sweeps before a ratio run's chain gives its first state: chains started at data
 #: need many on trained models (1,000 sweeps measurably biased ln(Z_B / Z_A))
 RATIO_BURN_IN = 20000
 #: Gibbs sweeps between the states one chain gives
 RATIO_STEPS_BETWEEN = 100
-#: reverse (RAISE) chains per test row (cyrbm.evaluation)
+#: reverse (RAISE) chains per test row (cyrbm.estimators.evaluation)
 RAISE_CHAINS = 10
 
-# ------------------------------------------- DBN bounds (cyrbm.bounds, cyrbm.chib)
+# ------------------------------------------- DBN bounds (cyrbm.estimators.bounds, cyrbm.estimators.chib)
 #: samples of Q(h | v) per vector: the variational bound (SM08 Eq. 19-24), harmonic mean
 VARIATIONAL_SAMPLES = 1
 HARMONIC_SAMPLES = 100
@@ -73,6 +73,6 @@ CHIB_REPEATS = 1
 AIS_PER_VECTOR_RUNS = 16
 AIS_PER_VECTOR_BETAS = 1000
 
-# ------------------------------------------------------ sampling (cyrbm.models)
+# ------------------------------------------------------ sampling (cyrbm.models.rbm)
 #: block-Gibbs sweeps of each sample's chain (RBM.sample)
 SAMPLE_STEPS = 1000

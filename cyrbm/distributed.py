@@ -5,7 +5,7 @@ chain (cyrbm/_random.pyx), so a slice of the runs or vectors computed anywhere g
 numbers the whole computation gives for it.  :func:`map_slices` cuts 0 .. n into slices,
 runs one task per slice on the workers of a ``distributed.Client`` and returns the slices'
 results in order, for the estimator to combine with the functions its local run uses
-(cyrbm/results.py: the log-mean-exp over all weights, in the same order).  So a result
+(cyrbm/estimators/results.py: the log-mean-exp over all weights, in the same order).  So a result
 is bit-identical to the local one for any number of workers and any slice size; a task
 re-run after a lost worker gives the same bits.
 

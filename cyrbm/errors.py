@@ -34,6 +34,10 @@ class TrainingDiverged(CyrbmError, FloatingPointError):
     """Training produced non-finite parameters; the last good checkpoint is kept."""
 
 
+class ModelTypeError(CyrbmError, TypeError):
+    """A model of a kind the operation does not take; the sentence says which it takes."""
+
+
 class OutputError(CyrbmError, OSError):
     """An output file that cannot be written."""
 

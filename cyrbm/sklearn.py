@@ -34,10 +34,10 @@ except ImportError:
                       "pip install \"cyrbm[sklearn]\".") from None
 
 from cyrbm._validation import check_binary, check_probabilities
-from cyrbm.annealing import (EXACT_START_UNITS, Annealer, base_rate_biases,
+from cyrbm.estimators.annealing import (EXACT_START_UNITS, Annealer, base_rate_biases,
                              exact_log_partition)
-from cyrbm.models import RBM
-from cyrbm.training import Trainer
+from cyrbm.models.rbm import RBM, as_rbm
+from cyrbm.training.trainer import Trainer
 
 __all__ = ["BernoulliRBM"]
 
@@ -76,7 +76,7 @@ class BernoulliRBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     ais_runs : int
         AIS runs when Z cannot be enumerated.
     ais_schedule : str or array
-        AIS betas (cyrbm.schedules; "paper": SM08's 14,500).
+        AIS betas (cyrbm.estimators.schedules; "paper": SM08's 14,500).
     threads : int or None
         OpenMP threads (results do not depend on them).
 
@@ -220,8 +220,7 @@ class BernoulliRBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def from_model(cls, model, **params):
         """An estimator fitted to the parameters of ``model`` (a cyrbm.RBM); ``params``
         are the estimator's other parameters (``partial_fit`` continues training)."""
-        if not isinstance(model, RBM):
-            raise TypeError(f"from_model takes a cyrbm.RBM, not {type(model).__name__}.")
+        model = as_rbm(model)
         est = cls(n_components=model.n_hidden, **params)
         est.components_ = np.array(model.W.T)
         est.intercept_hidden_ = np.array(model.hbias)

@@ -31,10 +31,10 @@ import time
 
 import numpy as np
 
-from cyrbm.annealing import Annealer
+from cyrbm.estimators.annealing import Annealer
 from cyrbm.errors import CyrbmError
-from cyrbm.results import json_number
-from cyrbm.training import Trainer
+from cyrbm.estimators.results import json_number
+from cyrbm.training.trainer import Trainer
 
 __all__ = ["SweepError", "sweep", "sweep_from_config", "configurations"]
 
@@ -109,7 +109,7 @@ def sweep(data, test, grid, *, fixed=None, seed=0, runs=100, schedule="paper",
     configuration with the highest average test log-probability.
     """
     from cyrbm._io import atomic_write
-    from cyrbm.datasets import load_data
+    from cyrbm.data.datasets import load_data
     configs = configurations(grid, fixed)
     data = load_data(data) if isinstance(data, (str, os.PathLike)) else np.asarray(data)
     test = load_data(test) if isinstance(test, (str, os.PathLike)) else np.asarray(test)

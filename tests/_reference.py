@@ -147,7 +147,7 @@ def xoshiro_reference(state, n):
 
 def ais_streams_reference(seed, runs, key=0):
     """The AIS stream layout derived from NumPy directly, as cyrbm/_random.pyx and
-    cyrbm.annealing.ais_streams document it: lane l of run r is stream 8r + l of
+    cyrbm.estimators.annealing.ais_streams document it: lane l of run r is stream 8r + l of
     SeedSequence(seed, spawn_key=(5, key)) (purpose "ais" is 5), four uint64 words per
     stream in generate_state order, stored word-major: word w of lane l at column 8w + l.
     (make_streams replaces an all-zero state, probability 2^-256, which is ignored here.)"""
@@ -371,7 +371,7 @@ def ratio_annealing_model_distribution(model_a, model_b, betas):
 # ------------------------------------------------------------------ mode hopping
 def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, terms=None):
     """One round of AMH-p proposals (Hu & Yu Sec. 4, Eq. 6-7) written in NumPy over chains:
-    the reference ``cyrbm.modehop.hop`` (the compiled kernel) matches, drawing the same
+    the reference ``cyrbm.training.modehop.hop`` (the compiled kernel) matches, drawing the same
     uniforms from the same streams (the decision to hop, then per hopping chain: the
     pick of i, of j, the acceptance, the D draws of v').  ``accept_rule`` replaces the
     log acceptance ratio by a function of the dict of its terms (the wrong-rule check);

@@ -1,4 +1,4 @@
-"""Tests for cyrbm.annealing: exact ln Z, AIS (base rate and ratio), schedules, results.
+"""Tests for cyrbm.estimators.annealing: exact ln Z, AIS (base rate and ratio), schedules, results.
 
 Monte Carlo checks use fixed seeds (so they cannot flake) and state their tolerance in
 standard errors; each is paired with a deliberately broken estimator that the same
@@ -15,7 +15,7 @@ import pytest
 from scipy.special import logsumexp
 
 from cyrbm import RBM, _anneal, _kernel_tests
-from cyrbm.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
+from cyrbm.estimators.annealing import (AISResult, AnnealingError, Annealer, ScheduleError, ais_streams,
                              base_rate_biases, exact_log_partition, logmeanexp, make_schedule)
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
 from _reference import (ais_streams_reference, all_states, brute_log_z, check_sampler,
@@ -754,7 +754,8 @@ def test_784x20_paper_schedule_within_half_a_nat():
 def test_log_partition_checks_its_data_once(monkeypatch):
     """The data are scanned by check_binary once; the base rate and ln p*(v) take the
     checked rows (the same numbers as the public, checking paths)."""
-    from cyrbm import _validation, annealing
+    from cyrbm import _validation
+    from cyrbm.estimators import annealing
     rng = np.random.default_rng(0)
     model = RBM(rng.normal(0, 0.3, (12, 4)), rng.normal(0, 0.2, 12), rng.normal(0, 0.2, 4))
     X = (rng.random((30, 12)) < 0.4).astype(np.uint8)

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import RBM, training
+from cyrbm import RBM
+from cyrbm.training import trainer as training
 from cyrbm.cli import main
-from cyrbm.datasets import load_data
-from cyrbm.training import Trainer
+from cyrbm.data.datasets import load_data
+from cyrbm.training.trainer import Trainer
 
 SETTINGS = dict(method="pcd", batch_size=50, seed=4, monitor_size=0, threads=1)
 
@@ -166,7 +167,7 @@ def test_an_unbuilt_source_tree_is_refused_in_one_sentence(tmp_path):
             shutil.copy2(os.path.join(package, name), tmp_path / "cyrbm" / name)
     done = subprocess.run([sys.executable, "-c", "import cyrbm; print(cyrbm.RBM.__module__)"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "cyrbm.models", done.stderr
+    assert done.returncode == 0 and done.stdout.strip() == "cyrbm.models.rbm", done.stderr
 
 
 def test_the_readme_amh_example_shows_hops_and_modes():

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import chib
-from cyrbm.chib import EstimatorError, ais_per_vector, chib_log_prob, chib_trace
+from cyrbm.estimators import chib
+from cyrbm.estimators.chib import EstimatorError, ais_per_vector, chib_log_prob, chib_trace
 from cyrbm.errors import CyrbmError, DataError, ModelMismatchError
 
 from _reference import dbn_exact, dbn_variational_bound, tiny_dbn

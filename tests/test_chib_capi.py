@@ -1,11 +1,11 @@
 """The C API's entry of the Chib-style estimator (version 3): a downstream C extension
-built against cyrbm/cyrbm.h gives cyrbm.chib.chib_log_prob's answers bit for bit."""
+built against cyrbm/cyrbm.h gives cyrbm.estimators.chib.chib_log_prob's answers bit for bit."""
 import numpy as np
 import pytest
 
 import cyrbm
 from cyrbm.capi import make_chib_streams
-from cyrbm.chib import chib_log_prob
+from cyrbm.estimators.chib import chib_log_prob
 
 from _capi_client import build_client, c_source
 from _reference import tiny_dbn

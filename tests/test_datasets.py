@@ -1,4 +1,4 @@
-"""Tests for cyrbm.datasets: file formats, binarization, validation and bundled data."""
+"""Tests for cyrbm.data.datasets: file formats, binarization, validation and bundled data."""
 
 import gzip
 import importlib.util
@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-import cyrbm.datasets as ds
+import cyrbm.data.datasets as ds
 from cyrbm.errors import CyrbmError, DataError
 
 

@@ -10,10 +10,10 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM, BoundEstimator
-from cyrbm.annealing import exact_log_partition
-from cyrbm.bounds import BoundError
+from cyrbm.estimators.annealing import exact_log_partition
+from cyrbm.estimators.bounds import BoundError
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
+from cyrbm.training.greedy import layer_checkpoint, progress_file, train_dbn
 
 
 def softplus(x):
@@ -320,7 +320,7 @@ def test_estimator_methods_share_one_log_z_and_order_as_expected(small):
     estimated once (the same AISResult for every method), the estimate at least the
     variational bound on average and within 3 standard errors of exact, AIS too."""
     dbn, V, exact = small
-    from cyrbm.annealing import Annealer
+    from cyrbm.estimators.annealing import Annealer
     est = BoundEstimator(dbn, annealer=Annealer(runs=200, schedule="linear:300", seed=1,
                                                 progress=False), seed=2)
     bound = est.variational(V, samples=50)

@@ -11,8 +11,8 @@ import cyrbm
 from cyrbm import DBN, BoundEstimator, Trainer
 from cyrbm._random import make_streams
 from cyrbm.errors import DataError, ModelMismatchError
-from cyrbm.greedy import progress_file, train_dbn
-from cyrbm.training import probability_statistics
+from cyrbm.training.greedy import progress_file, train_dbn
+from cyrbm.training.trainer import probability_statistics
 
 
 def sigmoid(z):

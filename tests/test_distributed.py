@@ -67,7 +67,7 @@ def test_slices_and_refusals():
 
 
 def test_no_dask_needed_until_a_client(monkeypatch, tmp_path):
-    out = subprocess.run([sys.executable, "-c", "import sys, cyrbm, cyrbm.annealing, "
+    out = subprocess.run([sys.executable, "-c", "import sys, cyrbm, cyrbm.estimators.annealing, "
                           "cyrbm.sweep; print(sorted(m for m in sys.modules "
                           "if m.split('.')[0] in ('dask', 'distributed')))"],
                          capture_output=True, text=True, check=True, env=child_env(),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm.annealing import EXACT_MAX_UNITS, Annealer
+from cyrbm.estimators.annealing import EXACT_MAX_UNITS, Annealer
 from cyrbm.capi import make_ais_streams, make_streams
 from _capi_client import built
 from _reference import ais_streams_reference
@@ -371,7 +371,7 @@ def test_c_ais_and_exact_match_the_python_api(downstream, small):
 
 # ------------------------------------------------------- version 3: the DBN bound
 def test_cython_bound_terms_match_the_estimator(downstream):
-    from cyrbm.bounds import BoundEstimator
+    from cyrbm.estimators.bounds import BoundEstimator
     cy, _ = downstream
     rng = np.random.default_rng(2)
     dbn = cyrbm.DBN([cyrbm.RBM(rng.standard_normal((11, 7)), rng.standard_normal(11),

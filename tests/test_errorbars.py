@@ -32,9 +32,9 @@ import pytest
 from scipy import optimize, stats
 
 from cyrbm import DBN, BoundEstimator
-from cyrbm.annealing import AISResult, Annealer, exact_log_partition, logmeanexp
-from cyrbm.chib import ais_per_vector, chib_log_prob
-from cyrbm.evaluation import ESS_WARN, SHARE_WARN, EvaluationResult, weight_diagnostics
+from cyrbm.estimators.annealing import AISResult, Annealer, exact_log_partition, logmeanexp
+from cyrbm.estimators.chib import ais_per_vector, chib_log_prob
+from cyrbm.estimators.evaluation import ESS_WARN, SHARE_WARN, EvaluationResult, weight_diagnostics
 
 from _reference import (all_states, annealing_model_distribution, dbn_exact,
                         dbn_variational_bound, exact_distribution, exact_draws, state_index,

@@ -1,4 +1,4 @@
-"""Tests for cyrbm.evaluation: RAISE, the AIS/RAISE sandwich, the bidirectional check,
+"""Tests for cyrbm.estimators.evaluation: RAISE, the AIS/RAISE sandwich, the bidirectional check,
 adaptive schedules, weight diagnostics and the ``cyrbm evaluate`` command.
 
 RAISE is checked against the exact probability of the annealing model (a product of
@@ -14,9 +14,9 @@ import pytest
 
 import cyrbm
 from cyrbm import RBM, _anneal
-from cyrbm.annealing import Annealer, ais_streams, exact_log_partition, make_schedule
+from cyrbm.estimators.annealing import Annealer, ais_streams, exact_log_partition, make_schedule
 from cyrbm.errors import CyrbmError
-from cyrbm.evaluation import (adaptive_schedule, raise_log_weights, save_schedule,
+from cyrbm.estimators.evaluation import (adaptive_schedule, raise_log_weights, save_schedule,
                               weight_diagnostics)
 from _reference import (annealing_model_distribution, exact_distribution,
                         ratio_annealing_model_distribution, tiny_model)
@@ -166,7 +166,7 @@ def sandwich_case():
                           monitor_size=0).fit(X).astype(np.float64)
     log_z = exact_log_partition(model)
     exact_mean = float(np.mean(model.log_unnormalized(Xt))) - log_z
-    return model, Xt, exact_mean, log_z, cyrbm.annealing.base_rate_biases(X)
+    return model, Xt, exact_mean, log_z, cyrbm.estimators.annealing.base_rate_biases(X)
 
 
 def test_sandwich_brackets_the_exact_mean_and_converges(sandwich_case):

@@ -17,10 +17,10 @@ import pytest
 
 import cyrbm
 from cyrbm import BoundEstimator, DBN, GaussianRBM, RBM, train_dbn
-from cyrbm.chib import ais_per_vector, chib_log_prob
+from cyrbm.estimators.chib import ais_per_vector, chib_log_prob
 from cyrbm.errors import CyrbmError, DataError, ModelFileError, ModelMismatchError
-from cyrbm.gaussian_dbn import exact_log_prob, exact_top_log_partition, variational_terms
-from cyrbm.models import Layers
+from cyrbm.estimators.gaussian_dbn import exact_log_prob, exact_top_log_partition, variational_terms
+from cyrbm.models.rbm import Layers
 
 from _commands import child_env, run
 from _reference import all_states, brute_log_z, logsumexp
@@ -203,7 +203,7 @@ def test_chib_with_a_wide_top_and_a_large_weight(big):
     """The top's flip term is summed as logarithms of blocks of 16 factors, or one
     logarithm a factor when some |W2| passes 40 (a block could overflow): both paths,
     with 40 top units (blocks of 16, 16 and 8) and one large weight, are unbiased in p."""
-    from cyrbm.gaussian_dbn import kernel_model
+    from cyrbm.estimators.gaussian_dbn import kernel_model
     low, top = gaussian_dbn(H2=40, seed=2, lateral=True)
     top.W[2, 5], top.hbias[5] = big, -big / 2
     assert kernel_model(low, top).delta_block == (16 if big <= 40 else 1)
@@ -393,10 +393,10 @@ def test_bad_input_in_one_sentence():
 def test_the_srbm_as_the_top_layer():
     """MS09's patch DBN shape on a tiny scale: a Gaussian bottom under a cyrbm.SRBM top.
     Exact ln p(v) against an independent sum over h1 that uses the SRBM's own ln P*(h1)
-    and exact ln Z (cyrbm.srbm), the Gaussian density done in closed form; then the
+    and exact ln Z (cyrbm.models.srbm), the Gaussian density done in closed form; then the
     Chib-style estimator and per-vector AIS within their errors of it, and a bottom with
     shifted biases rejected by both."""
-    from cyrbm.srbm import SRBM
+    from cyrbm.models.srbm import SRBM
     rng = np.random.default_rng(12)
     low, _ = gaussian_dbn(seed=12)
     top = SRBM(rng.standard_normal((7, 3)), 0.5 * rng.standard_normal(7),

@@ -18,7 +18,7 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM
-from cyrbm.greedy import train_dbn
+from cyrbm.training.greedy import train_dbn
 from _commands import cyrbm_command as command
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -116,7 +116,7 @@ def test_schedule_file_errors_name_the_file_line(files, capsys):
         line = one_error(err, code, *needles)
         assert "row" not in line and str(sched) in line
     # an array given through the API still names its (0-based) entries
-    from cyrbm.annealing import make_schedule
+    from cyrbm.estimators.annealing import make_schedule
     with pytest.raises(ValueError, match=r"schedule entry 2 \(0.4\) is not above entry 1"):
         make_schedule([0.0, 0.5, 0.4, 1.0])
 
@@ -227,7 +227,7 @@ def test_logz_json_names_the_threads_used(files, capsys):
 
 # --------------------------------------------------------------------------- dbn
 def test_dbn_epoch_lines_name_the_layer_and_show_the_monitor(files, capsys):
-    from cyrbm.models import DBN
+    from cyrbm.models.dbn import DBN
     code, out, err = run(["dbn", files / "good.npy", "-o", files / "d.npz", "--layers", "4,3",
                           "--epochs", "2,3", "--monitor", "10"], capsys)
     assert code == 0, err
@@ -259,7 +259,7 @@ def raise_shifted(monkeypatch):
     simulated states when ``shift[1]``): RAISE then lands above AIS by a known amount,
     as it did on the issue's 784 x 20 MNIST RBM (too large for a test).  The rest of
     ``cyrbm evaluate`` runs unchanged."""
-    from cyrbm import evaluation
+    from cyrbm.estimators import evaluation
     original = evaluation.raise_log_weights
     shift = [0.0, False]
 
@@ -310,7 +310,7 @@ def test_raise_above_ais_names_both_causes_and_how_to_tell(tmp_path, capsys, rai
 
 def test_raise_above_ais_with_exact_draws_names_the_cause(tmp_path, capsys, raise_shifted):
     model, rows = flat_case(tmp_path, 12, 4)
-    from cyrbm.annealing import exact_log_partition
+    from cyrbm.estimators.annealing import exact_log_partition
     exact = exact_log_partition(RBM.load(model))
     # AIS is close to the exact ln Z here: RAISE's excess is the annealing process's
     raise_shifted[0] = 2.0

@@ -1,4 +1,4 @@
-"""cyrbm.mixture.BernoulliMixture (SM08 Sec. 5.1's baseline): exact ln p(v) against
+"""cyrbm.models.mixture.BernoulliMixture (SM08 Sec. 5.1's baseline): exact ln p(v) against
 enumeration, EM's monotone objective, the seed, files and bad input."""
 import itertools
 
@@ -7,7 +7,7 @@ import pytest
 
 import cyrbm
 from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
-from cyrbm.mixture import BernoulliMixture
+from cyrbm.models.mixture import BernoulliMixture
 
 
 def _all_states(d):

@@ -1,4 +1,4 @@
-"""Mode-hopping moves (Hu & Yu, AMH-p; cyrbm/modehop.py).
+"""Mode-hopping moves (Hu & Yu, AMH-p; cyrbm/training/modehop.py).
 
 Without learning, the hops (alone, and between PCD-1 Gibbs updates) leave p(v) invariant:
 on a tiny RBM the long-run draws pass the shared stationarity check (chi-square against
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _gibbs, modehop
+from cyrbm import _gibbs
+from cyrbm.training import modehop
 from _reference import (all_states, amh_hop_reference, check_sampler, exact_draws,
                         tiny_model)
 

@@ -1,7 +1,7 @@
 """Mode-hopping SML (Hu & Yu, AMH-p) on an SRBM: the mode set by the SRBM's own local
 optimiser mu (h = argmax P(h | v), then sequential v_i = argmax given h and the other
 units), hops accepted by Eq. 6 with ln P*(v) = -F(v) including the lateral term
-(cyrbm.modehop.amh_hops_numpy).  A Gaussian RBM refuses AMH (tests/test_tempering_units).
+(SRBM._amh_hops).  A Gaussian RBM refuses AMH (tests/test_tempering_units).
 
 Checked: the NumPy hops take the compiled kernel's decisions on an RBM (same streams, same
 uniforms); hops alone leave the SRBM's exact distribution invariant (chains started at
@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _gibbs, modehop
-from cyrbm.srbm import SRBM
-from cyrbm.training import Trainer
+from cyrbm import _gibbs
+from cyrbm._random import make_streams
+from cyrbm.training import modehop
+from cyrbm.models.srbm import SRBM
+from cyrbm.training.trainer import Trainer
 from _reference import SIGNIFICANCE, all_states, chi_square_pvalue
 from test_tempering_units import srbm_model, srbm_probs
 
@@ -28,18 +30,21 @@ def mode_set(model, seed=0, capacity=5, radius=2):
 
 
 def test_numpy_hops_take_the_kernels_decisions_on_an_rbm():
+    """With L = 0 an SRBM is an RBM: its NumPy hops then take the compiled kernel's
+    decisions (same streams, same uniforms, same terms of Eq. 6)."""
     rng = np.random.default_rng(1)
     rbm = cyrbm.RBM(1.5 * rng.standard_normal((8, 4)), rng.standard_normal(8),
                     rng.standard_normal(4), dtype=np.float64)
+    flat = SRBM(rbm.W, rbm.vbias, rbm.hbias, dtype=np.float64)
     modes = mode_set(rbm)
     chains = (rng.random((300, 8)) < 0.5).astype(np.uint8)
-    streams = cyrbm._random.make_streams(4, "chains", 300)
+    streams = make_streams(4, "chains", 300)
     rows = np.arange(0, 300, 2, dtype=np.int64)
     a_chains, a_streams, a_terms = chains.copy(), streams.copy(), np.empty((rows.size, 8))
     b_chains, b_streams, b_terms = chains.copy(), streams.copy(), np.empty((rows.size, 8))
     na = _gibbs.amh_hops(rbm.W, rbm.vbias, rbm.hbias, modes.proposal, a_chains, rows,
                          a_streams, a_terms, 2)
-    nb = modehop.amh_hops_numpy(rbm, modes.proposal, b_chains, rows, b_streams, b_terms)
+    nb = flat._amh_hops(modes.proposal, b_chains, rows, b_streams, b_terms)
     assert na == nb and 0 < na < rows.size
     np.testing.assert_array_equal(a_chains, b_chains)
     np.testing.assert_array_equal(a_streams, b_streams)
@@ -71,7 +76,7 @@ def test_srbm_hops_leave_the_exact_distribution_invariant(monkeypatch):
 
     def hopped():
         chains = np.ascontiguousarray(V[np.random.default_rng(5).choice(len(V), n, p=p)])
-        streams = cyrbm._random.make_streams(6, "chains", n)
+        streams = make_streams(6, "chains", n)
         counts = np.zeros(2, np.int64)
         for _ in range(6):
             counts += modehop.hop(s, chains, modes, 1.0, streams)

@@ -1,4 +1,4 @@
-"""cyrbm.models.RBM (and the kernels behind it) against exact answers on models small
+"""cyrbm.models.rbm.RBM (and the kernels behind it) against exact answers on models small
 enough to enumerate."""
 import numpy as np
 import pytest

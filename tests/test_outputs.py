@@ -239,7 +239,7 @@ def test_the_check_comes_before_any_work(unchanged, tmp_path, capsys, monkeypatc
         raise AssertionError("work started before the outputs were checked")
     monkeypatch.setattr(RBM, "load", no_work)
     monkeypatch.setattr(DBN, "load", no_work)
-    monkeypatch.setattr("cyrbm.datasets.load_data", no_work)
+    monkeypatch.setattr("cyrbm.data.datasets.load_data", no_work)
     f = unchanged
     missing = tmp_path / "missing" / "x"
     for argv in (["train", f["data"], "-o", f"{missing}.npz"],
@@ -278,7 +278,7 @@ def test_one_checker_for_every_command():
     import cyrbm
     root = os.path.dirname(cyrbm.__file__)
     for name in ("cli/train.py", "cli/measure.py", "cli/dbn.py", "cli/pictures.py",
-                 "training.py"):
+                 "training/trainer.py"):
         text = open(os.path.join(root, name), encoding="utf-8").read()
         assert "check_writable" not in text and "same_file(" not in text, name
     assert not hasattr(_io, "check_writable")

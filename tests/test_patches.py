@@ -1,4 +1,4 @@
-"""Image patches and their whitening (cyrbm.patches; MS09 Sec. 5.2's data): the
+"""Image patches and their whitening (cyrbm.data.patches; MS09 Sec. 5.2's data): the
 ``patches`` source of load_data (shapes, pixel range, seeds, the held-out regions), bad
 input in one sentence, and the whitening kept in a Gaussian RBM's file, applied to test
 data with the right Jacobian."""
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cyrbm.datasets import load_data
+from cyrbm.data.datasets import load_data
 from cyrbm.errors import DataError, ModelFileError
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.patches import Whitening, fit_whitening, load_patches
+from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.data.patches import Whitening, fit_whitening, load_patches
 
 PIL = pytest.importorskip("PIL.Image")
 

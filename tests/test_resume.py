@@ -12,7 +12,7 @@ import pytest
 import cyrbm
 from cyrbm import DBN, RBM, Trainer
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn
+from cyrbm.training.greedy import layer_checkpoint, progress_file, train_dbn
 from _commands import run
 
 

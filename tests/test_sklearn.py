@@ -169,7 +169,7 @@ def test_score_samples_is_the_exact_log_probability():
 def test_score_samples_by_ais_agrees_with_the_exact_answer():
     """Above the enumeration limit score_samples uses AIS and keeps its result; on a
     model small enough to check, ln Z-hat lies within 4 of its sigma-hat of the truth."""
-    from cyrbm.annealing import EXACT_START_UNITS
+    from cyrbm.estimators.annealing import EXACT_START_UNITS
     rng = np.random.default_rng(0)
     D, H = EXACT_START_UNITS + 1, EXACT_START_UNITS + 2
     model = cyrbm.RBM(0.3 * rng.standard_normal((D, H)), 0.1 * rng.standard_normal(D),
@@ -229,7 +229,7 @@ def test_digits_pipeline_accuracy_at_least_scikit_learns():
 def test_import_without_scikit_learn_names_the_extra(tmp_path):
     """cyrbm's core imports without scikit-learn; cyrbm.sklearn says which extra to install."""
     code = ("import sys; sys.modules['sklearn'] = None\n"
-            "import cyrbm, cyrbm.models, cyrbm.training\n"
+            "import cyrbm, cyrbm.models.rbm, cyrbm.training.trainer\n"
             "try:\n    import cyrbm.sklearn\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=child_env(), cwd=tmp_path).stdout.strip()

@@ -1,4 +1,4 @@
-"""cyrbm.srbm.SRBM (binary visible units with lateral connections, binary hidden units;
+"""cyrbm.models.srbm.SRBM (binary visible units with lateral connections, binary hidden units;
 Osindero & Hinton 2008, MS09 Sec. 5.2) against exact answers: ln Z against a brute
 force over (v, h), the sequential Gibbs sampler's moments against the exact ones, AIS
 within its stated error (with a power check), training by CD with damped mean-field

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from cyrbm import DBN, RBM, SRBM, BoundEstimator
-from cyrbm.chib import ais_per_vector, chib_log_prob
+from cyrbm.estimators.chib import ais_per_vector, chib_log_prob
 from cyrbm.errors import CyrbmError
-from cyrbm.gaussian_dbn import exact_log_prob, top_log_unnormalized
+from cyrbm.estimators.gaussian_dbn import exact_log_prob, top_log_unnormalized
 from _commands import one_error_line, run
 from test_gaussian_dbn import z_scores as _z_and_se
 

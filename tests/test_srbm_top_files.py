@@ -11,7 +11,7 @@ import pytest
 
 from cyrbm import DBN, GaussianRBM, RBM, SRBM
 from cyrbm.errors import ModelFileError
-from cyrbm.gaussian_dbn import exact_log_prob
+from cyrbm.estimators.gaussian_dbn import exact_log_prob
 from _commands import one_error_line, run
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from cyrbm import DBN, BoundEstimator, GaussianRBM, RBM, SRBM, train_dbn
 from cyrbm.errors import ModelMismatchError
-from cyrbm.gaussian_dbn import exact_log_prob
-from cyrbm.greedy import layer_checkpoint, progress_file
+from cyrbm.estimators.gaussian_dbn import exact_log_prob
+from cyrbm.training.greedy import layer_checkpoint, progress_file
 from _commands import one_error_line, run
 
 KW = dict(epochs=2, batch_size=50, learning_rate=0.01, seed=1, threads=1, progress=False)

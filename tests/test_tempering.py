@@ -11,7 +11,7 @@ import pytest
 import cyrbm
 from cyrbm import _anneal, _gibbs
 from cyrbm.capi import make_ais_streams
-from cyrbm.tempering import check_temperatures, parse_temperatures, retune
+from cyrbm.models.tempering import check_temperatures, parse_temperatures, retune
 from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
                         slightly_different,
                         tiny_model, total_variation)
@@ -159,7 +159,7 @@ def test_ptt_samples_follow_p(model, dtype):
 def test_ptt_every_rung_follows_its_own_model(model):
     """Chains at every rung of the ladder follow that rung's model (swaps move states
     between models without biasing any), and no rung is the neighbour's distribution."""
-    from cyrbm.tempering import TrajectoryChains
+    from cyrbm.models.tempering import TrajectoryChains
     rungs = [scaled(model, t) for t in (0.0, 0.5, 1.0)]
     n = 20000
     chains = TrajectoryChains(rungs, n, seed=3,
@@ -253,7 +253,7 @@ def test_pt_negative_phase_matches_the_model_expectation(model):
     """The negative phase of PT training (the T = 1 chains after the swaps, with the
     engine's kept inputs, through cd_statistics with k = 0), averaged over rounds without
     learning, is E_model[v p(h | v)^T] by enumeration, within 4 standard errors."""
-    from cyrbm.tempering import TemperedChains
+    from cyrbm.models.tempering import TemperedChains
     M, rounds = 200, 150
     V, p, _ = exact_distribution(model)
     Vf = V.astype(np.float64)

@@ -1,5 +1,5 @@
 """Parallel tempering (CRI10 Table I, Eq. 5) and parallel trajectory tempering (Béreux et
-al. 2025) on the other unit types: GaussianRBM and SRBM (cyrbm.tempering.TemperedStates,
+al. 2025) on the other unit types: GaussianRBM and SRBM (cyrbm.models.tempering.TemperedStates,
 TrajectoryChains over each class's own sweeps).
 
 The tempered families (stated in GaussianRBM.sample and SRBM.sample): beta scales W, the
@@ -20,10 +20,13 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, tempering
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.srbm import SRBM
-from cyrbm.training import Trainer
+from cyrbm import _anneal
+from cyrbm._random import pt_swap_streams, sample_streams
+from cyrbm.errors import ModelMismatchError
+from cyrbm.models import tempering
+from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.models.srbm import SRBM
+from cyrbm.training.trainer import Trainer
 from _reference import SIGNIFICANCE, all_states, chi_square_pvalue
 
 Z = 4.0                      # the tolerance of every z-score
@@ -116,11 +119,11 @@ def run_ladders(model, n, rounds, seed, temps=LADDER):
     """``n`` independent ladders at ``temps`` from the beta = 0 draw: the TemperedStates."""
     K1 = len(temps)
     v = np.zeros((n * K1, model.n_visible), dtype=model._state_dtype)
-    streams = cyrbm._random.sample_streams(seed, n * K1)
+    streams = sample_streams(seed, n * K1)
     model._sweeps(v, streams, 0, 1, 2)
     ladders = tempering.TemperedStates(temps, n, n_threads=2, state={
         "chains": v, "streams": streams,
-        "swap_streams": cyrbm._random.pt_swap_streams(seed, n)})
+        "swap_streams": pt_swap_streams(seed, n)})
     for _ in range(rounds):
         ladders.step(model)
     return ladders
@@ -209,9 +212,9 @@ def test_swaps_match_a_numpy_reference(make):
     got = tempering.swap_log_ratio(0.3, 0.7, e[:M], x[:M], e[M:2 * M], x[M:2 * M])
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
 
-    swap_streams = cyrbm._random.pt_swap_streams(3, M)
+    swap_streams = pt_swap_streams(3, M)
     ladders = tempering.TemperedStates(temps, M, state={
-        "chains": v.copy(), "streams": cyrbm._random.sample_streams(3, M * K1),
+        "chains": v.copy(), "streams": sample_streams(3, M * K1),
         "swap_streams": swap_streams.copy()})
     ladders._swap(model)
     # the replay: ladder m's chain at temps[k] is row m K1 + k
@@ -268,7 +271,7 @@ def test_samples_do_not_depend_on_threads(make):
         assert one.dtype == model._state_dtype and one.shape == (300, model.n_visible)
     with pytest.raises(ValueError, match="adaptive temperatures are for training"):
         model.sample(3, 2, sampler="pt", temperatures="adaptive:4")
-    with pytest.raises(cyrbm.errors.ModelMismatchError, match="a ladder model must be a"):
+    with pytest.raises(ModelMismatchError, match="a ladder model must be a"):
         model.sample(3, 2, sampler="ptt", ladder=[cyrbm.RBM(np.zeros((model.n_visible, 2)),
                                                              np.zeros(model.n_visible),
                                                              np.zeros(2))])

@@ -1,4 +1,4 @@
-"""Tracked ln Z through training (cyrbm.tracking): Bennett's acceptance ratio over ratio
+"""Tracked ln Z through training (cyrbm.training.tracking): Bennett's acceptance ratio over ratio
 AIS both ways, chained from an exact first rung, checked against exact ln Z on
 enumerable models (12 hidden units on the 8 x 8 digits), with fixed seeds.
 
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from cyrbm import RBM, Trainer
-from cyrbm.datasets import load_data
-from cyrbm.exact import exact_log_partition
-from cyrbm.tracking import LogZTracker, bennett_acceptance_ratio
+from cyrbm.data.datasets import load_data
+from cyrbm.models.exact import exact_log_partition
+from cyrbm.training.tracking import LogZTracker, bennett_acceptance_ratio
 
 TOL = 4.0          # standard errors
 
@@ -176,7 +176,7 @@ def test_track_overlap_adds_rungs_where_the_model_moves():
 
 
 def test_refine_factor_follows_the_log_weight_variance():
-    from cyrbm.tracking import refine_factor
+    from cyrbm.training.tracking import refine_factor
     rng = np.random.default_rng(0)
     w = lambda var: rng.normal(0, np.sqrt(var), 400)
     assert refine_factor(w(0.1), w(0.1)) == 2              # at least 2

@@ -1,4 +1,4 @@
-"""cyrbm.training: the CD/PCD statistics and update, and the Trainer (reproducibility,
+"""cyrbm.training.trainer: the CD/PCD statistics and update, and the Trainer (reproducibility,
 checkpoints, interruption, divergence, schedules)."""
 import os
 import signal
@@ -9,7 +9,7 @@ from scipy.special import expit
 
 import cyrbm
 from cyrbm import RBM, Trainer, TrainingDiverged, _gibbs, _random
-from cyrbm.datasets import load_data
+from cyrbm.data.datasets import load_data
 from cyrbm.errors import ModelMismatchError
 from _reference import (all_states, check_sampler, exact_distribution, exact_gradient,
                         exact_log_unnormalized, gibbs_transition, mean_log_likelihood,

@@ -9,9 +9,9 @@ import pytest
 
 import cyrbm
 from cyrbm import DBN, RBM, Annealer, Trainer, _io
-from cyrbm.annealing import AnnealingError
+from cyrbm.estimators.annealing import AnnealingError
 from cyrbm.errors import DataError, ModelFileError
-from cyrbm.training import parse_k
+from cyrbm.training.trainer import parse_k
 from _commands import run
 
 
@@ -268,7 +268,7 @@ def test_a_one_layer_dbn_refuses_settings_of_the_layers_above(tmp_path, capsys):
                           (["--layer-input", "probs"], "--layer-input probs sets the layers")):
         refused(["dbn", "digits", "-o", tmp_path / "d.npz", "--layers", "5", "--epochs", "1",
                  *extra], capsys, needle, "a DBN of one layer has none")
-    from cyrbm.greedy import train_dbn
+    from cyrbm.training.greedy import train_dbn
     with pytest.raises(ValueError, match="init_transpose sets the layers above the first"):
         train_dbn(cyrbm.load_data("digits")[:50], [5], init_transpose=True, epochs=1)
 

@@ -14,7 +14,7 @@ import pytest
 
 import cyrbm
 from cyrbm import _anneal, _chib, _dbn, _dispatch, _gibbs
-from cyrbm.annealing import Annealer
+from cyrbm.estimators.annealing import Annealer
 
 
 @pytest.fixture
@@ -57,14 +57,14 @@ def numbers(dtype):
         out["engine_" + key] = arr
     out["sample"] = model.sample(19, steps=9, seed=3, threads=2)
     # reverse annealing (RAISE): the engine's steps over a decreasing schedule
-    from cyrbm.evaluation import raise_log_weights
+    from cyrbm.estimators.evaluation import raise_log_weights
     out["raise"] = raise_log_weights(model, data[:4], b, np.linspace(0, 1, 150), chains=3,
                                      seed=5, threads=2, refresh=13, batch=5)
     out["raise_ratio"] = raise_log_weights(model, data[:4], small, np.linspace(0, 1, 150),
                                            log_Z_base=out["exact"], chains=3, seed=5,
                                            threads=2, refresh=13, batch=5)
     # the DBN estimators over h1 (Chib-style, per-vector AIS): 70-37-11, every tail path
-    from cyrbm.chib import ais_per_vector, chib_log_prob
+    from cyrbm.estimators.chib import ais_per_vector, chib_log_prob
     top = cyrbm.RBM(0.3 * rng.standard_normal((M, 11)), a, 0.5 * rng.standard_normal(11),
                     dtype=dtype)
     dbn = [model, top]
@@ -76,7 +76,7 @@ def numbers(dtype):
     out["sample_pt"] = model.sample(7, steps=9, seed=3, threads=2, sampler="pt",
                                     temperatures=[0.0, 0.4, 0.7, 1.0])
     # mode hopping (modehop_t.h): the chains after a round of hops and the terms of Eq. 6
-    from cyrbm import modehop
+    from cyrbm.training import modehop
     modes = modehop.ModeSet(6, 2, "distance", D)
     modes.rebuild(cyrbm.RBM(3 * W, b, a, dtype=dtype), data[:60])
     assert len(modes) >= 2
@@ -98,7 +98,7 @@ def numbers(dtype):
         out[method] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     # Gaussian visible units (gauss_t.h: blocks of 16 chains, vmath.h's ln and cos):
     # AIS, RAISE, sampling and PCD training on real-valued data
-    from cyrbm.gaussian import GaussianRBM
+    from cyrbm.models.gaussian import GaussianRBM
     gauss = GaussianRBM(W, b, a, 0.5 + rng.random(D), dtype=dtype)
     real = gauss.sample(60, steps=5, seed=2, threads=2)
     sandwich = ann.evaluate(gauss, real[:3], base_data=real, chains=2)
@@ -109,7 +109,7 @@ def numbers(dtype):
                         visible="gaussian").fit(real)
     out["gauss_pcd"] = np.concatenate([fit.W.ravel(), fit.vbias, fit.hbias])
     # lateral connections (cyrbm_srbm_steps): AIS and sequential Gibbs sampling
-    from cyrbm.srbm import SRBM
+    from cyrbm.models.srbm import SRBM
     lat = 0.2 * np.triu(rng.standard_normal((D, D)), 1)
     srbm = SRBM(W, b, a, lat + lat.T, dtype=dtype)
     out["srbm_ais"] = ann.log_partition(srbm, data=data).log_weights
@@ -171,7 +171,7 @@ def test_bound_terms_every_variant(dtype):
     its binary products (row sums for sparse states, subset tables for dense ones: the
     data are sparse, then dense; h_1 is dense and h_2 sparse, its biases being low)."""
     from cyrbm import _dbn
-    from cyrbm.bounds import BoundEstimator
+    from cyrbm.estimators.bounds import BoundEstimator
     rng = np.random.default_rng(3)
     layers = [cyrbm.RBM(rng.standard_normal((37, 21)), rng.standard_normal(37),
                         rng.standard_normal(21), dtype=dtype),

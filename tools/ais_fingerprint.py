@@ -20,7 +20,7 @@ import numpy as np
 from docopt import docopt
 
 import cyrbm
-from cyrbm.annealing import Annealer
+from cyrbm.estimators.annealing import Annealer
 
 
 def fingerprint():
@@ -71,7 +71,7 @@ def fingerprint():
 def _gaussian(name, dtype, rng_state):
     """Gaussian visible units (gauss_t.h): AIS from fitted Gaussians, a Gibbs sample and
     CD-1 / PCD-2 training, 41 runs or chains (two full blocks of 16 and a part)."""
-    from cyrbm.gaussian import GaussianRBM
+    from cyrbm.models.gaussian import GaussianRBM
     rng = np.random.default_rng(rng_state)
     D, M = 70, 53
     model = GaussianRBM(0.1 * rng.standard_normal((D, M)), 0.3 * rng.standard_normal(D),

@@ -111,7 +111,7 @@ class Clock:
 def first_runs(res, n):
     """The AIS estimate ``res`` (an AISResult) from its first ``n`` runs only: ln Z-hat
     against the number of runs (SM08 Figure 3) from one set of runs."""
-    from cyrbm.results import AISResult
+    from cyrbm.estimators.results import AISResult
     return AISResult(kind=res.kind, log_weights=res.log_weights[:n], log_Z_base=res.log_Z_base,
                      betas=res.betas, runs=n, seconds=res.seconds * n / res.runs,
                      threads=res.threads, dtype=res.dtype, seed=res.seed,
@@ -152,13 +152,13 @@ def train_or_load(path, n_hidden, X, **kw):
 
 def greedy_top(rbm1, X, n_top, path, *, start="random", seed=0, **kw):
     """A two-layer DBN on the frozen ``rbm1`` (SM08 Sec. 4.1): a top RBM of ``n_top``
-    hidden units trained by Trainer(**kw) on samples of Q(h1 | v) (cyrbm.greedy.up_pass),
+    hidden units trained by Trainer(**kw) on samples of Q(h1 | v) (cyrbm.training.greedy.up_pass),
     from random weights or (``start="transpose"``) SM08's "W2 = W1^T": its first
     n_visible hidden units are rbm1's visible units (W1^T, biases swapped), the others
     start with zero weights and hidden biases -10 (together at most n softplus(-10), a few
     hundredths of a nat), so the DBN starts as rbm1.  Saved at ``path`` and reused; while
     it trains, a checkpoint beside ``path`` lets a stopped run resume (bit-identically)."""
-    from cyrbm.greedy import up_pass
+    from cyrbm.training.greedy import up_pass
     if path and os.path.exists(path):
         return cyrbm.DBN([rbm1, cyrbm.RBM.load(path)]), 0.0
     clock = Clock()

@@ -58,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Clock, check, figure, load_images, print_table, save_figure  # noqa: E402
 
 import cyrbm  # noqa: E402
-from cyrbm.datasets import load_digits  # noqa: E402
+from cyrbm.data.datasets import load_digits  # noqa: E402
 
 
 def toy_data():

@@ -11,10 +11,10 @@ Q(h1 | v) from SM08's "W2 = W1^T" start (common.greedy_top).  ln Z of the top RB
 from one AIS estimate (14,500 betas) shared by every method, as in MS09:
 
 * the variational bound (SM08 Eq. 19-24; BoundEstimator.variational, M samples of Q);
-* per-vector AIS over h1 (cyrbm.chib.ais_per_vector), the gold standard, --ais-betas
+* per-vector AIS over h1 (cyrbm.estimators.chib.ais_per_vector), the gold standard, --ais-betas
   uniform betas (MS09: 10,000, hand-tuned), and with 100 betas (MS09's "AIS given the
   estimator's time": -89.59, below the bound);
-* the Chib-style estimator (cyrbm.chib.chib_log_prob), S = 40, --repeats runs averaged
+* the Chib-style estimator (cyrbm.estimators.chib.chib_log_prob), S = 40, --repeats runs averaged
   (MS09: 10), and against S (chib_trace: MS09 Figure 2);
 * the estimator (S = 40, one run) on --whole test vectors (MS09: all 10,000, -84.55).
 
@@ -56,8 +56,8 @@ from common import (Clock, cached, check, greedy_top, option,  # noqa: E402
                     print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
-from cyrbm.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
-from cyrbm.greedy import up_pass  # noqa: E402
+from cyrbm.estimators.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
+from cyrbm.training.greedy import up_pass  # noqa: E402
 
 # MS09 Sec. 5.1 as printed (their DBN, real MNIST; nats)
 PAPER = {"bound (50 vectors)": -87.05, "per-vector AIS, 10,000 betas": -85.20,

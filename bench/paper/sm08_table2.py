@@ -43,7 +43,7 @@ from common import (SM08_TRAIN, Clock, cached, check, greedy_top,  # noqa: E402
                     option, print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
-from cyrbm.greedy import up_pass  # noqa: E402
+from cyrbm.training.greedy import up_pass  # noqa: E402
 
 # SM08 Table 2 as printed: test bound, its ±3 std, AIS error; train bound, its ±3 std
 PAPER = {"DBN-CD1": (-100.64, 0.77, (-1.43, 0.57), -97.67, 0.30),

@@ -60,8 +60,8 @@ def _per_layer_args(args, n):
 
 
 def cmd_dbn(args, out):
-    from cyrbm.datasets import load_data
-    from cyrbm.greedy import layer_checkpoint, progress_file, train_dbn, whitening_file
+    from cyrbm.data.datasets import load_data
+    from cyrbm.training.greedy import layer_checkpoint, progress_file, train_dbn, whitening_file
     sizes = _layers(args["--layers"])
     per = _per_layer_args(args, len(sizes))
     settings = []
@@ -103,12 +103,13 @@ def cmd_dbn(args, out):
     for s in settings:
         s.pop("n_hidden")
         s.pop("visible")
-    gaussian = visible == "gaussian"
+    from cyrbm.models.kinds import model_class
+    gaussian = model_class(visible, "--visible").real_valued
     if gaussian and binarize is not None:
         raise DBNUsageError("--binarize is for binary visible units, not --visible gaussian.")
     whiten = args.get("--whiten")
     if whiten is not None:
-        from cyrbm.patches import WHITENINGS
+        from cyrbm.data.patches import WHITENINGS
         if not gaussian:
             raise DBNUsageError("--whiten is an option of Gaussian visible units; add "
                                 "--visible gaussian.")
@@ -124,7 +125,7 @@ def cmd_dbn(args, out):
     whitening = (_kept_whitening(wfile, whiten)
                  if args["--resume"] and gaussian and os.path.isfile(wfile) else None)
     if whitening is None and whiten is not None:
-        from cyrbm.patches import fit_whitening
+        from cyrbm.data.patches import fit_whitening
         whitening = fit_whitening(data, whiten)
         arrays, record = whitening.to_arrays()
         _io.atomic_savez(wfile, {**arrays, "meta": _io.meta_to_array(record)})
@@ -188,7 +189,7 @@ def _resume_settings(settings, sizes, args, checkpoint, layer_input):
     checkpoint's; one given that differs from them is refused (cyrbm.cli.train._merge_resume), and so
     is a finished DBN or one without a checkpoint (greedy.resume_layers).  Also the
     run's top layer ("rbm", "srbm"; None when no layer is finished)."""
-    from cyrbm.greedy import layer_checkpoint, progress_file, resume_layers
+    from cyrbm.training.greedy import layer_checkpoint, progress_file, resume_layers
     done, record = resume_layers(checkpoint, sizes, layer_input=layer_input,
                                  init_transpose=args["--init-transpose"])
     explicit = args["__explicit__"]
@@ -222,8 +223,8 @@ def _kept_on_interrupt(checkpoint, n_layers, resume, started):
     """What an interrupted ``cyrbm dbn`` kept, naming only files that exist and belong
     to this run (or to the run it resumed): the finished layers' file and the current
     layer's checkpoint."""
-    from cyrbm.greedy import layer_checkpoint, progress_file
-    from cyrbm.models import DBN
+    from cyrbm.training.greedy import layer_checkpoint, progress_file
+    from cyrbm.models.dbn import DBN
 
     def ours(path):
         return os.path.isfile(path) and (resume or os.path.getmtime(path) >= started)
@@ -253,7 +254,7 @@ def _kept_whitening(path, whiten):
     """The whitening a resumed ``cyrbm dbn`` run kept at ``path``; --whiten, when given
     again, must name its kind."""
     from cyrbm import _io
-    from cyrbm.patches import Whitening
+    from cyrbm.data.patches import Whitening
     arrays = _io.read_npz(path, "whitening file")
     record = _io.meta_from_array(arrays.get("meta", "{}"), path, "whitening file")
     whitening = Whitening.from_arrays(arrays, record)
@@ -274,9 +275,9 @@ def _items_kept(checkpoint, started):
 
 
 def cmd_bound(args, out, explicit=()):
-    from cyrbm.bounds import BoundEstimator
-    from cyrbm import DBN          # every kind of bottom and top layer known
-    from cyrbm.datasets import load_data
+    from cyrbm.estimators.bounds import BoundEstimator
+    from cyrbm.models.dbn import DBN
+    from cyrbm.data.datasets import load_data
     method = args["--method"] if "--method" in explicit else "variational"
     if method not in ("variational", "harmonic", "chib", "ais"):
         raise DBNUsageError(f"--method of 'cyrbm bound' must be variational, harmonic, chib "
@@ -331,13 +332,13 @@ def cmd_bound(args, out, explicit=()):
     dbn = DBN.load(args["DBN"])
     if args["--data"] is None:
         raise DBNUsageError("'cyrbm bound' needs --data DATA, the vectors to bound.")
-    data = load_data(args["--data"], real=dbn.visible == "gaussian")
+    data = load_data(args["--data"], real=dbn.layers[0].real_valued)
     whitening = getattr(dbn.layers[0], "whitening", None)
     if whitening is not None:
         data = whitening.transform(data, name=f"--data {args['--data']}")
     annealer = None
     if log_Z is None and method in ("variational", "chib", "ais"):
-        from cyrbm.annealing import Annealer
+        from cyrbm.estimators.annealing import Annealer
         annealer = Annealer(runs=_whole(args, "--runs", 2), schedule=args["--schedule"],
                             seed=seed, threads=threads, progress=False if args["--json"] else None)
     est = BoundEstimator(dbn, log_Z=log_Z, annealer=annealer, seed=seed, threads=threads)
@@ -355,7 +356,7 @@ def cmd_bound(args, out, explicit=()):
             elif method == "chib":
                 res = est.chib(data, steps, repeats, client=client, checkpoint=checkpoint)
                 if args["--trace"]:
-                    from cyrbm.chib import TRACE_STEPS, chib_trace
+                    from cyrbm.estimators.chib import TRACE_STEPS, chib_trace
                     grid = [s for s in TRACE_STEPS if s < steps] + [steps]
                     trace = chib_trace(dbn, data, est.log_Z_value, steps=grid, repeats=repeats,
                                        seed=seed, threads=threads, client=client)
@@ -426,7 +427,8 @@ def _print_log_z(res, out):
 
 def dbn_info(path, arrays, out, as_json):
     """``cyrbm info`` for a DBN file."""
-    from cyrbm import DBN, _io     # cyrbm.DBN: every kind of bottom and top layer known
+    from cyrbm import _io
+    from cyrbm.models.dbn import DBN
     dbn = DBN.from_arrays(arrays, path)
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
     info = {"model": path, "kind": "dbn", "visible": dbn.visible, "top": dbn.top_kind,
@@ -441,7 +443,7 @@ def dbn_info(path, arrays, out, as_json):
     if as_json:
         print(json.dumps(info))
         return 0
-    bottom = ", Gaussian visible units" if dbn.visible == "gaussian" else ""
+    bottom = ", Gaussian visible units" if dbn.layers[0].real_valued else ""
     lateral = dbn.top_kind == "lateral"
     print(f"{path}: DBN {'-'.join(str(s) for s in dbn.sizes)} ({dbn.n_layers} layers"
           f"{bottom}, top {'SRBM' if lateral else 'RBM'} {dbn.top.n_visible} x "

@@ -8,7 +8,7 @@ from cyrbm.cli.options import _num, load_model
 def cmd_info(args, out):
     if args["MODEL"] is None:
         info = cyrbm.config()
-        from cyrbm.datasets import bundled_datasets
+        from cyrbm.data.datasets import bundled_datasets
         info["bundled_data"] = bundled_datasets()
         if args["--json"]:
             print(json.dumps(info))
@@ -25,14 +25,12 @@ def cmd_info(args, out):
         from cyrbm.cli.dbn import dbn_info
         return dbn_info(path, arrays, out, args["--json"])
     meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    model = load_model(path, arrays, lateral=True)
-    visible = getattr(model, "visible", "binary")
-    gaussian = visible == "gaussian"
+    model = load_model(path, arrays)
     whitening = getattr(model, "whitening", None)
     training = model.meta.get("training", {})
     history = training.get("history", [])
     info = {
-        "model": path, "visible": visible if visible == "lateral" or gaussian else "binary",
+        "model": path, "visible": model.visible,
         "n_visible": model.n_visible, "n_hidden": model.n_hidden,
         "dtype": model.dtype.name, "format_version": meta.get("format_version"),
         "written_by": meta.get("cyrbm_version"),
@@ -45,9 +43,7 @@ def cmd_info(args, out):
     if args["--json"]:
         print(json.dumps(info))
         return 0
-    kind = ("Gaussian RBM" if gaussian else "SRBM (lateral visible connections)"
-            if visible == "lateral" else "RBM")
-    print(f"{path}: {kind} {model.n_visible} visible x {model.n_hidden} hidden, {model.dtype.name}",
+    print(f"{path}: {model.title} {model.n_visible} visible x {model.n_hidden} hidden, {model.dtype.name}",
           file=out)
     if meta:
         print(f"  format version {meta.get('format_version')}, written by cyrbm "

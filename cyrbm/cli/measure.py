@@ -10,7 +10,7 @@ docs/json_keys_ais.md); :func:`_measure` prints it.  Usage lines (in cli/parse.p
 
 Defaults: those of the API (cyrbm.defaults), as the usage text states them; --chains R
 (one per run).  DATA is anything
-``cyrbm.datasets.load_data`` reads (a file or a bundled data set such as "digits").
+``cyrbm.data.datasets.load_data`` reads (a file or a bundled data set such as "digits").
 Every user error is raised as a CyrbmError whose message is one sentence.
 """
 import json
@@ -19,10 +19,10 @@ import time
 from cyrbm.cli.options import (_data_file, _interval, _real, load_model, parse_threads,
                                scheduler_client)
 from cyrbm import defaults
-from cyrbm.annealing import AnnealingError, Annealer, exact_log_partition
-from cyrbm.datasets import load_data
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.models import RBM
+from cyrbm.estimators.annealing import AnnealingError, Annealer, exact_log_partition
+from cyrbm.data.datasets import load_data
+from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.models.rbm import RBM
 
 DEFAULTS = {"--runs": str(defaults.AIS_RUNS), "--schedule": defaults.SCHEDULE,
             "--seed": str(defaults.SEED), "--burn-in": str(defaults.RATIO_BURN_IN),
@@ -81,7 +81,7 @@ def run_ais(args):
     The base rate is fitted to --base-data, else to --data, else it is zero.  With
     --data the average log-probability of DATA is reported too.
     """
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
@@ -148,47 +148,31 @@ def run_logz(args):
         raise AnnealingError("cyrbm logz computes ln Z exactly only; add --exact, or use "
                              "'cyrbm ais' for an estimate.")
     from cyrbm._omp import resolve_threads
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     threads = resolve_threads(_threads(args))        # as exact_log_partition resolves it
-    if not isinstance(model, RBM):
-        # a Gaussian integral per hidden state; an SRBM's visible states, h summed out
-        kind, layer = (("a Gaussian RBM", "hidden") if isinstance(model, GaussianRBM)
-                       else ("an SRBM", "visible"))
-        units = model.n_hidden if layer == "hidden" else model.n_visible
-        if units > 20:
-            raise AnnealingError(f"an exact ln Z of {kind} sums 2^{units} {layer} states "
-                                 f"and the limit is 20 units; use 'cyrbm ais' (an AIS "
-                                 f"estimate) instead.")
-        t0 = time.perf_counter()
-        log_z = model.log_partition()
-        return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
-                "n_visible": model.n_visible, "n_hidden": model.n_hidden,
-                "log_Z": log_z, "terms": 2 ** units, "enumerated_layer": layer,
-                "seconds": time.perf_counter() - t0, "threads": 1}
-    m = min(model.n_visible, model.n_hidden)
+    layer, units = model.exact_layer()
     t0 = time.perf_counter()
     log_z = exact_log_partition(model, threads=threads)
-    seconds = time.perf_counter() - t0
     return {"command": "logz", "method": "exact", "model": str(args["MODEL"]),
             "n_visible": model.n_visible, "n_hidden": model.n_hidden,
-            "log_Z": log_z, "terms": 2 ** m, "enumerated_layer":
-            "hidden" if model.n_hidden <= model.n_visible else "visible",
-            "seconds": seconds, "threads": threads}
+            "log_Z": log_z, "terms": 2 ** units, "enumerated_layer": layer,
+            "seconds": time.perf_counter() - t0, "threads": threads}
 
 
 __all__ = ["run_ais", "run_ratio", "run_logz"]
 
 
 def run_evaluate(args):
-    """``cyrbm evaluate``: the AIS/RAISE sandwich of MODEL on DATA (cyrbm.evaluation).
+    """``cyrbm evaluate``: the AIS/RAISE sandwich of MODEL on DATA (cyrbm.estimators.evaluation).
 
     --schedule adaptive:K tunes K betas by a pilot run (least var(ln w)) and
     --save-schedule FILE keeps them for reuse (--schedule FILE); --simulate N adds the
     bidirectional check on N states drawn from the model; --plot FILE.png draws ln Z-hat
     against the number of runs, the log weights and the gap against K.
     """
-    from cyrbm import _io, evaluation
-    from cyrbm.annealing import base_rate_biases
+    from cyrbm import _io
+    from cyrbm.estimators import evaluation
+    from cyrbm.estimators.annealing import base_rate_biases
     _io.check_outputs(
         [("--save-schedule", args.get("--save-schedule"), "text"),
          ("--plot", args.get("--plot"), "png")],
@@ -197,7 +181,7 @@ def run_evaluate(args):
          ("the data --base-data", _data_file(args.get("--base-data"))),
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
-    model = load_model(args["MODEL"], lateral=True)
+    model = load_model(args["MODEL"])
     if not isinstance(model, RBM):
         return _run_evaluate_own(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
@@ -271,7 +255,7 @@ def _run_evaluate_own(args, model):
             raise AnnealingError(f"{key} is an option of evaluate for binary RBMs, not yet "
                                  f"for {kind}.")
     spec = _opt(args, "--schedule")
-    from cyrbm import evaluation
+    from cyrbm.estimators import evaluation
     if evaluation.parse_adaptive(spec) is not None:
         raise AnnealingError(f"--schedule adaptive:K tunes binary RBMs' paths; give "
                              f"{kind} paper, linear:K or a file of betas.")
@@ -319,7 +303,7 @@ def _evaluate_base(args):
     if start not in ("auto", "exact", "gibbs"):
         raise AnnealingError(f"--start must be auto, exact or gibbs, not {start!r}.")
     if args.get("--base-data") is not None:
-        from cyrbm.annealing import EXACT_START_UNITS
+        from cyrbm.estimators.annealing import EXACT_START_UNITS
         small = min(base_model.n_visible, base_model.n_hidden) <= EXACT_START_UNITS
         if log_z is not None or small or start == "exact":
             how = "given by --base-logz" if log_z is not None else "exact"

@@ -117,7 +117,7 @@ def default_checkpoint(model_path):
 
 def _data_file(source):
     """The file behind a DATA argument, or None for a bundled data set."""
-    from cyrbm.datasets import bundled_datasets
+    from cyrbm.data.datasets import bundled_datasets
     if source is None or source in bundled_datasets():
         return None
     if os.path.exists(source):
@@ -128,22 +128,12 @@ def _data_file(source):
     return None
 
 
-def load_model(path, arrays=None, *, lateral=False):
-    """The RBM or, when its meta says ``visible`` "gaussian", the GaussianRBM in the model
-    file ``path`` (its ``arrays`` when read already), and with ``lateral`` the SRBM of
-    ``visible`` "lateral"; each refuses anything else in one sentence."""
+def load_model(path, arrays=None):
+    """The model in the model file ``path`` (its ``arrays`` when read already): an RBM,
+    GaussianRBM or SRBM as its meta says; anything else refused in one sentence."""
     from cyrbm import _io
-    from cyrbm.models import RBM
-    arrays = _io.read_npz(path) if arrays is None else arrays
-    meta = _io.meta_from_array(arrays["meta"], path) if "meta" in arrays else {}
-    visible = meta.get("visible") if isinstance(meta, dict) else None
-    if visible == "gaussian":
-        from cyrbm.gaussian import GaussianRBM
-        return GaussianRBM.from_arrays(arrays, path)
-    if visible == "lateral" and lateral:
-        from cyrbm.srbm import SRBM
-        return SRBM.from_arrays(arrays, path)
-    return RBM.from_arrays(arrays, path)
+    from cyrbm.models.kinds import read_model
+    return read_model(_io.read_npz(path) if arrays is None else arrays, path)
 
 
 # --------------------------------------------------------------------------- info

@@ -8,7 +8,7 @@ _SAMPLERS = ("gibbs", "pt", "ptt")
 
 def cmd_sample(args, out):
     from cyrbm import _io, images
-    from cyrbm.models import RBM
+    from cyrbm.models.rbm import RBM
     n = _whole(args, "--n", 1)
     steps = _whole(args, "--steps", 0)
     seed = _whole(args, "--seed", 0)
@@ -37,7 +37,7 @@ def cmd_sample(args, out):
 
 def cmd_filters(args, out):
     from cyrbm import _io, images
-    from cyrbm.models import RBM
+    from cyrbm.models.rbm import RBM
     n = _whole(args, "--n", 1)
     _io.check_outputs([("-o", args["--output"], "png")], [("the model file MODEL", args["MODEL"])])
     model = RBM.load(args["MODEL"])

@@ -23,13 +23,13 @@ _TRAIN_SETTINGS = {
 
 def _train_settings(args):
     """The Trainer settings from the options, each checked and named by its option."""
-    from cyrbm.training import METHODS, parse_k
+    from cyrbm.training.trainer import METHODS, parse_k
     method = args["--method"]
     if method not in METHODS:
         raise UsageError(f"--method must be one of {', '.join(METHODS)}, not {method!r}.")
     temperatures = args.get("--temperatures")
     if temperatures is not None:
-        from cyrbm.tempering import parse_temperatures
+        from cyrbm.models.tempering import parse_temperatures
         try:
             parse_temperatures(temperatures)
         except ValueError as e:
@@ -88,7 +88,7 @@ def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False,
     settings of a finished DBN layer ``layer`` of the file ``checkpoint`` (read from
     ``checkpoint`` otherwise); ``finished``: its epochs cannot change either."""
     from cyrbm import _io
-    from cyrbm.training import parse_k
+    from cyrbm.training.trainer import parse_k
     done = None
     if saved is None:
         meta = _io.read_meta(checkpoint)
@@ -176,7 +176,7 @@ def _gaussian_options(args, gaussian, resume):
         raise UsageError("--sigma sets a new model's sigma; a resumed run keeps the "
                          "checkpoint's, so leave --sigma out with --resume.")
     whiten = args.get("--whiten")
-    from cyrbm.patches import WHITENINGS
+    from cyrbm.data.patches import WHITENINGS
     if whiten is not None and whiten not in WHITENINGS:
         raise UsageError(f"--whiten must be one of {', '.join(WHITENINGS)}, not {whiten!r}.")
     sigma = _real(args, "--sigma", low=0, low_open=True, optional=True)
@@ -206,7 +206,7 @@ def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
         raise UsageError(f"--lateral trains an SRBM of binary visible units, so "
                          f"{'--visible gaussian' if gaussian else '--track-logz'} does not "
                          f"apply.")
-    from cyrbm.srbm import RECONSTRUCTIONS
+    from cyrbm.models.srbm import RECONSTRUCTIONS
     method = settings["method"]
     tempered = method in ("pt", "ptt")
     if tempered and reconstruction not in (None, "gibbs"):
@@ -225,8 +225,8 @@ def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
 
 
 def cmd_train(args, out):
-    from cyrbm.datasets import load_data
-    from cyrbm.training import Trainer
+    from cyrbm.data.datasets import load_data
+    from cyrbm.training.trainer import Trainer
 
     binarize = args["--binarize"]
     if binarize not in (None, "threshold", "stochastic"):
@@ -278,7 +278,7 @@ def cmd_train(args, out):
                      seed=settings["seed"], real=gaussian)
     whitening = None
     if whiten is not None:
-        from cyrbm.patches import fit_whitening
+        from cyrbm.data.patches import fit_whitening
         whitening = fit_whitening(data, whiten)
         data = whitening.transform(data)
     test = None if args["--data"] is None else load_data(

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.patches import fit_whitening
+from cyrbm.models.gaussian import GaussianRBM
+from cyrbm.data.patches import fit_whitening
 from _commands import one_error_line, run
 
 

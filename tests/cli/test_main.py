@@ -45,7 +45,7 @@ def test_an_npy_where_a_model_belongs(tmp_path, capsys, command):
 
 def test_exact_sum_in_pieces_equals_one_call():
     from cyrbm import _anneal
-    from cyrbm.annealing import exact_log_partition
+    from cyrbm.estimators.annealing import exact_log_partition
     rng = np.random.default_rng(3)
     for D, M in ((30, 17), (14, 40), (64, 12)):
         m = RBM(rng.normal(0, 0.5, (D, M)), rng.normal(0, 0.5, D), rng.normal(0, 0.5, M))
@@ -133,7 +133,7 @@ def test_crafted_model_meta_is_one_sentence(tmp_path, capsys, meta, command):
                                   {"epoch": 1, "batch": 0}, {"epoch": -1, "batch": 0, "n_updates": 0}])
 def test_crafted_checkpoint_state_is_one_sentence(tmp_path, capsys, info):
     X = cyrbm.load_data("digits")
-    from cyrbm.training import _fingerprint
+    from cyrbm.training.trainer import _fingerprint
     info = dict(info, data_fingerprint=_fingerprint(X))
     crafted(tmp_path / "m.ckpt.npz", {"training": {"settings": {"n_hidden": 5}},
                                       "checkpoint": info}, trainer=True)

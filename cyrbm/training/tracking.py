@@ -6,7 +6,7 @@ along the training trajectory instead of annealing every checkpoint from a base 
 Here:
 
 * the ladder's first rung has an exact ln Z: the initial model itself when its smaller
-  layer can be enumerated (cyrbm.exact), else the initial model with W = 0, whose
+  layer can be enumerated (cyrbm.models.exact), else the initial model with W = 0, whose
   ln Z = sum_i softplus(b_i) + sum_j softplus(c_j) in closed form (units independent);
 * from rung A to the next rung B, ratio AIS (SM08 Sec. 3.2, ``Annealer.log_ratio``) is
   run forward (A -> B, log weights w_F) and in reverse (B -> A, w_R), and Bennett's
@@ -52,10 +52,10 @@ import numpy as np
 
 from cyrbm import defaults
 from cyrbm._random import seed_sequence
-from cyrbm.annealing import Annealer
-from cyrbm.exact import EXACT_START_UNITS, exact_log_partition
-from cyrbm.models import RBM, expit
-from cyrbm.results import logmeanexp
+from cyrbm.estimators.annealing import Annealer
+from cyrbm.models.exact import EXACT_START_UNITS, exact_log_partition
+from cyrbm.models.rbm import RBM, expit
+from cyrbm.estimators.results import logmeanexp
 
 __all__ = ["bennett_acceptance_ratio", "LogZTracker", "MIN_OVERLAP_RUNS"]
 

@@ -23,7 +23,7 @@ state closer than R to one already kept.
 
 An SRBM (lateral weights L) takes the same moves with its own mu (``SRBM._local_mode``:
 h = argmax P(h | v), then sequential v_i = [b_i + (W h)_i + (L v)_i > 0]) and its own
-ln P*(v), lateral term included, in NumPy (``amh_hops_numpy``, the kernel's draws and
+ln P*(v), lateral term included, in NumPy (``SRBM._amh_hops``, the kernel's draws and
 Eq. 6); the proposals g~ stay factorial (a_i = b + W h*_i), which keeps Eq. 6 exact.
 
 The hops are compiled (``_gibbs.amh_hops``, cyrbm/_kernels/modehop_t.h: the row sums and
@@ -65,24 +65,11 @@ def _visible_inputs(WT, b, h):
 
 
 def local_mode(model, v, max_iter=100, WT=None):
-    """mu(v): alternate h = argmax P(h | v), v = argmax P(v | h) until v is a fixed point
-    (at most ``max_iter`` rounds; each half-step lowers the joint energy); rows of 0/1.
-    Products in the model's dtype, only rows not yet fixed are carried on; ``WT`` is
-    W^T if the caller has it."""
-    W, b, c = model.W, model.vbias, model.hbias
-    if WT is None:
-        WT = _gibbs.transposed(W)
-    v = np.array(v, dtype=np.uint8)
-    live = np.arange(v.shape[0])
-    for _ in range(max_iter):
-        if live.size == 0:
-            break
-        h = (_hidden_inputs(W, c, v[live]) > 0).view(np.uint8)
-        nv = (_visible_inputs(WT, b, h) > 0).view(np.uint8)
-        moved = np.any(nv != v[live], axis=1)
-        v[live] = nv
-        live = live[moved]
-    return v
+    """mu(v) of the model's class (``model._local_mode``): for an RBM, alternate h =
+    argmax P(h | v), v = argmax P(v | h) until v is a fixed point (at most ``max_iter``
+    rounds; each half-step lowers the joint energy); rows of 0/1.  ``WT`` is W^T if the
+    caller has it."""
+    return model._local_mode(v, WT, max_iter)
 
 
 class ModeSet:
@@ -188,46 +175,3 @@ def hop(model, chains, modes, p, streams, *, n_threads=1, terms=None):
     if terms is not None:
         terms.append((go, out))
     return int(go.size), int(accepted)
-
-
-def amh_hops_numpy(model, proposal, chains, rows, streams, terms=None):
-    """The hops of ``_gibbs.amh_hops`` in NumPy for a model whose ln P*(v) the kernel
-    does not compute (an SRBM: ``model._log_unnormalized_rows`` with its lateral term),
-    drawing as the kernel does from each hopping chain's stream: D + 3 uniforms, the
-    pick of i by g^(v, .) (Eq. 7), of j by H(i, .), the acceptance, then v' ~ g~(j, .);
-    accepted by Eq. 6, a Metropolis-Hastings move on (v, i, j) that leaves P(v)
-    invariant whatever the fixed proposal kernels.  ``chains`` and ``streams`` (INOUT);
-    ``terms`` (OUT, len(rows) x 8) the logarithms of Eq. 6.  Returns the number
-    accepted."""
-    P, AT, spA, logH, _ = proposal
-    if rows.size == 0 or P.shape[0] < 2:
-        return 0
-    D = chains.shape[1]
-    sub = streams[rows]
-    u = _anneal.chain_uniforms(sub, D + 3)
-    streams[rows] = sub
-    v = chains[rows].astype(np.float64)
-
-    def log_ghat(lg):                         # Eq. 7 with p(i) = 1 / |L|
-        top = lg.max(axis=1, keepdims=True)
-        return lg - (top + np.log(np.exp(lg - top).sum(axis=1, keepdims=True)))
-
-    def pick(logp, uu):                       # inverse CDF
-        cdf = np.cumsum(np.exp(logp), axis=1)
-        return np.minimum((cdf < (uu * cdf[:, -1])[:, None]).sum(axis=1), logp.shape[1] - 1)
-
-    lg_v = v @ AT - spA                       # ln g~(i, v) for every mode i
-    lh_v = log_ghat(lg_v)
-    i = pick(lh_v, u[:, 0])
-    j = pick(logH[i], u[:, 1])
-    v_new = (u[:, 3:] < P[j]).astype(np.float64)
-    lg_new = v_new @ AT - spA
-    lh_new = log_ghat(lg_new)
-    n = np.arange(rows.size)
-    t = np.stack([log_unnormalized(model, v_new), lh_new[n, j], logH[j, i], lg_v[n, i],
-                  log_unnormalized(model, v), lh_v[n, i], logH[i, j], lg_new[n, j]], axis=1)
-    if terms is not None:
-        terms[...] = t
-    ok = np.log(np.maximum(u[:, 2], 1e-300)) < t[:, :4].sum(1) - t[:, 4:].sum(1)
-    chains[rows[ok]] = v_new[ok].astype(np.uint8)
-    return int(ok.sum())

@@ -1,6 +1,6 @@
 """Annealing schedules: the inverse temperatures 0 = beta_0 < ... < beta_K = 1 of AIS and
 RAISE (SM08 Sec. 3, Eq. 13): the paper's 14,500, ``linear:K``, a text file, or an array.
-(Schedules tuned by a pilot run, ``adaptive:K``, are :func:`cyrbm.evaluation.adaptive_schedule`.)
+(Schedules tuned by a pilot run, ``adaptive:K``, are :func:`cyrbm.estimators.evaluation.adaptive_schedule`.)
 """
 import os
 

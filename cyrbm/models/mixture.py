@@ -19,18 +19,12 @@ from cyrbm import _io
 from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_memory, check_visible_rows
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.models import _check_version, _version
+from cyrbm.models.rbm import _check_version, _version, logsumexp
 
 FORMAT = "cyrbm.mixture"
 FORMAT_VERSION = 1
 _ROWS = 4096          # rows per block of the E-step: memory K x 4096, not K x N
 _TINY = np.finfo(np.float64).tiny
-
-
-def _logsumexp_rows(a):
-    """ln sum_k exp(a[:, k]) per row, stable."""
-    m = a.max(axis=1, keepdims=True)
-    return (m + np.log(np.exp(a - m).sum(axis=1, keepdims=True)))[:, 0]
 
 
 class BernoulliMixture:
@@ -92,7 +86,7 @@ class BernoulliMixture:
     def log_prob(self, v):
         """Exact ln p(v) of each row (nats): ln sum_k pi_k p(v | mu_k)."""
         v = self._data(v, "v")
-        return np.concatenate([_logsumexp_rows(a) for _, a in self._joint_blocks(v)]) \
+        return np.concatenate([logsumexp(a, axis=1) for _, a in self._joint_blocks(v)]) \
             if v.shape[0] else np.zeros(0)
 
     def sample(self, n, *, seed=0):
@@ -141,7 +135,7 @@ class BernoulliMixture:
             S = np.zeros((K, D))
             total = 0.0
             for x, joint in model._joint_blocks(X):
-                lp = _logsumexp_rows(joint)
+                lp = logsumexp(joint, axis=1)
                 total += lp.sum()
                 r = np.exp(joint - lp[:, None])
                 Nk += r.sum(axis=0)

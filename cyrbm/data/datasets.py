@@ -72,7 +72,7 @@ _BUNDLED = {
 }
 _BUNDLED_SPLITS = {"digits": "all", "digits:train": "train", "digits:test": "test"}
 
-# image patches (cyrbm.patches): "patches[:train|:test][:IMAGES]", real-valued
+# image patches (cyrbm.data.patches): "patches[:train|:test][:IMAGES]", real-valued
 PATCHES_TRAIN, PATCHES_TEST = 10000, 2000
 _BUNDLED.update({
     "patches": f"{PATCHES_TRAIN} random 20x20 grey patches of scikit-learn's sample images "
@@ -217,14 +217,14 @@ def load_data(source, *, key=None, binarize=None, threshold=None, seed=None, sca
         by 255 and any other data by its largest value.  So the 0..16 optical
         digits are divided by 16 and MNIST by 255.
     real : bool
-        Real-valued data (for a :class:`cyrbm.gaussian.GaussianRBM`): returned as float64,
+        Real-valued data (for a :class:`cyrbm.models.gaussian.GaussianRBM`): returned as float64,
         divided by ``scale`` when given, only NaN and infinities refused; ``binarize``
         must then be None.
 
     Image patches: ``"patches"`` (or ``"patches:train"``) is 10,000 random 20 x 20 grey
     patches of scikit-learn's sample images, ``"patches:test"`` 2,000 from their
     held-out regions, and ``"patches:train:IMAGES"`` / ``"patches:test:IMAGES"`` the same
-    from an image file or a folder of them (:func:`cyrbm.patches.load_patches`, which
+    from an image file or a folder of them (:func:`cyrbm.data.patches.load_patches`, which
     also takes other sizes and counts).  Their pixels lie in [0, 1) (real-valued: give
     ``real=True``, or binarize them); ``seed`` picks the positions (None: 0, so each
     name is one fixed set).
@@ -324,8 +324,8 @@ def _read_source(source, key, seed=None):
 
 
 def _read_patches(source, key, seed):
-    """The patches named by ``patches[:train|:test][:IMAGES]`` (cyrbm.patches)."""
-    from cyrbm.patches import load_patches
+    """The patches named by ``patches[:train|:test][:IMAGES]`` (cyrbm.data.patches)."""
+    from cyrbm.data.patches import load_patches
     _, _, rest = source.partition(":")
     split, _, images = rest.partition(":")
     if split not in ("", "train", "test"):

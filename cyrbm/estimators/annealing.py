@@ -32,13 +32,13 @@ from cyrbm._threads import pieces
 from cyrbm.distributed import check_client, default_chunk, map_slices
 from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
-from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
+from cyrbm.models.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
-from cyrbm.gaussian import GaussianRBM, gaussian_log_partition
-from cyrbm.srbm import SRBM, srbm_log_partition
-from cyrbm.models import as_rbm
-from cyrbm.results import AISResult, logmeanexp
-from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
+from cyrbm.models.gaussian import GaussianRBM, gaussian_log_partition
+from cyrbm.models.srbm import SRBM, srbm_log_partition
+from cyrbm.models.rbm import as_rbm
+from cyrbm.estimators.results import AISResult, logmeanexp
+from cyrbm.estimators.schedules import ScheduleError, make_schedule, schedule_count
 
 __all__ = ["Annealer", "AISResult", "AnnealingError", "ScheduleError", "exact_log_partition",
            "estimate_exact_seconds", "make_schedule", "base_rate_biases", "logmeanexp",
@@ -169,12 +169,12 @@ class Annealer:
         Parameters
         ----------
         model : RBM or GaussianRBM
-            A :class:`cyrbm.gaussian.GaussianRBM` is annealed from independent Gaussians
-            (:func:`cyrbm.gaussian.gaussian_log_partition`): ``base_rate`` "data" (the
+            A :class:`cyrbm.models.gaussian.GaussianRBM` is annealed from independent Gaussians
+            (:func:`cyrbm.models.gaussian.gaussian_log_partition`): ``base_rate`` "data" (the
             default when data are given) fits their means and standard deviations,
             None takes the model's (b, sigma), or give a pair (means, sds).  An
-            :class:`cyrbm.srbm.SRBM` is annealed from the same base rate as an RBM, its
-            lateral weights scaled by beta too (:func:`cyrbm.srbm.srbm_log_partition`).
+            :class:`cyrbm.models.srbm.SRBM` is annealed from the same base rate as an RBM, its
+            lateral weights scaled by beta too (:func:`cyrbm.models.srbm.srbm_log_partition`).
         base_rate : None, "data" or array_like
             b_A: None gives zeros (a uniform base); "data" fits it to ``base_data`` (or,
             if that is not given, ``data``) by maximum likelihood smoothed with
@@ -409,7 +409,7 @@ class Annealer:
         Both use this annealer's schedule, base-rate model (fitted as in
         :meth:`log_partition`) and block-Gibbs transitions (SM08 Eq. 13-18).  Forward
         AIS runs ``runs`` runs; RAISE runs ``chains`` reverse chains from every test
-        vector (see :mod:`cyrbm.evaluation`).  With ``simulate=N`` the bidirectional check
+        vector (see :mod:`cyrbm.estimators.evaluation`).  With ``simulate=N`` the bidirectional check
         (Grosse, Ghahramani & Adams 2015) also runs on N states drawn from the model
         (exactly when its smaller layer has at most 20 units, else the end states of
         forward AIS runs): there the AIS/RAISE gap bounds the error of ln Z-hat.
@@ -430,11 +430,11 @@ class Annealer:
 
         Returns
         -------
-        cyrbm.evaluation.EvaluationResult
+        cyrbm.estimators.evaluation.EvaluationResult
             ``ais_mean_log_prob``, ``raise_mean_log_prob`` (each with ``ais_se`` /
             ``raise_se``), ``gap``, ``disagreement`` (a sentence or None), ``to_dict()``.
         """
-        from cyrbm.evaluation import evaluate
+        from cyrbm.estimators.evaluation import evaluate
         return evaluate(self, model, data, base_rate=base_rate, base_data=base_data,
                         chains=chains, simulate=simulate, pseudocount=pseudocount,
                         base_model=base_model, base_log_Z=base_log_Z, start=start,

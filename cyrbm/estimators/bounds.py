@@ -23,11 +23,11 @@ it came from).  ln Z-hat is estimated once per estimator object (:meth:`BoundEst
 and shared by every method.  A new method draws its per-vector terms from the compiled
 kernels, builds its values and returns ``self._result(...)``.
 
-A DBN whose bottom layer is a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2;
+A DBN whose bottom layer is a :class:`cyrbm.models.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2;
 two layers, the top possibly with lateral weights), or a binary one whose top has lateral
 weights (a semi-restricted top, cyrbm.SRBM), takes the same methods but ``harmonic``:
-the bound's terms from :func:`cyrbm.gaussian_dbn.variational_terms`, the Chib-style
-estimator and per-vector AIS on the scalar driver of :mod:`cyrbm.chib`.
+the bound's terms from :func:`cyrbm.estimators.gaussian_dbn.variational_terms`, the Chib-style
+estimator and per-vector AIS on the scalar driver of :mod:`cyrbm.estimators.chib`.
 """
 import math
 import time
@@ -40,8 +40,8 @@ from cyrbm._random import bound_streams, make_streams
 from cyrbm._threads import pieces
 from cyrbm._validation import check_memory
 from cyrbm.errors import CyrbmError
-from cyrbm.gaussian_dbn import lateral_of, variational_terms
-from cyrbm.models import DBN, Layers, RBM
+from cyrbm.estimators.gaussian_dbn import lateral_of, variational_terms
+from cyrbm.models.dbn import as_dbn
 
 __all__ = ["BoundEstimator", "BoundResult", "BoundError", "ENTROPY_MODES"]
 
@@ -145,7 +145,7 @@ class BoundResult:
 
     def to_dict(self, values=True):
         """A JSON-ready dict; infinite ends become None."""
-        from cyrbm.results import json_number as num, json_pair as pair
+        from cyrbm.estimators.results import json_number as num, json_pair as pair
         out = {
             "method": self.method,
             "mean": num(self.mean),
@@ -206,11 +206,7 @@ class BoundEstimator:
     """
 
     def __init__(self, model, *, log_Z=None, annealer=None, seed=0, threads=None):
-        if isinstance(model, Layers):
-            model = DBN([model])
-        if not isinstance(model, DBN):
-            raise TypeError(f"model must be a cyrbm.DBN or RBM, not {type(model).__name__}.")
-        self.model = model
+        self.model = model = as_dbn(model)
         if seed is None or isinstance(seed, bool) or int(seed) < 0:
             raise BoundError(f"seed must be a non-negative whole number, not {seed!r}.")
         self.seed = int(seed)
@@ -223,8 +219,8 @@ class BoundEstimator:
 
     # ------------------------------------------------------------ ln Z, shared
     def _set_log_Z(self, log_Z):
-        from cyrbm.annealing import AISResult
-        from cyrbm.chib import _log_z
+        from cyrbm.estimators.annealing import AISResult
+        from cyrbm.estimators.chib import _log_z
         value = _log_z(log_Z, BoundError)
         self.ais = log_Z if isinstance(log_Z, AISResult) else None
         self.log_Z_value = value
@@ -234,14 +230,14 @@ class BoundEstimator:
         from a base-rate model fitted to ``data`` passed up through Q (on ``client``'s
         cluster when given)."""
         if self.log_Z_value is None:
-            from cyrbm.annealing import Annealer
+            from cyrbm.estimators.annealing import Annealer
             ann = self.annealer or Annealer(seed=self.seed, threads=self.threads)
             top = self.model.top
-            if getattr(top, "lateral", None) is not None and isinstance(top, RBM):
+            if lateral_of(top) is not None and getattr(top, "L", None) is None:
                 raise BoundError("an RBM given lateral weights is no model AIS knows: give "
                                  "ln Z of the top layer (log_Z=...).")
             base = None
-            if self.model.n_layers == 1 and self.model.visible == "gaussian":
+            if self.model.n_layers == 1 and self.model.real_valued:
                 base = "data" if data is not None and data.shape[0] > 0 else None
             elif data is not None and data.shape[0] > 0:
                 if self.model.n_layers == 1:
@@ -268,14 +264,14 @@ class BoundEstimator:
 
     def _scalar_dbn(self, what):
         """(RBM1, top) of a two-layer DBN that the scalar driver holds (a Gaussian bottom
-        layer, or a top with lateral weights: cyrbm.gaussian_dbn), or None for one the
+        layer, or a top with lateral weights: cyrbm.estimators.gaussian_dbn), or None for one the
         binary kernels hold; a BoundError for such a DBN of other depth."""
         layers = self.model.layers
         lateral = lateral_of(layers[-1]) is not None
-        if self.model.visible != "gaussian" and not lateral:
+        if not self.model.real_valued and not lateral:
             return None
         if len(layers) != 2:
-            held = ("a Gaussian bottom layer" if self.model.visible == "gaussian"
+            held = ("a Gaussian bottom layer" if self.model.real_valued
                     else "a top layer with lateral weights")
             raise BoundError(f"{what} of a DBN with {held} needs two layers, "
                              f"not {len(layers)}.")
@@ -376,7 +372,7 @@ class BoundEstimator:
         """
         t0 = time.perf_counter()
         M = self._samples(samples)
-        if self.model.visible != "binary" or lateral_of(self.model.top) is not None:
+        if self.model.real_valued or lateral_of(self.model.top) is not None:
             raise BoundError("the harmonic-mean estimator is for binary DBNs with an RBM on "
                              "top; use chib() or ais_per_vector() on a Gaussian bottom layer "
                              "or a top with lateral weights.")
@@ -400,7 +396,7 @@ class BoundEstimator:
             cur = np.where(take, m, cur)
             accepted += int(take.sum())
             chain[:, m] = lpv[rows, cur]
-        from cyrbm.annealing import logmeanexp
+        from cyrbm.estimators.annealing import logmeanexp
         values = -logmeanexp(-chain, axis=1)
         rate = accepted / (N * (M - 1)) if M > 1 and N > 0 else None
         return self._result("harmonic", values, t0, M, seed=seed,
@@ -411,7 +407,7 @@ class BoundEstimator:
         """ln p(v) of each vector of a two-layer DBN by the Chib-style estimator of Murray &
         Salakhutdinov (2009, Figure 1, Eq. 9-15), unbiased in p(v) for every S.
 
-        Runs :func:`cyrbm.chib.chib_log_prob` with this estimator's ln Z-hat (shared with
+        Runs :func:`cyrbm.estimators.chib.chib_log_prob` with this estimator's ln Z-hat (shared with
         the other methods: estimated once).
 
         Parameters
@@ -426,7 +422,7 @@ class BoundEstimator:
         client, chunk : as :meth:`variational` (``chunk`` items: vector x repeat).
         checkpoint : path, optional
             Keep a long run's finished items there and resume from it (see
-            :func:`cyrbm.chib.chib_log_prob`).
+            :func:`cyrbm.estimators.chib.chib_log_prob`).
 
         Returns
         -------
@@ -434,7 +430,7 @@ class BoundEstimator:
             method "chib"; ``values`` ln p-hat(v) - its ln Z-hat included; ``mc_stderr``
             the Monte Carlo error of the mean from the repeats (R >= 2).
         """
-        from cyrbm import chib as _chib_api
+        from cyrbm.estimators import chib as _chib_api
         t0 = time.perf_counter()
         _chib_api.dbn_layers(self.model.layers)
         steps = _chib_api._whole(steps, "the number of Markov chain steps S")
@@ -452,7 +448,7 @@ class BoundEstimator:
     def ais_per_vector(self, data, runs=defaults.AIS_PER_VECTOR_RUNS, *, schedule=None, base="q",
                        seed=None, client=None, chunk=None, checkpoint=None):
         """ln p(v) of each vector of a two-layer DBN by AIS over h1 for that vector (MS09
-        Sec. 5.1's gold standard): :func:`cyrbm.chib.ais_per_vector` with this estimator's
+        Sec. 5.1's gold standard): :func:`cyrbm.estimators.chib.ais_per_vector` with this estimator's
         ln Z-hat.
 
         Parameters
@@ -460,7 +456,7 @@ class BoundEstimator:
         data : 0/1 array (N, n_visible), or real rows under a Gaussian bottom layer
         runs : int >= 1
             AIS runs per vector.
-        schedule : the betas ("linear:K", "paper", an array; default cyrbm.chib's).
+        schedule : the betas ("linear:K", "paper", an array; default cyrbm.estimators.chib's).
         base : "q" (start from Q(h1 | v)) or "uniform".
         seed : int, optional
         client, chunk : as :meth:`variational` (``chunk`` items: vector x run).
@@ -471,7 +467,7 @@ class BoundEstimator:
         -------
         BoundResult (method "ais"; ``mc_stderr`` from the spread of the runs)
         """
-        from cyrbm import chib as _chib_api
+        from cyrbm.estimators import chib as _chib_api
         t0 = time.perf_counter()
         _chib_api.dbn_layers(self.model.layers, "per-vector AIS")
         runs = _chib_api._whole(runs, "the number of AIS runs per vector")

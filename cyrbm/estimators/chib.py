@@ -26,10 +26,10 @@ any number of threads.
 A DBN is any object with a ``layers`` attribute (a list of ``RBM``, bottom first) or a
 plain list of two ``RBM``; RBM1's hidden biases are used only by Q(h1 | v) =
 sigma(W1^T v + c1), the factorial approximation of SM08 that gives the starting states.
-RBM1 may be a :class:`cyrbm.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and the top
+RBM1 may be a :class:`cyrbm.models.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and the top
 layer may have lateral weights (a semi-restricted top, ``lateral`` or cyrbm.SRBM's ``L``)
 above either bottom: the same estimators then run on ``cyrbm._chib.ScalarChibModel``
-(see :mod:`cyrbm.gaussian_dbn`).
+(see :mod:`cyrbm.estimators.gaussian_dbn`).
 """
 import math
 import os
@@ -65,23 +65,9 @@ def dbn_layers(dbn, what="the Chib-style estimator"):
     """The two RBMs of a DBN given as an object with ``.layers`` or as a list of RBMs,
     checked: exactly two layers whose sizes chain (RBM1's hidden = the top's visible).
     RBM1 may be a GaussianRBM, and the top may have lateral weights (checked)."""
-    from cyrbm.gaussian_dbn import is_gaussian_bottom, lateral_of
-    from cyrbm.models import Layers, RBM
-    layers = getattr(dbn, "layers", dbn)
-    if isinstance(layers, Layers):
-        layers = [layers]
-    try:
-        layers = list(layers)
-    except TypeError:
-        raise TypeError(f"{what} needs a DBN (a list of RBMs, bottom first), not "
-                        f"{type(dbn).__name__}.") from None
-    gaussian = bool(layers) and is_gaussian_bottom(layers[0])
-    # the top may be any binary model with W, vbias, hbias (and ``lateral``: an SRBM)
-    if not all(isinstance(layer, RBM) or (l == 0 and gaussian) or
-               (l > 0 and isinstance(layer, Layers) and not is_gaussian_bottom(layer))
-               for l, layer in enumerate(layers)):
-        raise TypeError(f"{what} needs a DBN whose layers are cyrbm.RBM objects (the "
-                        f"bottom one may be a GaussianRBM).")
+    from cyrbm.models.dbn import dbn_layer_list
+    from cyrbm.estimators.gaussian_dbn import lateral_of
+    layers = dbn_layer_list(dbn, what)
     if len(layers) != 2:
         raise EstimatorError(f"{what} needs a DBN of two layers (an RBM under a top RBM); "
                              f"this model has {len(layers)}.")
@@ -103,7 +89,7 @@ def _whole(value, name, least=1):
 
 def _log_z(log_Z, error=EstimatorError):
     """ln Z of the top RBM: a finite number or an AISResult (its log_Z), else ``error``
-    (the one check of cyrbm.chib and cyrbm.bounds)."""
+    (the one check of cyrbm.estimators.chib and cyrbm.estimators.bounds)."""
     value = getattr(log_Z, "log_Z", log_Z)
     if value is None and value is not log_Z:
         raise error("the AIS result given as ln Z has no ln Z (a ratio without ln Z_A).")
@@ -119,7 +105,7 @@ def _log_z(log_Z, error=EstimatorError):
 
 
 def _data(data, low):
-    if getattr(low, "visible", "binary") == "gaussian":
+    if low.real_valued:
         return low._visible_data(data, "data")
     v = check_binary(data, name="data", allow_1d=True)
     if v.shape[1] != low.n_visible:
@@ -150,12 +136,11 @@ class _KernelDBN:
 
     def __init__(self, low, top):
         import threading
-        from cyrbm.gaussian_dbn import lateral_of
+        from cyrbm.estimators.gaussian_dbn import lateral_of
         self.low, self.top = low, top
         # a Gaussian bottom or a top with lateral weights: the scalar driver, float64
         # throughout; else the weights' size is checked once
-        self.scalar = (getattr(low, "visible", "binary") == "gaussian"
-                       or lateral_of(top) is not None)
+        self.scalar = low.real_valued or lateral_of(top) is not None
         self.dtype = np.dtype(np.float64) if self.scalar else _kernel_dtype(low, top)
         self._model = None
         self._lock = threading.Lock()
@@ -166,7 +151,7 @@ class _KernelDBN:
                 from cyrbm import _chib
                 low, top = self.low, self.top
                 if self.scalar:
-                    from cyrbm.gaussian_dbn import kernel_model
+                    from cyrbm.estimators.gaussian_dbn import kernel_model
                     self._model = kernel_model(low, top)
                 else:
                     self._model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W,
@@ -241,7 +226,7 @@ def _run_key(dbn, v, items, settings):
     """A checksum of what the items' numbers depend on: both layers' parameters, the
     test vectors, the settings (method, runs or repeats, seed, S or the betas, refresh,
     the variant flag) and cyrbm's version."""
-    from cyrbm.models import _version
+    from cyrbm.models.rbm import _version
     crc = zlib.crc32(repr((_version(), items, settings[:3], settings[4:])).encode())
     arrays = [np.asarray(settings[3]), v]
     for layer in (dbn.low, dbn.top):
@@ -332,7 +317,7 @@ class LogProbEstimate:
         n, R = self.samples.shape
         self.log_Z = float(log_Z)
         if log_probs is None:
-            from cyrbm.annealing import logmeanexp
+            from cyrbm.estimators.annealing import logmeanexp
             log_probs = logmeanexp(self.samples, axis=1).reshape(n)
         self.log_probs = np.asarray(log_probs, dtype=np.float64)
         self.steps = steps
@@ -464,7 +449,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     Parameters
     ----------
     schedule : "linear:K", an array of betas, or anything
-        :func:`cyrbm.annealing.make_schedule` takes (0 = beta_0 < ... < beta_K = 1).
+        :func:`cyrbm.estimators.annealing.make_schedule` takes (0 = beta_0 < ... < beta_K = 1).
     runs : int
         Annealing runs per vector (at least 2, for the error bar).
     base : "q" or "uniform"
@@ -477,7 +462,7 @@ def ais_per_vector(dbn, data, log_Z, *, schedule=AIS_SCHEDULE, runs=defaults.AIS
     -------
     LogProbEstimate (``samples`` holds each run's ln w - ln Z)
     """
-    from cyrbm.annealing import make_schedule
+    from cyrbm.estimators.annealing import make_schedule
     low, top = dbn_layers(dbn, "per-vector AIS")
     runs = _whole(runs, "the number of AIS runs", least=2)
     refresh = _whole(refresh, "refresh")

@@ -17,8 +17,12 @@ from cyrbm import _anneal, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
-from cyrbm._validation import check_memory, check_probabilities, check_visible_rows
-from cyrbm.errors import DataError, ModelFileError, ModelMismatchError
+from cyrbm._version import __version__
+from cyrbm._validation import (check_memory, check_probabilities, check_visible_rows, hint,
+                               worded)
+from cyrbm.errors import (AnnealingError, DataError, ModelFileError, ModelMismatchError,
+                          ModelTypeError)
+from cyrbm.models.exact import EXACT_MAX_UNITS, binary_log_partition
 
 FORMAT = "cyrbm.rbm"
 FORMAT_VERSION = 1
@@ -26,26 +30,24 @@ _DTYPES = (np.float32, np.float64)
 
 
 def _version():
-    from cyrbm import __version__
     return __version__
 
 
 class Layers:
-    """The sizes and dtype of a model with weights ``W`` (n_visible x n_hidden): shared
-    by :class:`RBM` and :class:`cyrbm.gaussian.GaussianRBM`.
+    """What every unit type shares (:class:`RBM`, :class:`cyrbm.models.gaussian.GaussianRBM`,
+    :class:`cyrbm.models.srbm.SRBM`): sizes and dtype of the weights ``W`` (n_visible x
+    n_hidden), files, ln p(v) from ln p*(v) and ln Z, the enumeration's limit, and the
+    words sentences use for the model.  Each class supplies its own energy
+    (``_log_unnormalized_rows``), conditionals, ``log_partition`` and samplers."""
 
-    ``Layers.kinds``: the model class of each kind of visible units other than binary
-    (a subclass's ``visible`` name, e.g. "gaussian"), registered when the class is
-    defined, so that a DBN file naming its bottom layer's kind is read by that class
-    (cyrbm.models cannot import the modules built on it)."""
-
-    kinds = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        kind = cls.__dict__.get("visible")
-        if isinstance(kind, str):
-            Layers.kinds[kind] = cls
+    #: how sentences name a model of this class ("an RBM", "a Gaussian RBM", ...)
+    noun = "a model"
+    #: its kind as a heading ("RBM", "Gaussian RBM", ...)
+    title = "model"
+    #: whether its visible units take real values (else 0/1 states)
+    real_valued = False
+    #: the largest layer ``log_partition`` enumerates by default
+    exact_max_units = 20
 
     n_visible = property(lambda self: self.W.shape[0], doc="Visible units (rows of W).")
     n_hidden = property(lambda self: self.W.shape[1], doc="Hidden units (columns of W).")
@@ -85,8 +87,46 @@ class Layers:
         """Write the model to ``path`` (.npz) atomically."""
         _io.atomic_savez(path, self.to_arrays())
 
+    def log_prob(self, v, log_Z=None, *, threads=None):
+        """ln p(v) = ln p*(v) - ln Z for each row (SM08 Eq. 2-3), float64: a probability
+        for binary visible units, a density for Gaussian ones.  ``log_Z`` defaults to the
+        exact value (:meth:`log_partition`, refused for a layer too large to enumerate:
+        then pass an AIS estimate, ``Annealer().log_partition(model).log_Z``)."""
+        v = self._visible_data(v)
+        log_Z = self.log_partition(threads=threads) if log_Z is None else float(log_Z)
+        return self._log_unnormalized_rows(v, threads) - log_Z
+
+    def _input_rows(self, v, probabilities):
+        """Rows ``v`` checked as the model's visible states or, with ``probabilities``, as
+        rows of probabilities in [0, 1] of its width (mean-field input)."""
+        if not probabilities:
+            return self._visible_data(v, "v")
+        v = np.asarray(v)
+        v = check_probabilities(v[None, :] if v.ndim == 1 else v, name="v")
+        if v.shape[1] != self.n_visible:
+            raise ModelMismatchError(f"v has {v.shape[1]} columns but the model has "
+                                     f"{self.n_visible} visible units.")
+        return v
+
+    def _enumerable(self, units, layer, max_units, what="an exact ln Z"):
+        """``max_units`` (None: the class's ``exact_max_units``), or an AnnealingError of
+        one sentence when the enumerated ``layer`` has more than that many ``units``."""
+        limit = self.exact_max_units if max_units is None else int(max_units)
+        if units > limit:
+            raise worded(AnnealingError(
+                f"{what} of {self.noun} sums 2^{units} {layer} states and the limit is "
+                f"{limit} units, so {hint('exact_too_big')}."), hints=("exact_too_big",))
+        return limit
+
+    def exact_layer(self):
+        """(name, units) of the layer :meth:`log_partition` enumerates: "hidden" or
+        "visible" and its size (an RBM's smaller layer, a Gaussian RBM's hidden one, an
+        SRBM's visible one)."""
+        return self._exact_layer
+
+
     # ------------------------------------------------- the samplers' protocol
-    # What the samplers of cyrbm.tempering and cyrbm.training ask of a model class, each
+    # What the samplers of cyrbm.models.tempering and cyrbm.training ask of a model class, each
     # a method of the same name and signature on RBM, GaussianRBM and SRBM (defaults
     # here for the models with their own ``_sweeps``: GaussianRBM, SRBM).
 
@@ -117,13 +157,13 @@ class Layers:
         """Chains at this model (beta = 1) from states ``v`` on ``streams``: an object
         with GibbsEngine's ``sweep``, ``visible``, ``set_visible``, ``streams`` and
         ``n_threads`` (what tempering.TrajectoryChains runs a rung on)."""
-        from cyrbm.tempering import SweptChains
+        from cyrbm.models.tempering import SweptChains
         return SweptChains(self, v, streams, n_threads)
 
     def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
         """The persistent PT ladders of training (tempering.TemperedStates: sweeps at
         beta by ``_sweeps``, swaps of states by ``_tempered_parts``)."""
-        from cyrbm.tempering import TemperedStates
+        from cyrbm.models.tempering import TemperedStates
         return TemperedStates(temps, chains, n_threads=n_threads, adaptive=adaptive,
                               state=state)
 
@@ -149,7 +189,7 @@ class Layers:
         stream m of ``pt_swap_streams(seed, n)``; ``steps`` rounds
         (tempering.TemperedStates).  PTT: tempering.TrajectoryChains on ``ladder`` and
         this model.  Returns the final states (at beta = 1, at this model)."""
-        from cyrbm.tempering import sampler_plan
+        from cyrbm.models.tempering import sampler_plan
         n, steps = int(n), int(steps)
         temps, rungs = sampler_plan(self, n, steps, sampler, temperatures, ladder,
                                     self._same_class)
@@ -169,7 +209,7 @@ class Layers:
         if sampler == "gibbs":
             self._sweeps(v, streams, k0, steps + 1, T)
             return v
-        from cyrbm.tempering import tempered_sample
+        from cyrbm.models.tempering import tempered_sample
         return tempered_sample(self, v, k0, steps, streams, temps, rungs, seed, T)
 
 
@@ -187,6 +227,11 @@ class RBM(Layers):
     meta : dict, optional
         Free-form record (how the model was trained), saved with the model.
     """
+
+    visible = "binary"
+    noun = "an RBM"
+    title = "RBM"
+    exact_max_units = EXACT_MAX_UNITS
 
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
         self._own(W, vbias, hbias, dtype, meta)
@@ -249,12 +294,7 @@ class RBM(Layers):
         ``v`` holds 0/1 states; with ``probabilities=True`` it may hold probabilities in
         [0, 1] instead (mean-field input, as a DBN's recognition pass takes them).
         """
-        if probabilities:
-            v = np.asarray(v)
-            v = check_probabilities(v[None, :] if v.ndim == 1 else v, name="v")
-        else:
-            v = self._visible_data(v, "v")
-        v = self._float_input(v, self.n_visible, "visible", "v")
+        v = self._float_input(self._input_rows(v, probabilities), self.n_visible, "visible", "v")
         return expit(v @ self.W + self.hbias)
 
     def visible_probs(self, h):
@@ -288,6 +328,19 @@ class RBM(Layers):
         """F(v) = -ln p*(v)."""
         return -self.log_unnormalized(v, threads=threads)
 
+    def log_partition(self, *, threads=None, max_units=None):
+        """ln Z exactly, by summing over every state of the smaller layer (SM08 Eq. 3;
+        :func:`cyrbm.models.exact.binary_log_partition`): float64, the same bits for any number
+        of threads.  Refuses (AnnealingError, with a time estimate) a smaller layer of
+        more than ``max_units`` units (default :data:`exact_max_units`, 30)."""
+        limit = self.exact_max_units if max_units is None else int(max_units)
+        return binary_log_partition(self, threads=threads, max_units=limit)
+
+    @property
+    def _exact_layer(self):
+        return (("hidden", self.n_hidden) if self.n_hidden <= self.n_visible
+                else ("visible", self.n_visible))
+
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
         v = self._visible_data(v)
@@ -310,7 +363,7 @@ class RBM(Layers):
         on ``seed``, not on the number of threads.
 
         With ``sampler="ptt"`` (parallel trajectory tempering, Béreux et al. 2025;
-        cyrbm.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
+        cyrbm.models.tempering.TrajectoryChains) ``ladder`` is a list of earlier models of this
         RBM's training (RBMs on the same units, earliest first, e.g. its checkpoints):
         ``n`` chains run at each of them and at this model, ``steps`` rounds of one sweep
         per chain and Metropolis swaps of states between neighbouring models, and the
@@ -320,7 +373,7 @@ class RBM(Layers):
         -------
         v : uint8 array, shape (n, n_visible)
         """
-        from cyrbm.tempering import sampler_plan
+        from cyrbm.models.tempering import sampler_plan
         n = int(n)
         temps, rungs = sampler_plan(self, n, int(steps), sampler, temperatures, ladder,
                                     lambda m: as_rbm(m, "a ladder model"))
@@ -337,7 +390,7 @@ class RBM(Layers):
         # a parallel region per sweep over the chains
         T = auto_threads(threads, n * K1 * self.n_visible * self.n_hidden)
         if sampler == "ptt":
-            from cyrbm.tempering import TrajectoryChains
+            from cyrbm.models.tempering import TrajectoryChains
             chains = TrajectoryChains(rungs, n, seed=seed, init=v, dtype=self.dtype,
                                       n_threads=T)
             chains.step(int(steps))
@@ -366,10 +419,25 @@ class RBM(Layers):
         engine.set_visible(np.ascontiguousarray(v, dtype=np.uint8))
         return engine
 
-    def _local_mode(self, v, WT=None):
-        """AMH's local optimiser mu (cyrbm.modehop.local_mode) of 0/1 rows."""
-        from cyrbm.modehop import local_mode
-        return local_mode(self, v, WT=WT)
+    def _local_mode(self, v, WT=None, max_iter=100):
+        """mu(v): alternate h = argmax P(h | v), v = argmax P(v | h) until v is a fixed point
+        (at most ``max_iter`` rounds; each half-step lowers the joint energy); rows of 0/1.
+        Products in the model's dtype, only rows not yet fixed are carried on; ``WT`` is
+        W^T if the caller has it."""
+        W, b, c = self.W, self.vbias, self.hbias
+        if WT is None:
+            WT = _gibbs.transposed(W)
+        v = np.array(v, dtype=np.uint8)
+        live = np.arange(v.shape[0])
+        for _ in range(max_iter):
+            if live.size == 0:
+                break
+            h = (_gibbs.binary_inputs(W, c, np.ascontiguousarray(v[live])) > 0).view(np.uint8)
+            nv = (_gibbs.binary_inputs(WT, b, np.ascontiguousarray(h)) > 0).view(np.uint8)
+            moved = np.any(nv != v[live], axis=1)
+            v[live] = nv
+            live = live[moved]
+        return v
 
     def _amh_hops(self, proposal, chains, rows, streams, terms, n_threads):
         """AMH's hops of ``chains[rows]`` (Hu & Yu Eq. 6-7): the compiled _gibbs.amh_hops."""
@@ -379,7 +447,7 @@ class RBM(Layers):
     def _tempered_ladders(self, temps, chains, *, n_threads=1, adaptive=False, state):
         """The persistent PT ladders of training: tempering.TemperedChains, CRI10's RBMs
         (T W, b, c) on one GibbsEngine, chains trading temperatures."""
-        from cyrbm.tempering import TemperedChains
+        from cyrbm.models.tempering import TemperedChains
         return TemperedChains(temps, self.n_visible, self.n_hidden, chains, dtype=self.dtype,
                               n_threads=n_threads, adaptive=adaptive, state=state)
 
@@ -446,6 +514,26 @@ def _column_means(data):
     for start in range(0, data.shape[0], 255):
         counts += data[start:start + 255].sum(axis=0, dtype=np.uint16)
     return counts / data.shape[0]
+
+
+def binary_states(n, bits=12):
+    """Every 0/1 state of ``n`` units in order (unit 0 the lowest bit), as float64 rows
+    in blocks of 2^min(n, bits): the enumeration of a finite layer (SM08 Eq. 3)."""
+    low = min(n, bits)
+    block = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
+    for t in range(1 << (n - low)):
+        states = np.empty((block.shape[0], n))
+        states[:, :low] = block
+        states[:, low:] = (t >> np.arange(n - low)) & 1
+        yield states
+
+
+def logsumexp(a, axis=None):
+    """ln sum exp(a) along ``axis``, relative to the maximum (float64)."""
+    a = np.asarray(a, dtype=np.float64)
+    mx = np.max(a, axis=axis, keepdims=True)
+    out = mx + np.log(np.sum(np.exp(a - mx), axis=axis, keepdims=True))
+    return out.item() if axis is None else np.squeeze(out, axis=axis)
 
 
 def expit(x):
@@ -530,264 +618,9 @@ def _checked_parameters(W, vbias, hbias, where, error=ModelMismatchError):
     return W, vbias, hbias
 
 
-# ------------------------------------------------------------------------------ DBN
-DBN_FORMAT = "cyrbm.dbn"
-#: 2: a bottom layer of Gaussian visible units (meta "visible": "gaussian", array
-#: layer0_sigma); 3: a top layer with lateral weights, an SRBM (meta "top": "lateral",
-#: array layer{L-1}_L).  A file is written with the lowest version that holds it:
-#: binary DBNs as version 1, a Gaussian bottom under an RBM top as version 2
-DBN_FORMAT_VERSION = 3
-_LAYER_ARRAYS = ("W", "vbias", "hbias")
-
-
 def as_rbm(model, name="model"):
-    """``model`` if it is an RBM, else a TypeError naming ``name``."""
+    """``model`` if it is an RBM, else a ModelTypeError (cyrbm's own, a TypeError too)
+    naming ``name``."""
     if not isinstance(model, RBM):
-        raise TypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
+        raise ModelTypeError(f"{name} must be a cyrbm.RBM, not {type(model).__name__}.")
     return model
-
-
-class DBN:
-    """A Deep Belief Network: a stack of RBMs, bottom first (SM08 Sec. 4).
-
-    With layers 0 .. L-1 and h_0 = v, the generative model is directed below the top::
-
-        p(h_l | h_{l+1}) = sigma(W_l h_{l+1} + b_l)          for l < L-1,
-
-    and the top two layers (h_{L-1}, h_L) form the undirected RBM ``layers[-1]``, so::
-
-        p(v, h_1, .., h_L) = p(v | h_1) ... p(h_{L-2} | h_{L-1}) p(h_{L-1}, h_L).
-
-    The factorial recognition model that greedy training leaves (SM08 Eq. 19, Sec. 4.2) is::
-
-        Q(h_{l+1} | h_l) = sigma(W_l^T h_l + c_l),
-
-    with W_l, b_l (vbias), c_l (hbias) the parameters of ``layers[l]``.  One layer is an
-    RBM.
-
-    Parameters
-    ----------
-    layers : list of RBM
-        Bottom first; ``layers[l].n_hidden == layers[l + 1].n_visible``.  Stored in one
-        dtype: float64 if any layer is float64, else float32 (or ``dtype``).  The bottom
-        layer may be a :class:`cyrbm.gaussian.GaussianRBM` (Gaussian visible units, MS09
-        Sec. 5.2; see :mod:`cyrbm.gaussian_dbn`): then p(v | h_1) is its Gaussian.
-        The top layer of two or more may be a :class:`cyrbm.srbm.SRBM` (lateral weights
-        among h_{L-1}, MS09 Sec. 5.2's patch DBN).
-    dtype : float32 or float64, optional
-    meta : dict, optional
-        Free-form record (how the stack was trained), saved with it.
-    """
-
-    def __init__(self, layers, *, dtype=None, meta=None):
-        if isinstance(layers, RBM):
-            layers = [layers]
-        try:
-            layers = list(layers)
-        except TypeError:
-            raise TypeError("a DBN is made from a list of RBMs, bottom first.") from None
-        if not layers:
-            raise ModelMismatchError("a DBN needs at least one layer (an RBM).")
-        for l, layer in enumerate(layers):
-            # the bottom may have other visible units (GaussianRBM), the top be another
-            # model on binary units (with ``lateral`` weights: an SRBM)
-            if not isinstance(layer, RBM) and not (
-                    isinstance(layer, Layers) and (l == 0 and layer.visible == "gaussian"
-                                                   or 0 < l == len(layers) - 1)):
-                raise TypeError(f"layer {l} of a DBN must be a cyrbm.RBM"
-                                f"{' or GaussianRBM' if l == 0 else ' or SRBM (the top)'}, not "
-                                f"{type(layer).__name__}.")
-        for l in range(len(layers) - 1):
-            if layers[l].n_hidden != layers[l + 1].n_visible:
-                raise ModelMismatchError(
-                    f"layer {l} has {layers[l].n_hidden} hidden units but layer {l + 1} has "
-                    f"{layers[l + 1].n_visible} visible units: the layers of a DBN must chain.")
-        if dtype is None:
-            dtype = (np.float64 if any(r.dtype == np.float64 for r in layers) else np.float32)
-        dtype = _float_dtype(dtype)
-        self.layers = [r if r.dtype == dtype else r.astype(dtype) for r in layers]
-        self.meta = dict(meta or {})
-
-    @property
-    def n_layers(self):
-        return len(self.layers)
-
-    @property
-    def top(self):
-        """The undirected top RBM, ``layers[-1]``."""
-        return self.layers[-1]
-
-    @property
-    def sizes(self):
-        """[n_visible, n_h1, ..., n_hL]."""
-        return [self.layers[0].n_visible] + [r.n_hidden for r in self.layers]
-
-    @property
-    def n_visible(self):
-        return self.layers[0].n_visible
-
-    @property
-    def visible(self):
-        """The kind of the visible units: "binary", or the bottom layer's ("gaussian")."""
-        return getattr(self.layers[0], "visible", "binary")
-
-    @property
-    def top_kind(self):
-        """The kind of the top layer: "rbm", or "lateral" for an SRBM (lateral weights
-        among its visible units, MS09 Sec. 5.2)."""
-        top = self.layers[-1]
-        return "lateral" if self.n_layers > 1 and getattr(top, "visible", None) == "lateral" \
-            else "rbm"
-
-    @property
-    def dtype(self):
-        return self.layers[0].dtype
-
-    def astype(self, dtype):
-        return DBN([r.astype(dtype) for r in self.layers], dtype=dtype, meta=dict(self.meta))
-
-    def __repr__(self):
-        return f"DBN(sizes={'-'.join(str(s) for s in self.sizes)}, dtype={self.dtype.name})"
-
-    def recognition_probs(self, v, layer=None):
-        """Mean-field pass of the recognition model: Q(h_1 = 1 | v), then
-        Q(h_{l+1} = 1 | q_l) with the probabilities of the layer below as input, up to
-        h_``layer`` (default: the top, h_L).  One row per v."""
-        x = self.layers[0]._visible_data(v, "v")
-        layer = self.n_layers if layer is None else int(layer)
-        if not 1 <= layer <= self.n_layers:
-            raise ValueError(f"layer must be between 1 and {self.n_layers}, not {layer}.")
-        for l, r in enumerate(self.layers[:layer]):
-            x = r.hidden_probs(x) if l == 0 else r.hidden_probs(x, probabilities=True)
-        return x
-
-    # ---------------------------------------------------------------- files
-    def to_arrays(self):
-        """The arrays of the .npz layout: layer{l}_W, layer{l}_vbias, layer{l}_hbias and
-        meta (format "cyrbm.dbn", sizes, each layer's own record under "layers")."""
-        out = {}
-        records = [dict(r.meta) for r in self.layers]
-        top = self.top_kind
-        for l, r in enumerate(self.layers):
-            plain = isinstance(r, RBM) and getattr(r, "lateral", None) is None
-            own = ((l == 0 and self.visible != "binary")
-                   or (l == self.n_layers - 1 and top != "rbm"))
-            if not (plain or own):
-                raise ModelMismatchError(f"layer {l} ({type(r).__name__}, lateral "
-                                         f"connections) is not one a DBN file of this "
-                                         f"version can hold.")
-            out[f"layer{l}_W"] = r.W
-            out[f"layer{l}_vbias"] = r.vbias
-            out[f"layer{l}_hbias"] = r.hbias
-            if own:          # every array of the layer's own model file, its record
-                arrays = r.to_arrays()
-                out.update({f"layer{l}_{k}": a for k, a in arrays.items() if k != "meta"})
-                records[l] = _io.meta_from_array(arrays["meta"], "<model>")
-        version = 3 if top != "rbm" else 1 if self.visible == "binary" else 2
-        meta = {
-            "format": DBN_FORMAT,
-            "format_version": version,
-            **({} if self.visible == "binary" else {"visible": self.visible}),
-            **({} if top == "rbm" else {"top": top}),
-            "dtype": self.dtype.name,
-            "n_layers": self.n_layers,
-            "sizes": [int(s) for s in self.sizes],
-            "cyrbm_version": _version(),
-            "layers": records,
-        }
-        meta.update({k: v for k, v in self.meta.items() if k not in meta})
-        out["meta"] = _io.meta_to_array(meta)
-        return out
-
-    def save(self, path):
-        """Write the DBN to ``path`` (.npz) atomically."""
-        _io.atomic_savez(path, self.to_arrays())
-
-    @classmethod
-    def load(cls, path, *, dtype=None):
-        """Read a DBN file (or a plain RBM model file, as a DBN of one layer)."""
-        return cls.from_arrays(_io.read_npz(path), path, dtype=dtype)
-
-    @classmethod
-    def from_arrays(cls, arrays, path="<arrays>", *, dtype=None):
-        what = "DBN file"
-        if "layer0_W" not in arrays and "W" in arrays:      # an RBM file: one layer
-            return cls([RBM.from_arrays(arrays, path, dtype=dtype)], dtype=dtype)
-        meta = {}
-        if "meta" in arrays:
-            meta = _io.meta_from_array(arrays["meta"], path, what)
-            fmt = meta.get("format", DBN_FORMAT)
-            if fmt != DBN_FORMAT:
-                raise ModelFileError(f"{what} '{path}' holds a '{fmt}', not a DBN ('{DBN_FORMAT}').")
-            _check_version(meta, path, what, DBN_FORMAT_VERSION)
-        found = sorted({int(k[5:].split("_", 1)[0]) for k in arrays
-                        if k.startswith("layer") and "_" in k and k[5:].split("_", 1)[0].isdigit()})
-        n_layers = meta.get("n_layers", (found[-1] + 1) if found else 0)
-        if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
-            if not found:
-                raise ModelFileError(f"{what} '{path}' has no layers (no array 'layer0_W'; it "
-                                     f"has {', '.join(sorted(arrays)) or 'none'}).")
-            raise ModelFileError(f"{what} '{path}' has an invalid layer count {n_layers!r}.")
-        extra = [l for l in found if l >= n_layers]
-        if extra:
-            raise ModelFileError(f"{what} '{path}' says it has {n_layers} layers but holds "
-                                 f"arrays of layer {extra[0]}.")
-        layer_meta = meta.get("layers", [{}] * n_layers)
-        if not isinstance(layer_meta, list) or len(layer_meta) != n_layers:
-            layer_meta = [{}] * n_layers
-        layers = []
-        for l in range(n_layers):
-            names = [f"layer{l}_{a}" for a in _LAYER_ARRAYS]
-            missing = [n for n in names if n not in arrays]
-            if missing:
-                raise ModelFileError(
-                    f"{what} '{path}' lacks layer {l} of {n_layers} (no array"
-                    f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}).")
-            if l == 0 and (meta.get("visible", "binary") != "binary" or "layer0_sigma" in arrays):
-                layers.append(_own_layer(arrays, path, 0, meta.get("visible", "gaussian"),
-                                         layer_meta[0], dtype, what))
-                continue
-            if l == n_layers - 1 and (meta.get("top", "rbm") != "rbm" or f"layer{l}_L" in arrays):
-                if l == 0:
-                    raise ModelFileError(f"{what} '{path}' has one layer with lateral "
-                                         f"weights; a DBN's top layer above another may "
-                                         f"have them (an SRBM file holds one alone).")
-                layers.append(_own_layer(arrays, path, l, meta.get("top", "lateral"),
-                                         layer_meta[l], dtype, what))
-                continue
-            sub = {a: arrays[n] for a, n in zip(_LAYER_ARRAYS, names)}
-            rbm = RBM.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")
-            if isinstance(layer_meta[l], dict):
-                rbm.meta = dict(layer_meta[l])
-            layers.append(rbm)
-        for l in range(n_layers - 1):
-            if layers[l].n_hidden != layers[l + 1].n_visible:
-                raise ModelFileError(
-                    f"{what} '{path}': layer {l} has {layers[l].n_hidden} hidden units but "
-                    f"layer {l + 1} has {layers[l + 1].n_visible} visible units.")
-        sizes = [layers[0].n_visible] + [r.n_hidden for r in layers]
-        if "sizes" in meta and meta["sizes"] != sizes:
-            raise ModelFileError(f"{what} '{path}' is corrupt: its meta says sizes "
-                                 f"{meta['sizes']!r} but its arrays have {sizes}.")
-        keep = {k: v for k, v in meta.items()
-                if k not in ("format", "format_version", "dtype", "n_layers", "sizes",
-                             "cyrbm_version", "layers", "visible", "top")}
-        return cls(layers, dtype=dtype, meta=keep)
-
-
-def _own_layer(arrays, path, l, kind, record, dtype, what):
-    """Layer ``l`` of a DBN file stored as its own model file's arrays (a bottom layer
-    of Gaussian visible units, a top layer with lateral weights): the arrays
-    layer{l}_* and the layer's record, read by the model class of ``kind``
-    (Layers.kinds: "gaussian", "lateral")."""
-    cls = Layers.kinds.get(kind) if isinstance(kind, str) else None
-    where = "bottom" if l == 0 else "top"
-    if cls is None or cls.visible != kind:
-        raise ModelFileError(f"{what} '{path}' has a {where} layer of kind {kind!r}, which "
-                             f"this cyrbm cannot read (cyrbm.DBN reads every kind; with "
-                             f"cyrbm.models.DBN, import cyrbm.gaussian and cyrbm.srbm first).")
-    prefix = f"layer{l}_"
-    sub = {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
-    if isinstance(record, dict):
-        sub["meta"] = _io.meta_to_array(record)
-    return cls.from_arrays(sub, path, dtype=dtype, what=f"{what} (layer {l})")

@@ -11,7 +11,7 @@ Q(h_l = 1 | .) instead of samples (the option SM08 Sec. 4.1 mentions): the up pa
 then mean-field (layer l's probabilities given layer l-1's), and the Trainer takes the
 positive phase's expectation under them (``Trainer.fit(..., probabilities=True)``).
 
-With ``visible="gaussian"`` the bottom layer is a :class:`cyrbm.gaussian.GaussianRBM`
+With ``visible="gaussian"`` the bottom layer is a :class:`cyrbm.models.gaussian.GaussianRBM`
 trained by ``Trainer(visible="gaussian")`` on real data (MS09 Sec. 5.2), and the layers
 above it on samples or probabilities of its Q(h_1 | v) = sigma(c + W^T (v / sigma)).
 
@@ -28,9 +28,10 @@ from cyrbm import _io
 from cyrbm._random import seed_sequence
 from cyrbm._validation import check_binary, check_real, hint, worded
 from cyrbm.errors import ModelFileError, ModelMismatchError
-from cyrbm.models import DBN
-from cyrbm.srbm import SRBM
-from cyrbm.training import Trainer, _fingerprint
+from cyrbm.models.dbn import DBN
+from cyrbm.models.kinds import model_class
+from cyrbm.models.srbm import SRBM
+from cyrbm.training.trainer import Trainer, _fingerprint
 
 __all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass", "resume_layers"]
 
@@ -63,10 +64,7 @@ def up_pass(rbm, data, *, mode="sample", seed=0, layer=0):
     """The data of the next layer: Q(h | v) = sigma(W^T v + c) of each row, as 0/1 samples
     (``mode="sample"``, seeded by (seed, "data", 1000 + layer)) or as probabilities
     (``mode="probs"``; ``v`` may itself be probabilities: a mean-field pass)."""
-    if getattr(rbm, "visible", "binary") == "gaussian":
-        p = rbm.hidden_probs(data)
-    else:
-        p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
+    p = rbm.hidden_probs(data, probabilities=data.dtype != np.uint8)
     if mode == "probs":
         return p
     if mode != "sample":
@@ -115,7 +113,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
         to it alone) on real data.
     top : "rbm" or "srbm"
         The top layer (of two or more): an RBM, or a semi-restricted Boltzmann machine
-        (:class:`cyrbm.srbm.SRBM`, MS09 Sec. 5.2's patch DBN) trained by
+        (:class:`cyrbm.models.srbm.SRBM`, MS09 Sec. 5.2's patch DBN) trained by
         ``Trainer(lateral=True)`` on 0/1 samples of Q (the settings ``reconstruction``,
         ``damping`` and ``mean_field_steps`` go to it alone).  Recorded in the DBN's meta;
         resume keeps it.
@@ -127,7 +125,7 @@ def train_dbn(data, layers, *, trainers=None, init_transpose=False, seed=0, chec
     mode = "sample" if layer_input == "samples" else "probs"
     if visible not in ("binary", "gaussian"):
         raise ModelMismatchError(f"visible must be 'binary' or 'gaussian', not {visible!r}.")
-    gaussian = visible == "gaussian"
+    gaussian = model_class(visible).real_valued
     bottom = {k: settings.pop(k) for k in GAUSSIAN_SETTINGS if k in settings}
     if bottom and not gaussian:
         raise ModelMismatchError(f"{', '.join(bottom)} is for Gaussian visible units "

@@ -9,8 +9,8 @@ training ("CD25": k from 1 to 25); ``k="1:25"`` does that, linearly over the epo
 Persistent CD / Stochastic Maximum Likelihood (Tieleman 2008; Hu & Yu Sec. 3) keeps the
 chains between updates instead of restarting them at the data.  Parallel tempering
 (Cho, Raiko & Ilin 2010, Table I; ``method="pt"``) takes the negative phase from the
-T = 1 chains of M persistent ladders (cyrbm.tempering); mode-hopping SML (Hu & Yu, AMH-p;
-``method="amh"``) adds mode-hopping proposals to the persistent chains (cyrbm.modehop).
+T = 1 chains of M persistent ladders (cyrbm.models.tempering); mode-hopping SML (Hu & Yu, AMH-p;
+``method="amh"``) adds mode-hopping proposals to the persistent chains (cyrbm.training.modehop).
 
 Updates use momentum and L2 weight decay on W; the learning rate is constant or
 search-then-converge, eta_t = eta_0 / (1 + t / n0) after t updates (Cho, Raiko & Ilin
@@ -39,10 +39,10 @@ from cyrbm._validation import (_is_finite_real as _real, check_binary, check_mem
                                check_probabilities, check_visible_rows, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
-from cyrbm.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
-from cyrbm.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
+from cyrbm.models.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
+from cyrbm.models.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
                         srbm_cd_update)
-from cyrbm.models import RBM, expit
+from cyrbm.models.rbm import RBM, expit
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
 #: the model class of each setting of ``visible``, and of ``lateral`` (its methods say
@@ -135,14 +135,14 @@ class Trainer:
         Most epochs between checkpoints: one is written after this many epochs even if
         ``checkpoint_seconds`` have not passed (None: by time only).
     track_logz : bool
-        Track ln Z through training (cyrbm.tracking): a ladder of the model at every
+        Track ln Z through training (cyrbm.training.tracking): a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch and, in the first
         epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
         rung's ln Z
         exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
         (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
         times the betas, by the log weights' variance, up to ``track_refine`` times
-        while fewer than 5 runs overlap: cyrbm.tracking.refine_factor), the
+        while fewer than 5 runs overlap: cyrbm.training.tracking.refine_factor), the
         variances summed.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
@@ -170,24 +170,24 @@ class Trainer:
         biases and sigma, see their ``sample``); None for
         CRI10's 0, 0.05, ..., 1; N for N evenly spaced; "adaptive:N" to start evenly
         spaced and re-tune the spacing every ``adapt_every`` updates so that neighbouring
-        pairs swap at equal rates (cyrbm.tempering.retune).
+        pairs swap at equal rates (cyrbm.models.tempering.retune).
     chains : int or None
         PT only: persistent ladders M (default: the batch size).  The negative phase of
         update t uses the T = 1 states of ladders (t B + i) mod M, i < B.
     visible : {"binary", "gaussian"}
         The visible units: binary (an :class:`RBM`, 0/1 data) or Gaussian (a
-        :class:`cyrbm.gaussian.GaussianRBM` of fixed ``sigma``, rows of finite reals;
-        methods cd, pcd, pt and ptt; amh is refused).  ``fit(model=GaussianRBM)``
+        :class:`cyrbm.models.gaussian.GaussianRBM` of fixed ``sigma``, rows of finite
+        reals; methods cd, pcd, pt and ptt; amh is refused).  ``fit(model=GaussianRBM)``
         implies "gaussian".
     sigma : float or array
         The standard deviations of a new Gaussian model's visible units (default 1).
     learn_sigma : bool
         Gaussian units only: learn sigma too (as ln sigma, by the same momentum step; see
-        :func:`cyrbm.gaussian.gaussian_cd_update`); otherwise it stays fixed.
+        :func:`cyrbm.models.gaussian.gaussian_cd_update`); otherwise it stays fixed.
     lateral : bool
-        Train a semi-restricted Boltzmann machine (:class:`cyrbm.srbm.SRBM`: binary
-        visible units with lateral weights L; methods cd, pcd and amh with Gibbs, pt and
-        ptt) by :func:`cyrbm.srbm.srbm_cd_update`.  ``fit(model=SRBM)``
+        Train a semi-restricted Boltzmann machine (:class:`cyrbm.models.srbm.SRBM`:
+        binary visible units with lateral weights L; methods cd, pcd and amh with Gibbs,
+        pt and ptt) by :func:`cyrbm.models.srbm.srbm_cd_update`.  ``fit(model=SRBM)``
         implies it.
     reconstruction : {"mean-field", "gibbs"}
         SRBM only: the negative phase's visible layer, the damped mean-field of Osindero
@@ -204,7 +204,7 @@ class Trainer:
 
     swap_threshold, max_rungs : PTT only
         Parallel trajectory tempering (Béreux et al. 2025; ``method="ptt"``,
-        cyrbm.tempering.TrajectoryChains): ``chains`` persistent chains (default: the
+        cyrbm.models.tempering.TrajectoryChains): ``chains`` persistent chains (default: the
         batch size) at each rung of a ladder of the training's own models, rung 0 the
         initial model and the last rung the current one; an update runs one sweep of
         every chain at its rung's model and Metropolis swaps of states between
@@ -325,8 +325,8 @@ class Trainer:
     def _check_sampler_settings(self, method, temperatures, chains, adapt_every, hop_prob,
                                 modes, radius, hop_weight, mode_every, swap_threshold,
                                 max_rungs):
-        from cyrbm.tempering import parse_temperatures
-        from cyrbm.modehop import WEIGHTS
+        from cyrbm.models.tempering import parse_temperatures
+        from cyrbm.training.modehop import WEIGHTS
         given = {"temperatures": temperatures, "chains": chains, "adapt_every": adapt_every,
                  "hop_prob": hop_prob, "modes": modes, "radius": radius,
                  "hop_weight": hop_weight, "mode_every": mode_every,
@@ -420,7 +420,7 @@ class Trainer:
         read it as data) and ``log_unnormalized`` (ln P*(m) under the current model)."""
         if self.modes_ is None:
             raise ValueError("no mode set: train with method='amh' first.")
-        from cyrbm.modehop import log_unnormalized
+        from cyrbm.training.modehop import log_unnormalized
         _io.atomic_savez(path, {"modes": self.modes_,
                                 "log_unnormalized": log_unnormalized(self.model, self.modes_)})
 
@@ -734,11 +734,11 @@ class Trainer:
         return overlap is not None and overlap < self.track_overlap
 
     def _tracker(self, state, model, n_threads):
-        """The ln Z ladder of a tracked run (cyrbm.tracking), begun at the first model
+        """The ln Z ladder of a tracked run (cyrbm.training.tracking), begun at the first model
         when the state has none yet; None without tracking."""
         if not self.track_logz:
             return None
-        from cyrbm.tracking import LogZTracker
+        from cyrbm.training.tracking import LogZTracker
         tracker = state.get("tracker")
         if tracker is None:
             tracker = LogZTracker(self.seed, runs=self.track_runs, betas=self.track_betas,
@@ -1057,7 +1057,7 @@ class _PCD(_Sampler):
 
 
 class _PT(_Sampler):
-    """Parallel tempering (CRI10 Table I): M persistent ladders (cyrbm.tempering), one
+    """Parallel tempering (CRI10 Table I): M persistent ladders (cyrbm.models.tempering), one
     round an update; the T = 1 states of ladders (t B + i) mod M are the chains."""
     name, keys = "pt", ("chains", "streams", "swap_streams", "order", "window",
                         "temperatures", "epoch_counts")
@@ -1122,13 +1122,13 @@ class _PT(_Sampler):
 
 
 class _AMH(_PCD):
-    """Mode-hopping SML (Hu & Yu AMH-p, cyrbm.modehop): PCD-k chains that first take a
+    """Mode-hopping SML (Hu & Yu AMH-p, cyrbm.training.modehop): PCD-k chains that first take a
     mode-hopping proposal with probability p; the mode set is rebuilt from them every
     ``mode_every`` updates, the proposal kernels every ``_PROPOSAL_EVERY``."""
     name, keys = "amh", ("modes", "hop_streams", "hop_counts")
 
     def __init__(self, trainer, state, model, B, n_threads):
-        from cyrbm.modehop import ModeSet
+        from cyrbm.training.modehop import ModeSet
         super().__init__(trainer, state, model, B, n_threads)
         self.state = state["amh"]
         radius = trainer.radius if trainer.radius is not None else max(1, model.n_visible // 10)
@@ -1150,7 +1150,7 @@ class _AMH(_PCD):
                 "mode_every": trainer.mode_every}
 
     def negative_phase(self, model, state, k, n_threads):
-        from cyrbm.modehop import hop
+        from cyrbm.training.modehop import hop
         modeset, t = self.modeset, state["n_updates"]
         WT = None            # W^T, made once for both when both are due
         if t % self.trainer.mode_every == 0:
@@ -1175,7 +1175,7 @@ class _AMH(_PCD):
 
 class _PTT(_Sampler):
     """Parallel trajectory tempering (Béreux et al. 2025): M persistent chains at each
-    rung of a ladder of the training's own models (cyrbm.tempering.TrajectoryChains),
+    rung of a ladder of the training's own models (cyrbm.models.tempering.TrajectoryChains),
     one round an update with the last rung set to the current model; a rung is frozen
     when the last pair's swap rate falls below the threshold (Trainer's docstring)."""
     name, keys = "ptt", ("W", "vbias", "hbias", "chains", "streams", "swap_streams",
@@ -1184,7 +1184,7 @@ class _PTT(_Sampler):
     optional = ("sigma", "L")
 
     def __init__(self, trainer, state, model, B, n_threads):
-        from cyrbm.tempering import TrajectoryChains
+        from cyrbm.models.tempering import TrajectoryChains
         super().__init__(trainer, state, model, B, n_threads)
         st = self.state = state["ptt"]
         self.B, self.M = B, trainer.chains or B

@@ -37,14 +37,14 @@ from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
 from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
-from cyrbm.models import Layers, RBM, expit, read_parameters
-from cyrbm.results import AISResult
+from cyrbm.models.rbm import Layers, RBM, binary_states, expit, logsumexp, read_parameters
+from cyrbm.estimators.results import AISResult
 
 __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weights",
            "check_lateral_settings",
            "DAMPING", "MEAN_FIELD_STEPS", "RECONSTRUCTIONS"]
 
-FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.FORMAT_VERSION)
+FORMAT = "cyrbm.srbm"             # format version 1 (cyrbm.models.rbm.FORMAT_VERSION)
 #: lambda of the damped mean-field reconstruction (Osindero & Hinton 2008)
 DAMPING = 0.2
 #: mean-field iterations of one reconstruction
@@ -100,6 +100,10 @@ class SRBM(Layers):
     """
 
     visible = "lateral"
+    noun = "an SRBM"
+    title = "SRBM (lateral visible connections)"
+    _exact_layer = property(lambda self: ("visible", self.n_visible))
+    exact_max_units = EXACT_MAX_VISIBLE
 
     def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,
                  _error=ModelMismatchError, _where="the given parameters"):
@@ -138,9 +142,10 @@ class SRBM(Layers):
         """c + W^T v of rows (0/1 or mean-field values), float64."""
         return np.asarray(v, np.float64) @ self.W.astype(np.float64, copy=False) + self.hbias
 
-    def hidden_probs(self, v):
-        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i), one row per v (0/1 rows)."""
-        return expit(self._hidden_inputs(self._visible_data(v)))
+    def hidden_probs(self, v, *, probabilities=False):
+        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i), one row per v: 0/1 rows, or with
+        ``probabilities`` rows in [0, 1] (a mean-field pass, as :meth:`cyrbm.RBM.hidden_probs`)."""
+        return expit(self._hidden_inputs(self._input_rows(v, probabilities)))
 
     def visible_field(self, v, h):
         """b + W h + L v: row n's entry i is the log-odds of p(v_i = 1 | h, the other units), the
@@ -187,34 +192,36 @@ class SRBM(Layers):
         """F(v) = -ln p*(v)."""
         return -self.log_unnormalized(v, threads=threads)
 
-    def log_partition(self, *, max_units=EXACT_MAX_VISIBLE):
+    def log_partition(self, *, threads=None, max_units=None):
         """ln Z exactly (SM08 Eq. 3 with the lateral term): the sum of p*(v) over the
         2^n_visible visible states, h summed out in closed form (:meth:`log_unnormalized`),
-        float64, in blocks of 2^12 states, a stable log-sum-exp.  Refuses
-        (AnnealingError) more than ``max_units`` visible units."""
-        D = self.n_visible
-        if D > max_units:
-            raise AnnealingError(f"an exact ln Z of an SRBM sums 2^{D} visible states and "
-                                 f"the limit is {max_units} units; estimate it by AIS "
-                                 f"(Annealer.log_partition) instead.")
-        low = min(D, 12)
-        bits = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
-        terms = np.empty(1 << (D - low))
-        v = np.zeros((1 << low, D))
-        v[:, :low] = bits
-        for t in range(terms.size):
-            v[:, low:] = (t >> np.arange(D - low)) & 1
-            lp = self._log_unnormalized_rows(v)
-            mx = lp.max()
-            terms[t] = mx + math.log(np.sum(np.exp(lp - mx)))
-        mx = terms.max()
-        return float(mx + math.log(np.sum(np.exp(terms - mx))))
+        float64, in blocks of 2^12 states, a stable log-sum-exp (NumPy: ``threads`` is
+        not used).  Refuses (AnnealingError) more than ``max_units`` visible units
+        (default :data:`exact_max_units`, 20)."""
+        self._enumerable(self.n_visible, "visible", max_units)
+        terms = [logsumexp(self._log_unnormalized_rows(v)) for v in binary_states(self.n_visible)]
+        return float(logsumexp(np.array(terms)))
 
-    def log_prob(self, v, log_Z=None):
-        """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64."""
+    def pseudo_log_likelihood(self, v, *, threads=None):
+        """``sum_i ln p(v_i | v_-i)`` for each 0/1 row, exactly, float64 (NumPy).
+
+        Flipping unit i (with ``s_i = 1 - 2 v_i``) changes ln p*(v) by::
+
+            d_i = s_i (b_i + (L v)_i) + sum_j [softplus(x_j + s_i W_ij) - softplus(x_j)],
+
+        ``x = c + W^T v`` (L's zero diagonal leaves v_i out of its row's product), and
+        ``ln p(v_i | v_-i) = -softplus(d_i)``, as for the RBM.
+        """
         v = self._visible_data(v)
-        return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
-                                                 else float(log_Z))
+        W, b, _, L = self._f64()
+        out = np.empty(v.shape[0])
+        for r, row in enumerate(np.asarray(v, dtype=np.float64)):
+            x = self._hidden_inputs(row[None, :])[0]
+            s = 1.0 - 2.0 * row
+            d = s * (b + L @ row) + np.sum(np.logaddexp(0.0, x + s[:, None] * W)
+                                           - np.logaddexp(0.0, x), axis=1)
+            out[r] = -np.sum(np.logaddexp(0.0, d))
+        return out
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None,
                sampler="gibbs", temperatures=None, ladder=None):
@@ -297,11 +304,48 @@ class SRBM(Layers):
             live = live[moved]
         return v
 
-    def _amh_hops(self, proposal, chains, rows, streams, terms, n_threads):
-        """AMH's hops (Hu & Yu Eq. 6-7) with this model's ln P*(v), lateral term
-        included: cyrbm.modehop.amh_hops_numpy (the compiled kernel takes an RBM's)."""
-        from cyrbm.modehop import amh_hops_numpy
-        return amh_hops_numpy(self, proposal, chains, rows, streams, terms)
+    def _amh_hops(self, proposal, chains, rows, streams, terms=None, n_threads=1):
+        """AMH's hops (Hu & Yu Eq. 6-7, cyrbm.training.modehop.hop) with this model's
+        ln P*(v), lateral term included: ``_gibbs.amh_hops`` in NumPy (the compiled kernel
+        takes an RBM's ln P*),
+        drawing as the kernel does from each hopping chain's stream: D + 3 uniforms, the
+        pick of i by g^(v, .) (Eq. 7), of j by H(i, .), the acceptance, then v' ~ g~(j, .);
+        accepted by Eq. 6, a Metropolis-Hastings move on (v, i, j) that leaves P(v)
+        invariant whatever the fixed proposal kernels.  ``chains`` and ``streams`` (INOUT);
+        ``terms`` (OUT, len(rows) x 8) the logarithms of Eq. 6.  Returns the number
+        accepted."""
+        P, AT, spA, logH, _ = proposal
+        if rows.size == 0 or P.shape[0] < 2:
+            return 0
+        D = chains.shape[1]
+        sub = streams[rows]
+        u = _anneal.chain_uniforms(sub, D + 3)
+        streams[rows] = sub
+        v = chains[rows].astype(np.float64)
+
+        def log_ghat(lg):                         # Eq. 7 with p(i) = 1 / |L|
+            top = lg.max(axis=1, keepdims=True)
+            return lg - (top + np.log(np.exp(lg - top).sum(axis=1, keepdims=True)))
+
+        def pick(logp, uu):                       # inverse CDF
+            cdf = np.cumsum(np.exp(logp), axis=1)
+            return np.minimum((cdf < (uu * cdf[:, -1])[:, None]).sum(axis=1), logp.shape[1] - 1)
+
+        lg_v = v @ AT - spA                       # ln g~(i, v) for every mode i
+        lh_v = log_ghat(lg_v)
+        i = pick(lh_v, u[:, 0])
+        j = pick(logH[i], u[:, 1])
+        v_new = (u[:, 3:] < P[j]).astype(np.float64)
+        lg_new = v_new @ AT - spA
+        lh_new = log_ghat(lg_new)
+        n = np.arange(rows.size)
+        t = np.stack([self._log_unnormalized_rows(v_new), lh_new[n, j], logH[j, i], lg_v[n, i],
+                      self._log_unnormalized_rows(v), lh_v[n, i], logH[i, j], lg_new[n, j]], axis=1)
+        if terms is not None:
+            terms[...] = t
+        ok = np.log(np.maximum(u[:, 2], 1e-300)) < t[:, :4].sum(1) - t[:, 4:].sum(1)
+        chains[rows[ok]] = v_new[ok].astype(np.uint8)
+        return int(ok.sum())
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):

@@ -34,7 +34,7 @@ Whitening (:func:`fit_whitening`, :class:`Whitening`)
     U^T, the symmetric whitening, so whitened patches still look like patches), PCA (A =
     diag(lambda + eps)^-1/2 U^T) or standardisation (A = diag(1 / sd)), with lambda, U the
     eigenvalues and eigenvectors of the training covariance.  The transform is kept with
-    a Gaussian RBM's file (:class:`cyrbm.gaussian.GaussianRBM`, arrays
+    a Gaussian RBM's file (:class:`cyrbm.models.gaussian.GaussianRBM`, arrays
     ``whitening_mean`` and ``whitening_matrix``) and applied to test data; a density q
     of whitened vectors is the density ln p(x) = ln q(A (x - m)) + ln|det A| of pixels
     (:attr:`Whitening.log_det`, the Jacobian's log-determinant).

@@ -2,7 +2,7 @@
 2009, Sec. 5.2: the image-patch DBN): its top layer, exact ln p(v) and the variational
 bound's terms.
 
-The DBN is [RBM1, top]: RBM1 a :class:`cyrbm.gaussian.GaussianRBM` on (v, h1), D Gaussian
+The DBN is [RBM1, top]: RBM1 a :class:`cyrbm.models.gaussian.GaussianRBM` on (v, h1), D Gaussian
 visible and H1 binary hidden units, and an undirected top layer on (h1, h2).  With h2
 summed out (MS09 Eq. 16 with a Gaussian P(v | h1))::
 
@@ -20,7 +20,7 @@ None for an RBM).
 * :func:`variational_terms`: the terms of SM08's bound (Eq. 19-24) with Gaussian v, for
   :meth:`cyrbm.BoundEstimator.variational`: E_Q[ln p(v | h1)] in closed form for the
   factorial Q (the mean and variance of W1 h1), E_Q[ln P*(h1)] by samples of Q;
-* the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.chib` on the
+* the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.estimators.chib` on the
   compiled driver ``cyrbm._chib.ScalarChibModel``.
 
 The same functions serve a binary RBM1 (a :class:`cyrbm.RBM`) under a semi-restricted
@@ -35,20 +35,17 @@ import numpy as np
 from cyrbm._random import bound_streams
 from cyrbm._threads import pieces
 from cyrbm.errors import ModelMismatchError
-from cyrbm.gaussian import GaussianRBM
-from cyrbm.models import expit
+from cyrbm.models.rbm import binary_states, expit, logsumexp
 
 __all__ = ["is_gaussian_bottom", "lateral_of", "top_log_unnormalized", "exact_log_prob",
            "exact_top_log_partition", "variational_terms", "kernel_model"]
 
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-#: states of h1 per block of the exact sums
-_BLOCK_BITS = 12
 
 
 def is_gaussian_bottom(layer):
-    """Whether a DBN's bottom layer has Gaussian visible units."""
-    return isinstance(layer, GaussianRBM)
+    """Whether a DBN's bottom layer has Gaussian (real-valued) visible units."""
+    return layer.real_valued
 
 
 def lateral_of(top):
@@ -86,17 +83,6 @@ def top_log_unnormalized(top, h, L=None):
     return out
 
 
-def _state_blocks(n):
-    """The 2^n binary states of n units in blocks of at most 2^12 rows (float64)."""
-    low = min(n, _BLOCK_BITS)
-    bits = ((np.arange(1 << low)[:, None] >> np.arange(low)) & 1).astype(np.float64)
-    for t in range(1 << (n - low)):
-        h = np.empty((bits.shape[0], n))
-        h[:, :low] = bits
-        h[:, low:] = (t >> np.arange(n - low)) & 1
-        yield h
-
-
 def _check_units(n, max_units):
     if n > max_units:
         raise ModelMismatchError(f"an exact ln p(v) sums 2^{n} states of h1 and the limit is "
@@ -108,8 +94,8 @@ def exact_top_log_partition(top, *, max_units=20):
     """ln Z_top = ln sum_h1 P*(h1), by enumerating h1 (the top's visible layer)."""
     _check_units(top.W.shape[0], max_units)
     L = lateral_of(top)
-    parts = [_logsumexp(top_log_unnormalized(top, h, L)) for h in _state_blocks(top.W.shape[0])]
-    return float(_logsumexp(np.array(parts)))
+    parts = [logsumexp(top_log_unnormalized(top, h, L)) for h in binary_states(top.W.shape[0])]
+    return float(logsumexp(np.array(parts)))
 
 
 def exact_log_prob(low, top, v, *, max_units=20):
@@ -136,19 +122,12 @@ def exact_log_prob(low, top, v, *, max_units=20):
             u = u + b1
             return v @ u.T - np.sum(np.logaddexp(0.0, u), axis=1)[None, :]
     joint, top_parts = [], []
-    for h in _state_blocks(low.n_hidden):
+    for h in binary_states(low.n_hidden):
         lt = top_log_unnormalized(top, h, L)
-        joint.append(_logsumexp(log_lik(h @ W1.T) + lt[None, :], axis=1))
-        top_parts.append(_logsumexp(lt))
-    log_Z = float(_logsumexp(np.array(top_parts)))
-    return _logsumexp(np.stack(joint, axis=1), axis=1) - log_Z, log_Z
-
-
-def _logsumexp(x, axis=None):
-    x = np.asarray(x, dtype=np.float64)
-    mx = np.max(x, axis=axis, keepdims=True)
-    out = mx + np.log(np.sum(np.exp(x - mx), axis=axis, keepdims=True))
-    return out.reshape(()) if axis is None else np.squeeze(out, axis=axis)
+        joint.append(logsumexp(log_lik(h @ W1.T) + lt[None, :], axis=1))
+        top_parts.append(logsumexp(lt))
+    log_Z = float(logsumexp(np.array(top_parts)))
+    return logsumexp(np.stack(joint, axis=1), axis=1) - log_Z, log_Z
 
 
 def kernel_model(low, top):

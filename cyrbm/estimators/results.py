@@ -1,6 +1,6 @@
 """The results every estimator returns and the diagnostics of importance weights.
 
-Below both :mod:`cyrbm.annealing` (AIS, ratio AIS) and :mod:`cyrbm.evaluation` (RAISE,
+Below both :mod:`cyrbm.estimators.annealing` (AIS, ratio AIS) and :mod:`cyrbm.estimators.evaluation` (RAISE,
 the sandwich), which build on them: :class:`AISResult` (SM08 Eq. 11-12),
 :func:`weight_diagnostics` (effective sample size and the low-ESS warning),
 :func:`logmeanexp`, and the JSON conventions (an infinite or NaN value is null).

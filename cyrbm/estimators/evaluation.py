@@ -57,14 +57,14 @@ from cyrbm._random import ais_streams
 from cyrbm._threads import pieces
 from cyrbm._validation import check_run_memory
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
-from cyrbm.exact import EXACT_START_UNITS
-from cyrbm.gaussian import (GaussianRBM, gaussian_base, gaussian_log_partition,
+from cyrbm.models.exact import EXACT_START_UNITS
+from cyrbm.models.gaussian import (GaussianRBM, gaussian_base, gaussian_log_partition,
                             gaussian_raise_log_weights)
-from cyrbm.models import RBM, as_rbm
-from cyrbm.srbm import SRBM, srbm_log_partition, srbm_raise_log_weights
-from cyrbm.results import (ESS_WARN, SHARE_WARN, json_number as _num,  # noqa: F401
+from cyrbm.models.rbm import RBM, as_rbm
+from cyrbm.models.srbm import SRBM, srbm_log_partition, srbm_raise_log_weights
+from cyrbm.estimators.results import (ESS_WARN, SHARE_WARN, json_number as _num,  # noqa: F401
                            json_pair as _pair, logmeanexp, weight_diagnostics)
-from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
+from cyrbm.estimators.schedules import ScheduleError, make_schedule, schedule_count
 
 _LN2 = math.log(2.0)
 

@@ -21,7 +21,7 @@ in gauss_t.h), and so do the CD step's products (``cyrbm._anneal.gauss_cd_produc
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
 array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
 "gaussian".  A file of W, vbias, hbias (and sigma, default 1) alone loads too.  A model
-of whitened data keeps its whitening (:class:`cyrbm.patches.Whitening`, y = A (x - m))
+of whitened data keeps its whitening (:class:`cyrbm.data.patches.Whitening`, y = A (x - m))
 as the arrays ``whitening_mean`` (m) and ``whitening_matrix`` (A) and the meta record
 ``whitening`` {"kind", "log_det": ln|det A|}: the model's methods take whitened rows, and
 ln p(x) of a pixel row is ln p(A (x - m)) + log_det.
@@ -37,10 +37,10 @@ from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
 from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
-from cyrbm.models import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
-                          expit, read_parameters)
-from cyrbm.patches import Whitening
-from cyrbm.results import AISResult
+from cyrbm.models.rbm import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
+                          binary_states, expit, logsumexp, read_parameters)
+from cyrbm.data.patches import Whitening
+from cyrbm.estimators.results import AISResult
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
            "gaussian_raise_log_weights", "warn_scale"]
@@ -65,11 +65,15 @@ class GaussianRBM(Layers):
         Positive standard deviations (default 1).
     dtype : float32 or float64, optional
     meta : dict, optional
-    whitening : cyrbm.patches.Whitening, optional
+    whitening : cyrbm.data.patches.Whitening, optional
         The transform of the data the model was trained on (saved in its file).
     """
 
     visible = "gaussian"
+    noun = "a Gaussian RBM"
+    title = "Gaussian RBM"
+    real_valued = True
+    _exact_layer = property(lambda self: ("hidden", self.n_hidden))
 
     def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None, whitening=None):
         W = np.asarray(W)
@@ -89,7 +93,7 @@ class GaussianRBM(Layers):
         self.meta = dict(meta or {})
         if whitening is not None and (not isinstance(whitening, Whitening)
                                       or whitening.n_features != W.shape[0]):
-            raise ModelMismatchError(f"whitening must be a cyrbm.patches.Whitening of "
+            raise ModelMismatchError(f"whitening must be a cyrbm.data.patches.Whitening of "
                                      f"{W.shape[0]} features (the visible units).")
         self.whitening = whitening
 
@@ -127,8 +131,10 @@ class GaussianRBM(Layers):
         """c + W^T (v / sigma) of checked rows, float64."""
         return (v / self.sigma) @ self.W.astype(np.float64, copy=False) + self.hbias
 
-    def hidden_probs(self, v):
-        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i / sigma_i), one row per v."""
+    def hidden_probs(self, v, *, probabilities=False):
+        """p(h_j = 1 | v) = sigma(c_j + sum_i W_ij v_i / sigma_i), one row per v (real
+        values; ``probabilities``, which lets a binary model take rows in [0, 1], changes
+        nothing here)."""
         return expit(self._hidden_inputs(self._visible_data(v)))
 
     def visible_mean(self, h):
@@ -160,27 +166,48 @@ class GaussianRBM(Layers):
         """F(v) = -ln p*(v)."""
         return -self.log_unnormalized(v, threads=threads)
 
-    def log_partition(self, *, max_units=20):
+    def log_partition(self, *, threads=None, max_units=None):
         """ln Z exactly, by the Gaussian integral over v for each of the 2^n_hidden
         hidden states: ln Z = sum_i ln(sqrt(2 pi) sigma_i)
         + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i + u_i^2 / 2)), u = W h; float64,
         in blocks of 2^12 states, a stable log-sum-exp, in compiled code
         (``cyrbm._anneal.gauss_log_partition``, which the C API's
         ``gauss_exact_log_partition`` runs too; the same bits for any number of
-        threads).  Refuses (AnnealingError) more than ``max_units`` hidden units."""
+        threads).  Refuses (AnnealingError) more than ``max_units`` hidden units
+        (default :data:`exact_max_units`, 20)."""
         M = self.n_hidden
-        if M > max_units:
-            raise AnnealingError(f"an exact ln Z of a Gaussian RBM sums 2^{M} hidden states "
-                                 f"and the limit is {max_units} units; estimate it by AIS "
-                                 f"(Annealer.log_partition) instead.")
+        self._enumerable(M, "hidden", max_units)
         return _anneal.gauss_log_partition(self.W, self.vbias, self.hbias, self.sigma,
-                                           auto_threads(None, self.n_visible << M))
+                                           auto_threads(threads, self.n_visible << M))
 
-    def log_prob(self, v, log_Z=None):
-        """ln p(v) = ln p*(v) - ln Z (ln Z exact when not given), float64; a density."""
+    def pseudo_log_likelihood(self, v, *, threads=None, max_units=None):
+        """``sum_i ln p(v_i | v_-i)`` for each row, exactly, float64 (a log-density).
+
+        Each conditional is p*(v) over its integral along v_i; summing h out inside the
+        integral, with z = (v - b) / sigma, x = c + W^T (v / sigma) and u = W h::
+
+            ln p(v_i | v_-i) = sum_j softplus(x_j) - ln(sqrt(2 pi) sigma_i)
+                               - ln sum_h exp(h.x + (u_i - z_i)^2 / 2),
+
+        a sum over the 2^n_hidden hidden states (blocks of 2^12, a stable log-sum-exp,
+        NumPy), so it is refused (AnnealingError) above ``max_units`` hidden units
+        (default :data:`exact_max_units`, 20) like :meth:`log_partition`.
+        """
         v = self._visible_data(v)
-        return self._log_unnormalized_rows(v) - (self.log_partition() if log_Z is None
-                                                 else float(log_Z))
+        M = self.n_hidden
+        self._enumerable(M, "hidden", max_units, "an exact pseudo-likelihood")
+        W = self.W.astype(np.float64)
+        x = self._hidden_inputs(v)                                    # rows x M
+        z = (v - self.vbias) / self.sigma                             # rows x D
+        lse = np.full(v.shape, -np.inf)
+        for h in binary_states(M):
+            hx = x @ h.T                                              # rows x S
+            u = h @ W.T                                               # S x D
+            for r in range(v.shape[0]):
+                t = hx[r][:, None] + 0.5 * (u - z[r]) ** 2            # S x D
+                lse[r] = np.logaddexp(lse[r], logsumexp(t, axis=0))
+        return (np.sum(np.logaddexp(0.0, x), axis=1)[:, None]
+                - np.log(math.sqrt(2.0 * math.pi) * self.sigma) - lse).sum(axis=1)
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None,
                sampler="gibbs", temperatures=None, ladder=None):

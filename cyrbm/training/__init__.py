@@ -1,0 +1,3 @@
+"""Training: the Trainer (CD-k, PCD, PT, AMH, PTT), its samplers, greedy DBN
+training and ln Z through training.
+"""
