@@ -22,7 +22,7 @@ import pytest
 import cyrbm
 from cyrbm import _anneal
 from cyrbm._random import pt_swap_streams, sample_streams
-from cyrbm.errors import ModelMismatchError
+from cyrbm.errors import ModelTypeError
 from cyrbm.models import tempering
 from cyrbm.models.gaussian import GaussianRBM
 from cyrbm.models.srbm import SRBM
@@ -271,7 +271,7 @@ def test_samples_do_not_depend_on_threads(make):
         assert one.dtype == model._state_dtype and one.shape == (300, model.n_visible)
     with pytest.raises(ValueError, match="adaptive temperatures are for training"):
         model.sample(3, 2, sampler="pt", temperatures="adaptive:4")
-    with pytest.raises(ModelMismatchError, match="a ladder model must be a"):
+    with pytest.raises(ModelTypeError, match="a ladder model must be a"):
         model.sample(3, 2, sampler="ptt", ladder=[cyrbm.RBM(np.zeros((model.n_visible, 2)),
                                                              np.zeros(model.n_visible),
                                                              np.zeros(2))])

@@ -124,11 +124,10 @@ class Layers:
         SRBM's visible one)."""
         return self._exact_layer
 
-
     # ------------------------------------------------- the samplers' protocol
-    # What the samplers of cyrbm.models.tempering and cyrbm.training ask of a model class, each
-    # a method of the same name and signature on RBM, GaussianRBM and SRBM (defaults
-    # here for the models with their own ``_sweeps``: GaussianRBM, SRBM).
+    # What the samplers of cyrbm.models.tempering and cyrbm.training ask of a model
+    # class, each a method of the same name and signature on RBM, GaussianRBM and SRBM
+    # (defaults here for the models with their own ``_sweeps``: GaussianRBM, SRBM).
 
     #: the dtype of a chain's visible states (0/1 uint8; a Gaussian model's reals)
     _state_dtype = np.dtype(np.uint8)
@@ -174,8 +173,8 @@ class Layers:
 
     def _same_class(self, model):
         if type(model) is not type(self):
-            raise ModelMismatchError(f"a ladder model must be a {type(self).__name__} like "
-                                     f"the model sampled, not a {type(model).__name__}.")
+            raise ModelTypeError(f"a ladder model must be a {type(self).__name__} like the "
+                                 f"model sampled, not a {type(model).__name__}.")
         return model
 
     def _chain_sample(self, n, steps, seed, init, threads, work, sampler="gibbs",
