@@ -12,7 +12,7 @@ from cyrbm import DBN, BoundEstimator, Trainer
 from cyrbm._random import make_streams
 from cyrbm.errors import DataError, ModelMismatchError
 from cyrbm.training.greedy import progress_file, train_dbn
-from cyrbm.training.trainer import probability_statistics
+from cyrbm.models.rbm import probability_statistics
 
 
 def sigmoid(z):

@@ -344,7 +344,7 @@ def test_bad_training_input_is_refused_in_one_sentence():
         Trainer(3, method="amh", visible="gaussian")
     with pytest.raises(ValueError, match="visible must be 'binary' or 'gaussian'"):
         Trainer(3, visible="real")
-    with pytest.raises(ValueError, match="trains a GaussianRBM, not the binary model given"):
+    with pytest.raises(ValueError, match="visible='gaussian' trains a Gaussian RBM, not the RBM given"):
         Trainer(3, visible="gaussian").fit(data[:5], model=RBM(np.zeros((4, 3)), np.zeros(4),
                                                                  np.zeros(3)))
     with pytest.warns(UserWarning, match=r"training data has variances 1\.\de\+04 times "

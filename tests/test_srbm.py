@@ -219,7 +219,7 @@ def test_bad_input_is_refused_in_one_sentence(tmp_path):
             Trainer(2, lateral=True, **kw)
     with pytest.raises(ValueError, match="trains with amh only with reconstruction='gibbs'"):
         Trainer(2, method="amh").fit(np.zeros((4, 3)), model=m)
-    with pytest.raises(ValueError, match="lateral=True trains an SRBM on 0/1 rows"):
+    with pytest.raises(ValueError, match="lateral=True trains an SRBM, not the RBM given"):
         Trainer(2, lateral=True).fit(np.zeros((4, 3)), model=RBM(W, b, c))
 
 

@@ -73,7 +73,20 @@ class GaussianRBM(Layers):
     noun = "a Gaussian RBM"
     title = "Gaussian RBM"
     real_valued = True
+    trainer_settings = {"visible": "gaussian"}
     _exact_layer = property(lambda self: ("hidden", self.n_hidden))
+
+    @classmethod
+    def _fresh(cls, trainer, n_visible, data):
+        return cls.random(n_visible, trainer.n_hidden, seed=trainer.seed, dtype=trainer.dtype,
+                          data=data, sigma=trainer.sigma)
+
+    def _cd_step(self, batch, chains, chain_inputs, state, settings, trainer, scratch):
+        """CD-k / PCD-k of Gaussian visible units (:func:`gaussian_cd_update`), learning
+        sigma too when the state has its velocity."""
+        velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
+        return gaussian_cd_update(self, velocity, batch, chains, state["streams"], settings,
+                                  state.get("vel_sigma"), scratch.setdefault("gaussian", {}))
 
     def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None, whitening=None):
         W = np.asarray(W)

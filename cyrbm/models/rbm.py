@@ -124,6 +124,25 @@ class Layers:
         SRBM's visible one)."""
         return self._exact_layer
 
+    # ------------------------------------------------- the training protocol
+    #: the Trainer settings that train a model of this class (fit(model=...) takes them)
+    trainer_settings = {}
+    #: whether training's monitor reports the exact pseudo-likelihood (cheap: binary)
+    pll_monitor = False
+
+    @classmethod
+    def _fresh(cls, trainer, n_visible, data):
+        """A fresh model for ``trainer`` (Trainer) on ``data``: the class's ``random``."""
+        return cls.random(n_visible, trainer.n_hidden, seed=trainer.seed, dtype=trainer.dtype,
+                          data=data)
+
+    def _cd_step(self, batch, chains, chain_inputs, state, settings, trainer, scratch):
+        """One CD-k / PCD-k update of this model in place from ``batch`` and the sampler's
+        ``chains`` (SM08 Eq. 7; the velocities and streams in the training ``state``,
+        ``settings`` the step's k, learning rate, momentum, decay and scale, ``scratch``
+        buffers kept across batches); False when the parameters became non-finite."""
+        raise NotImplementedError
+
     # ------------------------------------------------- the samplers' protocol
     # What the samplers of cyrbm.models.tempering and cyrbm.training ask of a model
     # class, each a method of the same name and signature on RBM, GaussianRBM and SRBM
@@ -230,6 +249,7 @@ class RBM(Layers):
     visible = "binary"
     noun = "an RBM"
     title = "RBM"
+    pll_monitor = True
     exact_max_units = EXACT_MAX_UNITS
 
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
@@ -339,6 +359,23 @@ class RBM(Layers):
     def _exact_layer(self):
         return (("hidden", self.n_hidden) if self.n_hidden <= self.n_visible
                 else ("visible", self.n_visible))
+
+    def _cd_step(self, batch, chains, chain_inputs, state, settings, trainer, scratch):
+        """CD-k / PCD-k of the binary RBM (SM08 Eq. 7): the statistics and the update in
+        one pass (``_gibbs.cd_update``, bit-identical to ``cd_statistics`` then
+        ``apply_update``), or, with ``trainer.probabilities``, the positive phase under
+        rows of probabilities (:func:`probability_statistics`)."""
+        params = (self.W, self.vbias, self.hbias)
+        velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
+        if not trainer.probabilities:
+            return _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
+                                    settings, workspace=scratch["workspace"],
+                                    chain_inputs=chain_inputs)
+        if "grads" not in scratch:
+            scratch["grads"] = tuple(np.empty_like(a) for a in params)
+        probability_statistics(params, batch, chains, state["streams"], scratch["grads"],
+                               settings, scratch["workspace"])
+        return _gibbs.apply_update(params, scratch["grads"], velocity, settings)
 
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
@@ -513,6 +550,36 @@ def _column_means(data):
     for start in range(0, data.shape[0], 255):
         counts += data[start:start + 255].sum(axis=0, dtype=np.uint16)
     return counts / data.shape[0]
+
+
+def probability_statistics(params, x, v_chain, streams, grads, settings, workspace=None):
+    """Sums over a mini-batch of the CD-k / PCD-k gradient when the data rows are
+    probabilities x in [0, 1] (a DBN layer trained on Q(h | v) as probabilities, SM08
+    Sec. 4.1): SM08 Eq. 7 with the positive phase's expectation taken under x,
+
+        dW = sum_n x_n sigma(W^T x_n + c)^T - sum_n v~_n p(h | v~_n)^T
+        db = sum_n x_n - sum_n v~_n,   dc = sum_n sigma(W^T x_n + c) - sum_n p(h | v~_n),
+
+    v~ the chains after k block-Gibbs sweeps.  CD (``settings["persistent"]`` false)
+    starts chain n at a Bernoulli draw of x_n from stream n (cyrbm_rng_uniform < x);
+    persistent chains keep ``v_chain`` (INOUT).  The sweeps and the negative statistics
+    are the CD kernel's (``_gibbs.cd_statistics`` on all-zero data, whose positive terms
+    are 0, and sigma(c) for the hidden biases, removed here); the positive statistics are
+    dense products in the model's dtype.  ``grads`` (OUT) = (dW, db, dc), not divided by
+    the batch size; ``settings`` as for cd_statistics."""
+    W, vbias, hbias = params
+    x = np.asarray(x, dtype=W.dtype)
+    B = x.shape[0]
+    if not settings["persistent"]:
+        v_chain[:] = _anneal.chain_uniforms(streams, x.shape[1])[:B] < x
+    stats = dict(settings, persistent=True)
+    _gibbs.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
+                         workspace)
+    dW, dvbias, dhbias = grads
+    P = expit(x @ W + hbias)
+    dW += x.T @ P
+    dvbias += x.sum(axis=0, dtype=W.dtype)
+    dhbias += P.sum(axis=0, dtype=W.dtype) - B * expit(hbias)
 
 
 def binary_states(n, bits=12):

@@ -103,6 +103,15 @@ class SRBM(Layers):
     noun = "an SRBM"
     title = "SRBM (lateral visible connections)"
     _exact_layer = property(lambda self: ("visible", self.n_visible))
+    trainer_settings = {"lateral": True}
+
+    def _cd_step(self, batch, chains, chain_inputs, state, settings, trainer, scratch):
+        """CD-k / PCD-k with the trainer's reconstruction (:func:`srbm_cd_update`: damped
+        mean-field or sequential Gibbs), the lateral weights learnt too."""
+        velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
+        return srbm_cd_update(self, velocity, state["vel_L"], batch, chains, state["streams"],
+                              settings, trainer.reconstruction, trainer.damping,
+                              trainer.mean_field_steps)
     exact_max_units = EXACT_MAX_VISIBLE
 
     def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,

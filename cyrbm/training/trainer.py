@@ -39,15 +39,12 @@ from cyrbm._validation import (_is_finite_real as _real, check_binary, check_mem
                                check_probabilities, check_visible_rows, check_whole, worded)
 from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
-from cyrbm.models.gaussian import GaussianRBM, gaussian_cd_update, warn_scale
-from cyrbm.models.srbm import (DAMPING, MEAN_FIELD_STEPS, SRBM, check_lateral_settings,
-                        srbm_cd_update)
-from cyrbm.models.rbm import RBM, expit
+from cyrbm.models.gaussian import warn_scale
+from cyrbm.models.kinds import MODEL_CLASSES
+from cyrbm.models.rbm import RBM, Layers, expit
+from cyrbm.models.srbm import DAMPING, MEAN_FIELD_STEPS, check_lateral_settings
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
-#: the model class of each setting of ``visible``, and of ``lateral`` (its methods say
-#: what each class needs of a sampler)
-_MODEL_CLASSES = {"binary": RBM, "gaussian": GaussianRBM, "lateral": SRBM}
 #: the method each sampler setting belongs to
 _SAMPLER_OF = {"temperatures": ("pt",), "chains": ("pt", "ptt"), "adapt_every": ("pt",),
                "hop_prob": ("amh",), "modes": ("amh",), "radius": ("amh",),
@@ -382,13 +379,17 @@ class Trainer:
     def _model_class(self):
         """The class of the model trained: the one of ``visible``, or an SRBM with
         ``lateral``."""
-        return _MODEL_CLASSES["lateral" if self.lateral else self.visible]
+        return MODEL_CLASSES["lateral" if self.lateral else self.visible]
+
+    def _setting_words(self):
+        """The settings that chose the model class, in the Python API's words."""
+        return "lateral=True" if self.lateral else f"visible={self.visible!r}"
 
     def _check_visible(self, method):
-        refusal = _MODEL_CLASSES[self.visible]._method_refusal(method)
+        refusal = MODEL_CLASSES[self.visible]._method_refusal(method)
         if refusal is not None:
             raise worded(ValueError(refusal), parameters=("method",))
-        if self.learn_sigma and self.visible != "gaussian":
+        if self.learn_sigma and not MODEL_CLASSES[self.visible].real_valued:
             raise ValueError("learn_sigma is for Gaussian visible units (visible='gaussian').")
 
     # ------------------------------------------------------------- settings
@@ -407,7 +408,7 @@ class Trainer:
                                "betas": self.track_betas, "refine": self.track_refine,
                                "overlap": self.track_overlap}}
                if self.track_logz else {}),
-            **({"visible": "gaussian"} if self.visible == "gaussian" else {}),
+            **({"visible": self.visible} if MODEL_CLASSES[self.visible].real_valued else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),
             **({"lateral": {"reconstruction": self.reconstruction, "damping": self.damping,
                             "mean_field_steps": self.mean_field_steps}}
@@ -479,22 +480,22 @@ class Trainer:
             After Ctrl-C, once a checkpoint of the current state has been written.
         """
         self.probabilities = bool(probabilities)
-        if isinstance(model, GaussianRBM):
-            self.visible = "gaussian"
+        if model is not None and type(model) is not self._model_class():
+            # a model given decides the unit type of a trainer left at binary units
+            if self._model_class() is not RBM or not isinstance(model, Layers):
+                raise ValueError(f"{self._setting_words()} trains {self._model_class().noun}, "
+                                 f"not the {type(model).__name__} given.")
+            for key, value in model.trainer_settings.items():
+                setattr(self, key, value)
             self._check_visible(self.method)
-        if isinstance(model, SRBM) and not self.lateral:
-            self.lateral = True
-            self.reconstruction, self.damping, self.mean_field_steps = \
-                check_lateral_settings(self.method, self.reconstruction, self.damping,
-                                       self.mean_field_steps)
-        if self.lateral and (model is not None and not isinstance(model, SRBM)
-                             or probabilities):
-            raise ValueError("lateral=True trains an SRBM on 0/1 rows: give no other model "
-                             "and no probabilities.")
-        gaussian = self.visible == "gaussian"
-        if gaussian and model is not None and not isinstance(model, GaussianRBM):
-            raise ValueError("visible='gaussian' trains a GaussianRBM, not the binary model "
-                             "given.")
+            if self.lateral:
+                self.reconstruction, self.damping, self.mean_field_steps = \
+                    check_lateral_settings(self.method, self.reconstruction, self.damping,
+                                           self.mean_field_steps)
+        if self.lateral and probabilities:
+            raise ValueError("lateral=True trains an SRBM on 0/1 rows: give no "
+                             "probabilities.")
+        gaussian = self._model_class().real_valued
         if gaussian and self.probabilities:
             raise ValueError("probabilities=True is for binary visible units, not Gaussian ones.")
         data = (check_probabilities(data, name="training data") if self.probabilities
@@ -531,14 +532,8 @@ class Trainer:
             state = self._load_checkpoint(D, fingerprint)
             model = state["model"]
         else:
-            if model is None and gaussian:
-                model = GaussianRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
-                                           data=data, sigma=self.sigma)
-            elif model is None and self.lateral:
-                model = SRBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype,
-                                    data=data)
-            elif model is None:
-                model = RBM.random(D, self.n_hidden, seed=self.seed, dtype=self.dtype, data=data)
+            if model is None:
+                model = self._model_class()._fresh(self, D, data)
             else:
                 if model.n_visible != D:
                     raise ModelMismatchError(
@@ -617,8 +612,7 @@ class Trainer:
 
         interrupted = _InterruptFlag()
         bar = None
-        grads = None
-        gauss_buffers = {}          # gaussian_cd_update's outputs, reused across batches
+        scratch = {"workspace": workspace}     # the CD step's buffers, kept across batches
         # checkpoint cadence: by time, bounded by checkpoint_every epochs (the resumed or
         # fresh state counts as the last checkpoint)
         last_saved = (_now(), state["epoch"])
@@ -644,27 +638,9 @@ class Trainer:
                                     learning_rate=self.learning_rate_at(state["n_updates"]),
                                     momentum=self.momentum, weight_decay=self.weight_decay,
                                     scale=1.0 / B, n_threads=T)
-                    params = (model.W, model.vbias, model.hbias)
-                    velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
-                    if self.visible == "gaussian":
-                        ok = gaussian_cd_update(model, velocity, batch, chains,
-                                                state["streams"], settings,
-                                                state.get("vel_sigma"), gauss_buffers)
-                    elif self.lateral:
-                        ok = srbm_cd_update(model, velocity, state["vel_L"], batch, chains,
-                                            state["streams"], settings, self.reconstruction,
-                                            self.damping, self.mean_field_steps)
-                    elif self.probabilities:
-                        if grads is None:
-                            grads = tuple(np.empty_like(a) for a in params)
-                        probability_statistics(params, batch, chains, state["streams"], grads,
-                                               settings, workspace)
-                        ok = _gibbs.apply_update(params, grads, velocity, settings)
-                    else:
-                        # cd_statistics + apply_update in one pass (bit-identical to them)
-                        ok = _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
-                                              settings, workspace=workspace,
-                                              chain_inputs=chain_inputs)
+                    # the unit type's own statistics and update, in place
+                    ok = model._cd_step(batch, chains, chain_inputs, state, settings, self,
+                                        scratch)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
@@ -696,7 +672,7 @@ class Trainer:
                     self._describe_track(state, record)
                 if monitor is not None:
                     record["reconstruction_error"] = model.reconstruction_error(monitor)
-                    if self.visible == "binary" and not self.lateral:
+                    if model.pll_monitor:
                         record["pseudo_log_likelihood"] = float(np.mean(
                             model.pseudo_log_likelihood(monitor, threads=T)))
                 state["history"].append(record)
@@ -791,7 +767,7 @@ class Trainer:
         return {"settings": self.settings(), "epochs_done": state["epoch"],
                 "n_updates": state["n_updates"], "data_shape": list(shape),
                 "input": ("probabilities" if self.probabilities else
-                          "real" if self.visible == "gaussian" else "binary"),
+                          "real" if self._model_class().real_valued else "binary"),
                 "history": state["history"]}
 
     def _save_checkpoint(self, state, fingerprint):
@@ -945,37 +921,6 @@ def _epoch_order(seed, epoch, n, length):
     perm = rng.permutation(n)
     reps = -(-length // n)
     return np.tile(perm, reps)[:length]
-
-
-def probability_statistics(params, x, v_chain, streams, grads, settings, workspace=None):
-    """Sums over a mini-batch of the CD-k / PCD-k gradient when the data rows are
-    probabilities x in [0, 1] (a DBN layer trained on Q(h | v) as probabilities, SM08
-    Sec. 4.1): SM08 Eq. 7 with the positive phase's expectation taken under x,
-
-        dW = sum_n x_n sigma(W^T x_n + c)^T - sum_n v~_n p(h | v~_n)^T
-        db = sum_n x_n - sum_n v~_n,   dc = sum_n sigma(W^T x_n + c) - sum_n p(h | v~_n),
-
-    v~ the chains after k block-Gibbs sweeps.  CD (``settings["persistent"]`` false)
-    starts chain n at a Bernoulli draw of x_n from stream n (cyrbm_rng_uniform < x);
-    persistent chains keep ``v_chain`` (INOUT).  The sweeps and the negative statistics
-    are the CD kernel's (``_gibbs.cd_statistics`` on all-zero data, whose positive terms
-    are 0, and sigma(c) for the hidden biases, removed here); the positive statistics are
-    dense products in the model's dtype.  ``grads`` (OUT) = (dW, db, dc), not divided by
-    the batch size; ``settings`` as for cd_statistics."""
-    from cyrbm._anneal import chain_uniforms
-    W, vbias, hbias = params
-    x = np.asarray(x, dtype=W.dtype)
-    B = x.shape[0]
-    if not settings["persistent"]:
-        v_chain[:] = chain_uniforms(streams, x.shape[1])[:B] < x
-    stats = dict(settings, persistent=True)
-    _gibbs.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
-                         workspace)
-    dW, dvbias, dhbias = grads
-    P = expit(x @ W + hbias)
-    dW += x.T @ P
-    dvbias += x.sum(axis=0, dtype=W.dtype)
-    dhbias += P.sum(axis=0, dtype=W.dtype) - B * expit(hbias)
 
 
 # ---------------------------------------------------------------- samplers
