@@ -13,7 +13,7 @@ loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm import _engine, _exact, _gibbs, _io, _tempering, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
@@ -274,8 +274,8 @@ class RBM(Layers):
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
         v = self._visible_data(v)
-        return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
-                                             resolve_threads(threads))
+        return _exact.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
+                                            resolve_threads(threads))
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
                temperatures=None, ladder=None):
@@ -349,11 +349,11 @@ class RBM(Layers):
         if sampler == "pt":
             swap_streams = pt_swap_streams(seed, n)
             accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)
-            _anneal.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
-                              swap_streams, accepted, T)
+            _tempering.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
+                                 swap_streams, accepted, T)
             return np.ascontiguousarray(v[K1 - 1::K1])
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
-        _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
+        _engine.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
 
     # ---------------------------------------------------------------- files

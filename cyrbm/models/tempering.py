@@ -11,7 +11,7 @@ ladder: spacing re-tuned so that neighbouring pairs swap at equal rates.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs
+from cyrbm import _anneal, _engine, _gibbs
 from cyrbm._random import make_run_streams, make_streams
 
 #: CRI10's ladder: 0, 0.05, ..., 1 (K = 20).
@@ -142,7 +142,7 @@ class TemperedChains:
         # refreshed sweeps of fewer than about a thousand chains (bench/README.md)
         previous = _anneal.use_dense_tables("never")
         try:
-            self.engine = _anneal.GibbsEngine(zeros_b, None, None,
+            self.engine = _engine.GibbsEngine(zeros_b, None, None,
                                               np.zeros((n_visible, n_hidden)), zeros_b,
                                               np.zeros(n_hidden), state["streams"],
                                               dtype=dtype, n_threads=n_threads)
@@ -243,7 +243,7 @@ class TrajectoryChains:
 
     def _engine(self, model, streams, v):
         W, b, c = model
-        engine = _anneal.GibbsEngine(b, None, None, W, b, c, streams, dtype=self.dtype,
+        engine = _engine.GibbsEngine(b, None, None, W, b, c, streams, dtype=self.dtype,
                                      n_threads=self.n_threads)
         engine.set_visible(v)
         return engine

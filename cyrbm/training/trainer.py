@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from cyrbm import _gibbs, _io, defaults
+from cyrbm import _cd, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import make_run_streams, make_streams, seed_sequence
@@ -587,7 +587,7 @@ class Trainer:
         T = self.threads = auto_threads(self._threads_requested, work)
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
-        workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
+        workspace = _cd.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         sampler = SAMPLERS[self.method](self, state, model, B, T)
         tracker = self._tracker(state, model, T)
         monitor = None
@@ -643,12 +643,12 @@ class Trainer:
                             grads = tuple(np.empty_like(a) for a in params)
                         probability_statistics(params, batch, chains, state["streams"], grads,
                                                settings, workspace)
-                        ok = _gibbs.apply_update(params, grads, velocity, settings)
+                        ok = _cd.apply_update(params, grads, velocity, settings)
                     else:
                         # cd_statistics + apply_update in one pass (bit-identical to them)
-                        ok = _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
-                                              settings, workspace=workspace,
-                                              chain_inputs=chain_inputs)
+                        ok = _cd.cd_update(params, velocity, batch, chains, state["streams"],
+                                           settings, workspace=workspace,
+                                           chain_inputs=chain_inputs)
                     if not ok:
                         raise TrainingDiverged(self._diverged_message(epoch, b))
                     state["batch"] = b + 1
@@ -954,7 +954,7 @@ def probability_statistics(params, x, v_chain, streams, grads, settings, workspa
     v~ the chains after k block-Gibbs sweeps.  CD (``settings["persistent"]`` false)
     starts chain n at a Bernoulli draw of x_n from stream n (cyrbm_rng_uniform < x);
     persistent chains keep ``v_chain`` (INOUT).  The sweeps and the negative statistics
-    are the CD kernel's (``_gibbs.cd_statistics`` on all-zero data, whose positive terms
+    are the CD kernel's (``_cd.cd_statistics`` on all-zero data, whose positive terms
     are 0, and sigma(c) for the hidden biases, removed here); the positive statistics are
     dense products in the model's dtype.  ``grads`` (OUT) = (dW, db, dc), not divided by
     the batch size; ``settings`` as for cd_statistics."""
@@ -965,8 +965,8 @@ def probability_statistics(params, x, v_chain, streams, grads, settings, workspa
     if not settings["persistent"]:
         v_chain[:] = chain_uniforms(streams, x.shape[1])[:B] < x
     stats = dict(settings, persistent=True)
-    _gibbs.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
-                         workspace)
+    _cd.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
+                      workspace)
     dW, dvbias, dhbias = grads
     P = expit(x @ W + hbias)
     dW += x.T @ P
