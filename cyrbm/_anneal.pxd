@@ -1,4 +1,4 @@
-# Annealed importance sampling and exact partition functions on raw buffers.
+# The Gibbs engine's buffers, its one loop and annealed importance sampling, on raw buffers.
 #
 # The C kernels live in cyrbm/_kernels/anneal.c and anneal_t.h (see them for the
 # algorithm, the memory layout and the order in which random numbers are drawn); the cdef functions
@@ -9,19 +9,16 @@ from cyrbm._random cimport cyrbm_rng
 
 from cyrbm._ckernels cimport *
 
+# block-Gibbs chains recompute their inputs exactly every so many sweeps (float32 drift)
+cdef enum:
+    GIBBS_REFRESH = 200
 
-cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
-                      Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, uint8_t *h,
-                      Py_ssize_t n, int steps, cyrbm_rng *streams,
-                      int n_threads, bint check_signals=*) noexcept nogil
+# n rounded up to a multiple of CYRBM_AK_PAD elements (the kernels' padded rows)
+cdef inline Py_ssize_t _pad(Py_ssize_t n) noexcept nogil:
+    return ((n + CYRBM_AK_PAD - 1) // CYRBM_AK_PAD) * CYRBM_AK_PAD
 
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, double beta, int n_threads) noexcept nogil
-
-cdef double exact_log_partition_raw(const double *Ws, Py_ssize_t ld, const double *cs,
-                                    const double *co, Py_ssize_t m, Py_ssize_t n_pad,
-                                    int chunk_bits, double *chunks, int n_threads) noexcept nogil
-
 
 # The buffers of R AIS runs between RBMs A and B, in one malloc'd block: the single layout
 # of the kernels' inputs, used by GibbsEngine and by the C/Cython API (cyrbm.capi).
@@ -48,21 +45,12 @@ cdef struct ais_buffers:
     void *ebuf           # ldB elements: B's unscaled hidden biases (ais_set_tempered)
     gauss_buffers *gauss # not NULL: the runs have Gaussian visible units (gauss_run)
 
-# The Gaussian visible layer's one driver (gauss_run and the C API): steps k0 <= k < k1 of
-# R runs v (R x D) between N(mu, sd^2) and the Gaussian RBM (p: NULL, or OUT p(h | v) at
-# step k0); 0, -1 (memory), -3 (signal).
-cdef int gauss_engine(const floating *W, const floating *vbias, const floating *hbias,
-                      const floating *sigma, const double *mu, const double *sd,
-                      Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, floating *v, uint8_t *h,
-                      const double *betas, Py_ssize_t k0, Py_ssize_t k1, bint weights,
-                      cyrbm_rng *streams, double *logw, floating *p, int n_threads,
-                      bint check_signals) noexcept nogil
-
-# Exact ln Z of a Gaussian RBM over its 2^M hidden states (float64; 0, -1, -2 for M > 40).
-cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
-                                   const floating *hbias, const floating *sigma,
-                                   Py_ssize_t D, Py_ssize_t M, double *log_Z,
-                                   int n_threads) noexcept nogil
+# The one loop of the engine's transitions (GibbsEngine, the samplers, the C API): steps
+# s0 <= s < s1 of every run, AIS steps (anneal) or tempered block-Gibbs sweeps; 0 or -3.
+cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
+                    Py_ssize_t s1, Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
+                    int force_refresh, int n_threads, bint check_signals,
+                    Py_ssize_t piece=*) noexcept nogil
 
 cdef int ais_alloc(ais_buffers *B, bint float32, Py_ssize_t runs, Py_ssize_t n_visible,
                    Py_ssize_t nA, Py_ssize_t nB) noexcept nogil
@@ -84,23 +72,7 @@ cdef int ais_anneal(ais_buffers *B, const double *betas, Py_ssize_t K, Py_ssize_
                     Py_ssize_t k1, Py_ssize_t refresh_every, int n_threads,
                     bint check_signals) noexcept nogil
 
-cdef int exact_log_partition_rbm(const floating *W, const floating *vbias,
-                                 const floating *hbias, Py_ssize_t n_visible,
-                                 Py_ssize_t n_hidden, int chunk_bits, double *log_Z,
-                                 int n_threads) noexcept nogil
-
 # Parallel tempering (Cho, Raiko & Ilin 2010): the engine in CRI10's configuration (the
-# run at temperature t moves by the RBM (t W, b, c)), swaps of neighbours over ladders.
+# run at temperature t moves by the RBM (t W, b, c)); the swaps are in _tempering.pxd.
 cdef void ais_set_tempered(ais_buffers *B, const floating *W, const floating *vbias,
                            const floating *hbias) noexcept nogil
-
-cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
-                   Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
-                   double *beta, cyrbm_rng *streams, int64_t *accepted,
-                   int n_threads) noexcept nogil
-
-cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
-                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
-                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
-                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads,
-                   bint check_signals=*) noexcept nogil

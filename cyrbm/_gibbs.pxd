@@ -60,5 +60,9 @@ cdef void padded_sample(const floating *P, Py_ssize_t ldp, Py_ssize_t n_units,
                         Py_ssize_t n_rows, cyrbm_rng *streams, uint8_t *state,
                         int32_t *idx, int32_t *cnt, int n_threads) noexcept nogil
 
+# AT (n_cols x n_rows) = A.T, in parallel over blocks of 64 rows of A
+cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, floating *AT,
+                    int n_threads) noexcept nogil
+
 # sigma in place on act[0:n] (any n), by the vector kernel
 cdef void sigmoid_inplace(floating *act, Py_ssize_t n, int n_threads) noexcept nogil

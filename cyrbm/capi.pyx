@@ -15,7 +15,7 @@ with streams from ``make_pt_streams``).
 Version 5 adds the Gaussian RBM (MS09 Sec. 5.2): ``gauss_gibbs_sweeps_f32/f64`` (block
 Gibbs), ``gauss_ais_log_partition_f32/f64`` (AIS from independent Gaussians, streams from
 ``make_gauss_ais_streams``) and ``gauss_exact_log_partition_f32/f64``, on the engine's
-drivers ``_anneal.gauss_engine`` and ``_anneal.gauss_exact_log_partition``.
+drivers ``_gauss.gauss_engine`` and ``_gauss.gauss_exact_log_partition``.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, int64_t, uint64_t
@@ -23,6 +23,10 @@ from libc.stdint cimport uint8_t, int64_t, uint64_t
 from cyrbm._random cimport cyrbm_rng
 from cyrbm cimport _gibbs
 from cyrbm cimport _anneal
+from cyrbm cimport _engine
+from cyrbm cimport _tempering
+from cyrbm cimport _gauss
+from cyrbm cimport _exact
 from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
@@ -60,7 +64,7 @@ cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *
                       int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0:
         return -2
-    return _anneal.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
+    return _engine.gibbs_sweeps(W, vbias, hbias, n_visible, n_hidden, v, h, n, steps, streams,
                                 n_threads)
 
 
@@ -124,7 +128,7 @@ cdef int exact_log_partition(const floating *W, const floating *vbias,
                              Py_ssize_t n_hidden, double *log_Z, int n_threads) noexcept nogil:
     if _bad_sizes(n_visible, n_hidden, 0) or min(n_visible, n_hidden) > CYRBM_EXACT_MAX_UNITS:
         return -2
-    return _anneal.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
+    return _exact.exact_log_partition_rbm(W, vbias, hbias, n_visible, n_hidden, 12, log_Z,
                                            n_threads)
 
 
@@ -190,7 +194,7 @@ cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbi
     if _bad_sizes(n_visible, n_hidden, n) or steps < 0 or W == NULL or v == NULL \
             or streams == NULL or swap_streams == NULL:
         return -2
-    return _anneal.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
+    return _tempering.pt_sweeps(W, vbias, hbias, n_visible, n_hidden, v, n, temps, n_temps,
                              steps, streams, swap_streams, accepted, n_threads)
 
 
@@ -236,7 +240,7 @@ cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floa
     for i in range(n_visible):                            # the base (unread): b, sigma
         work[steps + 1 + i] = vbias[i]
         work[steps + 1 + n_visible + i] = sigma[i]
-    status = _anneal.gauss_engine(W, vbias, hbias, sigma, work + steps + 1,
+    status = _gauss.gauss_engine(W, vbias, hbias, sigma, work + steps + 1,
                                   work + steps + 1 + n_visible, n, n_visible, n_hidden, v, hh,
                                   work, 1, steps + 1, False, streams,
                                   work + steps + 1 + 2 * n_visible, <floating *> NULL,
@@ -278,7 +282,7 @@ cdef int gauss_ais_log_partition(const floating *W, const floating *vbias,
         return -1
     memset(v, 0, runs * n_visible * sizeof(floating))
     memset(log_weights, 0, runs * sizeof(double))
-    status = _anneal.gauss_engine(W, vbias, hbias, sigma, base_mean, base_sd, runs,
+    status = _gauss.gauss_engine(W, vbias, hbias, sigma, base_mean, base_sd, runs,
                                   n_visible, n_hidden, v, h, betas, 0, n_betas, True, streams,
                                   log_weights, <floating *> NULL, n_threads, False)
     if samples == NULL:
@@ -298,7 +302,7 @@ cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
     if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden) or log_Z == NULL
             or n_hidden > CYRBM_EXACT_MAX_UNITS):
         return -2
-    return _anneal.gauss_exact_log_partition(W, vbias, hbias, sigma, n_visible, n_hidden,
+    return _gauss.gauss_exact_log_partition(W, vbias, hbias, sigma, n_visible, n_hidden,
                                              log_Z, n_threads)
 
 

@@ -1,4 +1,4 @@
-"""The Gibbs engine (cyrbm._anneal.GibbsEngine): a new sampler is a schedule of its
+"""The Gibbs engine (cyrbm._engine.GibbsEngine): a new sampler is a schedule of its
 transitions, and each transition leaves its own distribution invariant.
 
 The example here is tempering, the transition parallel tempering builds on: chains of
@@ -11,7 +11,7 @@ import pytest
 from scipy.special import logsumexp
 
 import cyrbm
-from cyrbm import _anneal
+from cyrbm import _anneal, _engine
 from cyrbm.capi import make_ais_streams
 from _reference import all_states, check_sampler, tiny_model, total_variation
 
@@ -39,7 +39,7 @@ def pair():
 def tempered_chains(A, B, betas, sweeps, seed, dtype=np.float64):
     """Final visible states of len(betas) chains of one engine, chain r at betas[r]."""
     runs = len(betas)
-    engine = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+    engine = _engine.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                                  make_ais_streams(seed, runs), dtype=dtype, n_threads=2,
                                  refresh_every=7)
     start = np.random.default_rng(seed).random((runs, A.n_visible)) < 0.5
@@ -87,9 +87,9 @@ def test_each_chain_follows_its_own_temperature(pair, dtype, input_path):
 def test_sweeps_in_pieces_equal_one_call(pair):
     A, B = pair
     betas = np.linspace(0, 1, 9)
-    one = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+    one = _engine.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                               make_ais_streams(3, 9), refresh_every=5)
-    two = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+    two = _engine.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                               make_ais_streams(3, 9), refresh_every=5)
     one.sweep(23, beta=betas)
     two.sweep(10, beta=betas)
@@ -100,7 +100,7 @@ def test_sweeps_in_pieces_equal_one_call(pair):
 
 def test_temperatures_are_checked(pair):
     A, B = pair
-    e = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+    e = _engine.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                             make_ais_streams(0, 4))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         e.sweep(1, beta=[0.1, 0.2, 1.5, 0.3])

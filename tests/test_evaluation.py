@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import RBM, _anneal
+from cyrbm import RBM, _anneal, _engine
 from cyrbm.estimators.annealing import Annealer, ais_streams, exact_log_partition, make_schedule
 from cyrbm.errors import CyrbmError
 from cyrbm.estimators.evaluation import (adaptive_schedule, raise_log_weights, save_schedule,
@@ -30,7 +30,7 @@ def raise_weights(model, v, bA, betas, chains, seed=1, **kw):
 def forward_order_weights(model, v, bA, betas, chains, seed=1):
     """The deliberately wrong reverse chain: from v, weight then move (the forward AIS
     order) over the reversed schedule, with no first transition at beta_K."""
-    eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
+    eng = _engine.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
                               ais_streams(seed, chains, 4), dtype=model.dtype)
     eng.set_visible(np.repeat(v[None, :], chains, axis=0))
     rev = np.ascontiguousarray(betas[::-1])
@@ -118,7 +118,7 @@ def pair_small():
 
 def ratio_forward_order_weights(A, B, log_z_a, v, betas, chains, seed=1):
     """The deliberately wrong reverse chain on the ratio path: weight, then move."""
-    eng = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
+    eng = _engine.GibbsEngine(A.vbias, A.W, A.hbias, B.W, B.vbias, B.hbias,
                               ais_streams(seed, chains, 4), dtype=np.float64)
     eng.set_visible(np.repeat(v[None, :], chains, axis=0))
     rev = np.ascontiguousarray(betas[::-1])

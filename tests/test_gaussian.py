@@ -125,15 +125,15 @@ def test_normal_draws_follow_the_stream_and_box_muller():
     cosine; vmath.h's float64 ln, cos(2 pi u) and sin(2 pi u) within 4e-15 of it over
     37 x 301 draws (every quadrant), the uniforms taken in the documented order."""
     from _reference import xoshiro_reference
-    from cyrbm import _anneal
+    from cyrbm import _gauss
     from cyrbm._random import gaussian_ais_streams
     R, D = 37, 301
     st = gaussian_ais_streams(3, R)
     first = st.copy()
     v, h, lw = np.zeros((R, D)), np.zeros((R, 1), np.uint8), np.zeros(R)
     mu, sd = np.zeros(D), np.ones(D)
-    _anneal.gauss_run(np.zeros((D, 1)), np.zeros(D), np.zeros(1), np.ones(D), mu, sd, v, h,
-                      np.zeros(1), 0, 1, False, st, lw, 2)
+    _gauss.gauss_run(np.zeros((D, 1)), np.zeros(D), np.zeros(1), np.ones(D), mu, sd, v, h,
+                     np.zeros(1), 0, 1, False, st, lw, 2)
     for r in range(R):
         u = np.array(xoshiro_reference(first[r], D + 1))
         radius, angle = np.sqrt(-2 * np.log(1 - u[0::2])), 2 * np.pi * u[1::2]
@@ -152,7 +152,7 @@ def test_cd_products_match_numpy(dtype, tol, D):
     the gradient take a tile moved back to end at the last row, 5 take single rows); and
     p(h | data) from the first Gibbs sweep (gauss_run's p_first) has the same bits as
     gauss_cd_products' own."""
-    from cyrbm import _anneal
+    from cyrbm import _gauss
     from cyrbm._random import gaussian_ais_streams
     from cyrbm.models.rbm import expit
     m = model_of(D, 19, seed=3, dtype=dtype)
@@ -160,7 +160,7 @@ def test_cd_products_match_numpy(dtype, tol, D):
     v, w = (rng.normal(0, 1.5, (37, D)).astype(dtype) for _ in range(2))
     p0, pk, dW = np.empty((37, 19), dtype), np.empty((37, 19), dtype), np.empty_like(m.W)
     db, dc = np.empty_like(m.vbias), np.empty_like(m.hbias)
-    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, p0, pk, dW, db, dc, 2)
+    _gauss.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, p0, pk, dW, db, dc, 2)
     W, c, s = (a.astype(np.float64) for a in (m.W, m.hbias, m.sigma))
     q0, qk = expit((v / s) @ W + c), expit((w / s) @ W + c)
     np.testing.assert_allclose(p0, q0, rtol=tol, atol=tol)
@@ -175,7 +175,7 @@ def test_cd_products_match_numpy(dtype, tol, D):
     m._sweeps(chains, gaussian_ais_streams(1, 37), 1, 2, 2, first)
     np.testing.assert_array_equal(first, p0)
     again = np.empty_like(dW)
-    _anneal.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, first, pk, again, db, dc, 2, True)
+    _gauss.gauss_cd_products(m.W, m.hbias, m.sigma, v, w, first, pk, again, db, dc, 2, True)
     np.testing.assert_array_equal(again, dW)
 
 

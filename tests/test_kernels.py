@@ -1,4 +1,4 @@
-"""The training-step kernels (cyrbm/_kernels/gibbs_t.h, cyrbm/_gibbs.pyx) against slow,
+"""The training-step kernels (cyrbm/_kernels/gibbs_t.h, cyrbm/_gibbs.pyx, _cd.pyx) against slow,
 obvious NumPy references.
 
 Where a kernel promises an order of operations the check is bit-for-bit; otherwise the
@@ -12,7 +12,7 @@ import pytest
 from scipy.special import expit
 
 import cyrbm
-from cyrbm import _gibbs, _kernel_tests, _random
+from cyrbm import _cd, _gibbs, _kernel_tests, _random
 
 DTYPES = [np.float32, np.float64]
 
@@ -165,7 +165,7 @@ def test_bernoulli_frequencies_within_five_standard_errors():
 
 # ------------------------------------------------------------- CD statistics
 def settings(**given):
-    """The settings dict of _gibbs.cd_statistics / cd_update / apply_update."""
+    """The settings dict of _cd.cd_statistics / cd_update / apply_update."""
     out = dict(k=1, persistent=False, learning_rate=0.0, momentum=0.0, weight_decay=0.0,
                scale=1.0, n_threads=1)
     out.update(given)
@@ -177,9 +177,9 @@ def run_cd(W, vb, hb, v_data, v_chain, persistent, k, seed, threads=1, workspace
     streams = _random.make_streams(seed, "chains", B)
     dW, dvb, dhb = np.empty_like(W), np.empty_like(vb), np.empty_like(hb)
     chains = v_chain.copy()
-    _gibbs.cd_statistics((W, vb, hb), v_data, chains, streams, (dW, dvb, dhb),
-                         settings(k=k, persistent=persistent, n_threads=threads),
-                         workspace=workspace)
+    _cd.cd_statistics((W, vb, hb), v_data, chains, streams, (dW, dvb, dhb),
+                      settings(k=k, persistent=persistent, n_threads=threads),
+                      workspace=workspace)
     return dW, dvb, dhb, chains, streams
 
 
@@ -256,13 +256,13 @@ def test_workspace_is_reusable_and_checked():
     W, vb, hb = small_model(D, M, np.float32, seed=8)
     rng = np.random.default_rng(8)
     v0 = (rng.random((B, D)) < 0.4).astype(np.uint8)
-    ws = _gibbs.Workspace(B, D, M, np.float32)
+    ws = _cd.Workspace(B, D, M, np.float32)
     fresh = run_cd(W, vb, hb, v0, v0, True, 2, seed=1)
     for _ in range(2):                   # nothing carries over from one call to the next
         for a, b in zip(fresh, run_cd(W, vb, hb, v0, v0, True, 2, seed=1, workspace=ws)):
             np.testing.assert_array_equal(a, b)
-    for bad in (_gibbs.Workspace(B + 1, D, M), _gibbs.Workspace(B, D, M + 1),
-                _gibbs.Workspace(B, D, M, np.float64)):
+    for bad in (_cd.Workspace(B + 1, D, M), _cd.Workspace(B, D, M + 1),
+                _cd.Workspace(B, D, M, np.float64)):
         with pytest.raises(ValueError, match="does not fit"):
             run_cd(W, vb, hb, v0, v0, True, 1, seed=1, workspace=bad)
 
@@ -285,17 +285,17 @@ def test_apply_update_matches_numpy_bit_for_bit(dtype):
     WT = np.zeros((M, D), dtype)
     for threads in (1, 2):
         args = [a.copy() for a in (W, vb, hb, vel_W, vel_vb, vel_hb)]
-        ok = _gibbs.apply_update(args[:3], (dW, dvb, dhb), args[3:],
-                                 settings(learning_rate=lr, momentum=mom, weight_decay=wd,
+        ok = _cd.apply_update(args[:3], (dW, dvb, dhb), args[3:],
+                              settings(learning_rate=lr, momentum=mom, weight_decay=wd,
                                           scale=sc, n_threads=threads), WT)
         assert ok
         for got, want in zip(args, (ref_W, ref_vb, ref_hb, ref_vel, ref_vvb, ref_vhb)):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(WT, ref_W.T)
     # WT may be None (training does not keep one)
-    assert _gibbs.apply_update((W.copy(), vb.copy(), hb.copy()), (dW, dvb, dhb),
-                               (vel_W.copy(), vel_vb.copy(), vel_hb.copy()),
-                               settings(learning_rate=lr, momentum=mom, weight_decay=wd,
+    assert _cd.apply_update((W.copy(), vb.copy(), hb.copy()), (dW, dvb, dhb),
+                            (vel_W.copy(), vel_vb.copy(), vel_hb.copy()),
+                            settings(learning_rate=lr, momentum=mom, weight_decay=wd,
                                         scale=sc))
 
 
@@ -306,9 +306,9 @@ def test_apply_update_reports_non_finite_weights(where):
     dW = np.zeros_like(W)
     dW[where] = np.inf
     zD, zM = np.zeros(D, np.float32), np.zeros(M, np.float32)
-    assert not _gibbs.apply_update((W, zD.copy(), zM.copy()), (dW, zD, zM),
-                                   (np.zeros_like(W), zD.copy(), zM.copy()),
-                                   settings(learning_rate=0.1, momentum=0.5, weight_decay=0.0,
+    assert not _cd.apply_update((W, zD.copy(), zM.copy()), (dW, zD, zM),
+                                (np.zeros_like(W), zD.copy(), zM.copy()),
+                                settings(learning_rate=0.1, momentum=0.5, weight_decay=0.0,
                                             scale=1.0, n_threads=2))
 
 
@@ -327,13 +327,13 @@ def test_cd_update_is_cd_statistics_then_apply_update(dtype, persistent, shape):
     hyper = dict(learning_rate=0.05, momentum=0.5, weight_decay=2e-4, scale=1.0 / B)
     dW, dvb, dhb, chains, streams = run_cd(W, vb, hb, v0, start, persistent, 1, seed=4)
     want = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
-    assert _gibbs.apply_update(want[:3], (dW, dvb, dhb), want[3:], settings(**hyper))
+    assert _cd.apply_update(want[:3], (dW, dvb, dhb), want[3:], settings(**hyper))
     for threads in (1, 2):
         got = [W.copy(), vb.copy(), hb.copy()] + [v.copy() for v in vel]
         c, st = start.copy(), _random.make_streams(4, "chains", B)
-        assert _gibbs.cd_update(got[:3], got[3:], v0, c, st,
-                                settings(persistent=persistent, n_threads=threads, **hyper),
-                                workspace=_gibbs.Workspace(B, D, M, dtype))
+        assert _cd.cd_update(got[:3], got[3:], v0, c, st,
+                             settings(persistent=persistent, n_threads=threads, **hyper),
+                             workspace=_cd.Workspace(B, D, M, dtype))
         for a, b in zip(got + [c, st], want + [chains, streams]):
             np.testing.assert_array_equal(a, b)
 
@@ -343,9 +343,9 @@ def test_cd_update_reports_non_finite_weights():
     W, vb, hb = small_model(D, M, np.float32, seed=1)
     v0 = np.ones((B, D), np.uint8)
     vel = [np.zeros_like(x) for x in (W, vb, hb)]
-    assert not _gibbs.cd_update((W, vb, hb), vel, v0, v0.copy(),
-                                _random.make_streams(0, "chains", B),
-                                settings(learning_rate=np.inf, momentum=0.0, weight_decay=0.0,
+    assert not _cd.cd_update((W, vb, hb), vel, v0, v0.copy(),
+                             _random.make_streams(0, "chains", B),
+                             settings(learning_rate=np.inf, momentum=0.0, weight_decay=0.0,
                                          scale=1.0, n_threads=2))
 
 

@@ -17,7 +17,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "cyrbm"
 # the layer of each module, lowest first; "base" holds what every layer may use
 LAYERS = ["base", "engine", "api", "cli"]
 BASE = {"errors", "_version"}
-ENGINE = {"_gibbs", "_anneal", "_chib", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
+ENGINE = {"_gibbs", "_cd", "_anneal", "_engine", "_tempering", "_gauss", "_srbm", "_exact",
+          "_chib", "_chib_scalar", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
           "_ckernels", "_dispatch"}
 # The API layer, in its order: a module may import its own rank or a lower one.  Every
 # module of the package is placed here or above, on purpose: a new one fails

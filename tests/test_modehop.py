@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _gibbs
+from cyrbm import _cd
 from cyrbm.training import modehop
 from _reference import (all_states, amh_hop_reference, check_sampler, exact_draws,
                         tiny_model)
@@ -51,8 +51,8 @@ def hops(model, L, n, seed, rounds, rule=None, gibbs=False):
         else:
             amh_hop_reference(model, v, L, 0.5 if gibbs else 1.0, streams, accept_rule=rule)
         if gibbs:
-            _gibbs.cd_statistics((model.W, model.vbias, model.hbias), v, v, gstreams, grads,
-                                 settings)
+            _cd.cd_statistics((model.W, model.vbias, model.hbias), v, v, gstreams, grads,
+                              settings)
     return v
 
 

@@ -1,7 +1,7 @@
 """A binary DBN under a semi-restricted top (an SRBM on h1: what ``train_dbn(top="srbm")``
 makes on binary data), measured by every estimator of a two-layer DBN but the harmonic
 mean: the variational bound (SM08 Eq. 19-24), the Chib-style estimator (MS09 Figure 1)
-and per-vector AIS (MS09 Sec. 5.1), on the scalar driver (cyrbm._chib.ScalarChibModel).
+and per-vector AIS (MS09 Sec. 5.1), on the scalar driver (cyrbm._chib_scalar.ScalarChibModel).
 
 References are exact: ln p(v) = ln sum_h1 p(v | h1) P*(h1) - ln Z_top by enumerating h1
 (checked to sum to 1 over every v), and the bound by enumerating Q's states.  Tolerances

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, _gibbs
+from cyrbm import _anneal, _cd, _engine, _tempering
 from cyrbm.capi import make_ais_streams
 from cyrbm.models.tempering import check_temperatures, parse_temperatures, retune
 from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
@@ -51,8 +51,8 @@ def test_pt_every_temperature_follows_its_own_rbm(model):
     K1, n = temps.size, 20000
     v = (np.random.default_rng(0).random((n * K1, 6)) < 0.5).astype(np.uint8)
     acc = np.zeros((n, K1 - 1), np.int64)
-    _anneal.pt_sample(model.W, model.vbias, model.hbias, v, temps, 40,
-                      cyrbm.capi.make_streams(1, n * K1), cyrbm.capi.make_streams(2, n), acc, 2)
+    _tempering.pt_sample(model.W, model.vbias, model.hbias, v, temps, 40,
+                         cyrbm.capi.make_streams(1, n * K1), cyrbm.capi.make_streams(2, n), acc, 2)
     k = 1
     p = tempered_distribution(model, temps[k])
     wrong = next(q for q in (tempered_distribution(model, temps[k] + d)
@@ -67,7 +67,7 @@ def python_pt(model, temps, n, rounds, seed, accept):
     ``accept(log_r, u)``: the harness of the wrong-rule check."""
     temps = np.asarray(temps, float)
     K1, R = temps.size, n * temps.size
-    eng = _anneal.GibbsEngine(np.zeros(6), None, None, np.zeros((6, 4)), np.zeros(6),
+    eng = _engine.GibbsEngine(np.zeros(6), None, None, np.zeros((6, 4)), np.zeros(6),
                               np.zeros(4), make_ais_streams(seed, R), dtype=np.float64)
     eng.set_tempered(model.W, model.vbias, model.hbias)
     eng.set_visible((np.random.default_rng(seed).random((R, 6)) < 0.5).astype(np.uint8))
@@ -116,7 +116,7 @@ def test_pt_runs_at_zero_recompute_their_visible_inputs(dense):
     for every_sweep in (False, True):
         previous = _anneal.use_dense_tables(dense)
         try:
-            eng = _anneal.GibbsEngine(np.zeros(D), None, None, np.zeros((D, H)), np.zeros(D),
+            eng = _engine.GibbsEngine(np.zeros(D), None, None, np.zeros((D, H)), np.zeros(D),
                                       np.zeros(H), make_ais_streams(4, 2 * n),
                                       dtype=np.float64, refresh_every=10000)
         finally:
@@ -265,7 +265,7 @@ def test_pt_negative_phase_matches_the_model_expectation(model):
     grads = (np.empty((6, 4)), np.empty(6), np.empty(4))
     settings = dict(k=0, persistent=True, learning_rate=0.0, momentum=0.0,
                     weight_decay=0.0, scale=1.0, n_threads=1)
-    ws = _gibbs.Workspace(M, 6, 4, np.float64)
+    ws = _cd.Workspace(M, 6, 4, np.float64)
     velocity = tuple(np.zeros_like(a) for a in grads)
     means = []
     for t in range(rounds + 20):
@@ -275,20 +275,20 @@ def test_pt_negative_phase_matches_the_model_expectation(model):
         np.testing.assert_allclose(x, top @ model.W, atol=1e-12)    # W^T v, kept
         if t < 20:
             continue
-        _gibbs.cd_statistics((model.W, model.vbias, model.hbias), data, top.copy(),
-                             cyrbm.capi.make_streams(t, M, "chains"), grads, settings)
+        _cd.cd_statistics((model.W, model.vbias, model.hbias), data, top.copy(),
+                          cyrbm.capi.make_streams(t, M, "chains"), grads, settings)
         means.append(-grads[0] / M)
         # the trainer's path (sigma of the kept inputs) gives the same update
         params = tuple(a.copy() for a in (model.W, model.vbias, model.hbias))
         lr = dict(settings, learning_rate=1.0, scale=1.0 / M)
-        _gibbs.cd_update(params, tuple(a.copy() for a in velocity), data, top.copy(),
-                         cyrbm.capi.make_streams(t, M, "chains"), lr, workspace=ws,
-                         chain_inputs=x)
+        _cd.cd_update(params, tuple(a.copy() for a in velocity), data, top.copy(),
+                      cyrbm.capi.make_streams(t, M, "chains"), lr, workspace=ws,
+                      chain_inputs=x)
         np.testing.assert_allclose(params[0] - model.W, grads[0] / M, atol=1e-12)
     with pytest.raises(ValueError, match="k = 0"):
-        _gibbs.cd_update(params, velocity, data, top.copy(),
-                         cyrbm.capi.make_streams(0, M, "chains"), dict(lr, k=1), workspace=ws,
-                         chain_inputs=x)
+        _cd.cd_update(params, velocity, data, top.copy(),
+                      cyrbm.capi.make_streams(0, M, "chains"), dict(lr, k=1), workspace=ws,
+                      chain_inputs=x)
     means = np.array(means)
     se = means.std(0, ddof=1) / np.sqrt(len(means)) * 3     # rounds are correlated
     assert np.all(np.abs(means.mean(0) - exact) <= 4 * se + 1e-3), \

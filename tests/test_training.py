@@ -8,7 +8,7 @@ import pytest
 from scipy.special import expit
 
 import cyrbm
-from cyrbm import RBM, Trainer, TrainingDiverged, _gibbs, _random
+from cyrbm import RBM, Trainer, TrainingDiverged, _cd, _random
 from cyrbm.data.datasets import load_data
 from cyrbm.errors import ModelMismatchError
 from _reference import (all_states, check_sampler, exact_distribution, exact_gradient,
@@ -241,8 +241,8 @@ def test_cd_statistics_with_exact_model_samples_estimate_the_exact_gradient(mode
     W, b, a = model86.W, model86.vbias, model86.hbias
     dW, db, da = np.empty_like(W), np.empty_like(b), np.empty_like(a)
     streams = _random.make_streams(7, "chains", B)
-    _gibbs.cd_statistics((W, b, a), v_data, chains, streams, (dW, db, da),
-                         dict(k=1, persistent=True, learning_rate=0.0, momentum=0.0,
+    _cd.cd_statistics((W, b, a), v_data, chains, streams, (dW, db, da),
+                      dict(k=1, persistent=True, learning_rate=0.0, momentum=0.0,
                               weight_decay=0.0, scale=1.0, n_threads=2))
     # 1) the kernel's arithmetic, on the states it sampled (written back to `chains`)
     pd = expit(v_data @ W + a)
@@ -279,8 +279,8 @@ def test_cd_k_chains_end_after_k_sweeps():
         data = np.ascontiguousarray(np.tile(v0, (n, 1)))
         chains = np.empty_like(data)
         out = [np.empty_like(W), np.empty_like(b), np.empty_like(a)]
-        _gibbs.cd_statistics((W, b, a), data, chains, _random.make_streams(seed, "chains", n),
-                             out, dict(k=k, persistent=False, learning_rate=0.0, momentum=0.0,
+        _cd.cd_statistics((W, b, a), data, chains, _random.make_streams(seed, "chains", n),
+                          out, dict(k=k, persistent=False, learning_rate=0.0, momentum=0.0,
                                        weight_decay=0.0, scale=1.0, n_threads=1))
         return chains
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, _chib, _dbn, _dispatch, _gibbs
+from cyrbm import _anneal, _chib, _dbn, _dispatch, _engine, _gauss, _gibbs
 from cyrbm.estimators.annealing import Annealer
 
 
@@ -48,7 +48,7 @@ def numbers(dtype):
     out["pll"] = model.pseudo_log_likelihood(data[:7], threads=2)
     # the engine's kept inputs: they follow every flip, so they show any change of
     # summation order even when samples and weights do not move
-    eng = _anneal.GibbsEngine(b, W[:, :11], a[:11], W, b, a, ann._streams(0, 5),
+    eng = _engine.GibbsEngine(b, W[:, :11], a[:11], W, b, a, ann._streams(0, 5),
                               dtype=dtype, n_threads=2, refresh_every=1000)
     eng.set_visible(data[:5])
     eng.steps(np.linspace(0, 1, 40), 1, 30, 39, force_refresh=True)
@@ -215,15 +215,15 @@ def test_gaussian_runs_every_variant_and_thread_count(variant, dtype):
     def run(threads):
         v, h = np.zeros((R, D), dtype), np.zeros((R, M), np.uint8)
         st, lw = gaussian_ais_streams(4, R), np.zeros(R)
-        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, betas, 0, 20, True, st, lw, threads)
+        _gauss.gauss_run(W, b, c, s, mu, sd, v, h, betas, 0, 20, True, st, lw, threads)
         data = v.copy()
         first = np.empty((R, M), dtype)
-        _anneal.gauss_run(W, b, c, s, mu, sd, v, h, np.ones(5), 1, 5, False, st, lw, threads,
-                          first)
+        _gauss.gauss_run(W, b, c, s, mu, sd, v, h, np.ones(5), 1, 5, False, st, lw, threads,
+                         first)
         # the CD step's statistics (gauss_hidden, gauss_gradient) on those rows
         p0, pk, dW = np.empty((R, M), dtype), np.empty((R, M), dtype), np.empty_like(W)
         db, dc = np.empty_like(b), np.empty_like(c)
-        _anneal.gauss_cd_products(W, c, s, data, v, p0, pk, dW, db, dc, threads)
+        _gauss.gauss_cd_products(W, c, s, data, v, p0, pk, dW, db, dc, threads)
         return v, h, st, lw, first, p0, pk, dW, db, dc
 
     names = ("v", "h", "streams", "logw", "p_first", "p0", "pk", "dW", "db", "dc")

@@ -44,9 +44,9 @@ def fingerprint():
         # the engine's kept inputs after annealing steps and tempered sweeps: they follow
         # every flip, so a change in any summation order shows here even when it leaves
         # the samples and weights alone
-        from cyrbm import _anneal
+        from cyrbm import _engine
         from cyrbm._random import make_run_streams
-        eng = _anneal.GibbsEngine(b, W[:, :37], a[:37], W, b, a, make_run_streams(5, "ais", 6),
+        eng = _engine.GibbsEngine(b, W[:, :37], a[:37], W, b, a, make_run_streams(5, "ais", 6),
                                   dtype=dtype, n_threads=2, refresh_every=1000)
         eng.set_visible(data[:6])
         eng.steps(np.linspace(0, 1, 60), 1, 40, 59, force_refresh=True)

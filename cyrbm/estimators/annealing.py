@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, defaults
+from cyrbm import _anneal, _engine, _exact, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
@@ -474,10 +474,10 @@ class Annealer:
         """Exact independent draws from p_A, one per run, and the exact ln Z_A.
 
         The smaller layer's marginal is sampled by inverse CDF over its enumeration
-        (cyrbm._anneal.exact_sample_smaller_layer); when that is the hidden layer, the
+        (cyrbm._exact.exact_sample_smaller_layer); when that is the hidden layer, the
         visible units are then drawn given it with p(v | h) from RBM.visible_probs."""
         rng = self._generator(3)
-        states, log_z, hidden = _anneal.exact_sample_smaller_layer(
+        states, log_z, hidden = _exact.exact_sample_smaller_layer(
             A.W, A.vbias, A.hbias, rng.random(self.runs), n_threads=self.threads)
         if not hidden:
             return states, log_z
@@ -499,7 +499,7 @@ def ais_runs(annealer, base, model, runs, *, key=0, starts=None, dtype=None, thr
     runs = np.asarray(runs, dtype=np.intp)
     params = (base.vbias, base.W, base.hbias) if hasattr(base, "W") else (base, None, None)
     streams = ais_streams(annealer.seed, int(runs.max()) + 1 if runs.size else 0, key)[runs]
-    engine = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias, streams,
+    engine = _engine.GibbsEngine(*params, model.W, model.vbias, model.hbias, streams,
                                  dtype=model.dtype if dtype is None else dtype,
                                  n_threads=annealer.threads if threads is None else threads,
                                  refresh_every=annealer.refresh)
@@ -533,7 +533,7 @@ def chain_starts(annealer, A, dtype, chain_ids, v0, per_chain, burn_in, steps_be
     D = A.n_visible
     chain_ids = np.asarray(chain_ids, dtype=np.intp)
     streams = ais_streams(annealer.seed, int(chain_ids.max()) + 1, 1)[chain_ids]
-    chain = _anneal.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
+    chain = _engine.GibbsEngine(A.vbias, A.W, A.hbias, np.zeros((D, 0)), np.zeros(D),
                                 np.zeros(0), streams, dtype=dtype,
                                 n_threads=annealer.threads if threads is None else threads,
                                 refresh_every=annealer.refresh)

@@ -28,7 +28,7 @@ plain list of two ``RBM``; RBM1's hidden biases are used only by Q(h1 | v) =
 sigma(W1^T v + c1), the factorial approximation of SM08 that gives the starting states.
 RBM1 may be a :class:`cyrbm.models.gaussian.GaussianRBM` (real v, MS09 Sec. 5.2), and the top
 layer may have lateral weights (a semi-restricted top, ``lateral`` or cyrbm.SRBM's ``L``)
-above either bottom: the same estimators then run on ``cyrbm._chib.ScalarChibModel``
+above either bottom: the same estimators then run on ``cyrbm._chib_scalar.ScalarChibModel``
 (see :mod:`cyrbm.estimators.gaussian_dbn`).
 """
 import math

@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, defaults
+from cyrbm import _anneal, _engine, _exact, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams
@@ -181,7 +181,7 @@ def _raise_runs(params, model, V, rev, r0, r1, settings, *, threads, bar=None):
     out = np.empty(r1 - r0)
     for b0 in range(r0, r1, batch):
         b1 = min(r1, b0 + batch)
-        eng = _anneal.GibbsEngine(*params, model.W, model.vbias, model.hbias,
+        eng = _engine.GibbsEngine(*params, model.W, model.vbias, model.hbias,
                                   streams[b0:b1], dtype=dtype, n_threads=threads,
                                   refresh_every=refresh)
         eng.set_visible(V[np.arange(b0, b1) // chains])
@@ -577,7 +577,7 @@ def _simulate(annealer, model, base, ais, n, chains, ratio_settings, cluster):
     m = min(model.n_visible, model.n_hidden)
     if m <= EXACT_START_UNITS:
         rng = annealer._generator(_KEY_SIMULATE)
-        states, log_z, hidden = _anneal.exact_sample_smaller_layer(
+        states, log_z, hidden = _exact.exact_sample_smaller_layer(
             model.W, model.vbias, model.hbias, rng.random(n), n_threads=annealer.threads)
         if hidden:
             p_on = model.visible_probs(states)
@@ -683,7 +683,7 @@ def adaptive_schedule(model, n_betas, base_biases=None, *, pilot_runs=256, pilot
     D = model.n_visible
     bA = np.zeros(D) if base_biases is None else np.asarray(base_biases, dtype=np.float64)
     bA = bA.astype(model.dtype).astype(np.float64)
-    eng = _anneal.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
+    eng = _engine.GibbsEngine(bA, None, None, model.W, model.vbias, model.hbias,
                               ais_streams(seed, int(pilot_runs), _KEY_PILOT),
                               dtype=model.dtype, n_threads=threads, refresh_every=refresh)
     eng.anneal(grid, 0, 1)              # exact samples from the base rate

@@ -21,7 +21,7 @@ None for an RBM).
   :meth:`cyrbm.BoundEstimator.variational`: E_Q[ln p(v | h1)] in closed form for the
   factorial Q (the mean and variance of W1 h1), E_Q[ln P*(h1)] by samples of Q;
 * the Chib-style estimator and per-vector AIS run through :mod:`cyrbm.estimators.chib` on the
-  compiled driver ``cyrbm._chib.ScalarChibModel``.
+  compiled driver ``cyrbm._chib_scalar.ScalarChibModel``.
 
 The same functions serve a binary RBM1 (a :class:`cyrbm.RBM`) under a semi-restricted
 top, the one binary DBN whose top the kernels of the binary estimators cannot hold:
@@ -133,10 +133,10 @@ def exact_log_prob(low, top, v, *, max_units=20):
 def kernel_model(low, top):
     """The compiled driver's layout of the DBN [low, top] (float64; a binary RBM1 has no
     sigma)."""
-    from cyrbm import _chib
+    from cyrbm import _chib_scalar
     sigma = low.sigma if is_gaussian_bottom(low) else None
-    return _chib.ScalarChibModel(low.W, low.vbias, low.hbias, sigma, top.W, top.vbias,
-                                 top.hbias, lateral_of(top))
+    return _chib_scalar.ScalarChibModel(low.W, low.vbias, low.hbias, sigma, top.W, top.vbias,
+                                        top.hbias, lateral_of(top))
 
 
 def variational_terms(low, top, v, samples, seed, threads, model=None):

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _exact
 from cyrbm._omp import resolve_threads
 from cyrbm._threads import pieces
 from cyrbm._validation import hint, worded
@@ -76,9 +76,9 @@ def binary_log_partition(model, *, threads=None, max_units=EXACT_MAX_UNITS):
     n_chunks = 1 << (m - min(_EXACT_CHUNK_BITS, m))
     chunks = np.empty(2 * n_chunks)
     for c, c1 in pieces(0, n_chunks, n_threads):
-        _anneal.exact_chunk_range(model.W, model.vbias, model.hbias, chunks, c, c1,
-                                  n_threads, _EXACT_CHUNK_BITS)
-    return _anneal.exact_combine_chunks(chunks)
+        _exact.exact_chunk_range(model.W, model.vbias, model.hbias, chunks, c, c1,
+                                 n_threads, _EXACT_CHUNK_BITS)
+    return _exact.exact_combine_chunks(chunks)
 
 
 _EXACT_CHUNK_BITS = 12
@@ -112,7 +112,7 @@ def estimate_exact_seconds(model, *, threads=None):
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        _anneal.exact_log_partition(W, b, a, 1)
+        _exact.exact_log_partition(W, b, a, 1)
         best = min(best, time.perf_counter() - t0)
     return best * 2.0 ** (m - m_sub) / max(1, n_threads)
 

@@ -15,8 +15,8 @@ Integrating v out for each h is a Gaussian integral::
 
 so ln Z is exact by enumerating the hidden layer (:meth:`GaussianRBM.log_partition`).
 Sampling, training's negative phase and AIS run on the engine's Gaussian visible layer
-(``cyrbm._anneal.gauss_run`` on the engine's loop, the kernel ``cyrbm_gauss_block``
-in gauss_t.h), and so do the CD step's products (``cyrbm._anneal.gauss_cd_products``).
+(``cyrbm._gauss.gauss_run`` on the engine's loop, the kernel ``cyrbm_gauss_block``
+in gauss_t.h), and so do the CD step's products (``cyrbm._gauss.gauss_cd_products``).
 
 File format (``.npz``): as the RBM's (``W``, ``vbias``, ``hbias``, ``meta``) with the
 array ``sigma`` (n_visible) and meta ``format`` "cyrbm.gaussian_rbm", ``visible``
@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm import _cd, _gauss, _io, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
@@ -184,14 +184,14 @@ class GaussianRBM(Layers):
         hidden states: ln Z = sum_i ln(sqrt(2 pi) sigma_i)
         + ln sum_h exp(c.h + sum_i (b_i u_i / sigma_i + u_i^2 / 2)), u = W h; float64,
         in blocks of 2^12 states, a stable log-sum-exp, in compiled code
-        (``cyrbm._anneal.gauss_log_partition``, which the C API's
+        (``cyrbm._gauss.gauss_log_partition``, which the C API's
         ``gauss_exact_log_partition`` runs too; the same bits for any number of
         threads).  Refuses (AnnealingError) more than ``max_units`` hidden units
         (default :data:`exact_max_units`, 20)."""
         M = self.n_hidden
         self._enumerable(M, "hidden", max_units)
-        return _anneal.gauss_log_partition(self.W, self.vbias, self.hbias, self.sigma,
-                                           auto_threads(threads, self.n_visible << M))
+        return _gauss.gauss_log_partition(self.W, self.vbias, self.hbias, self.sigma,
+                                          auto_threads(threads, self.n_visible << M))
 
     def pseudo_log_likelihood(self, v, *, threads=None, max_units=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, exactly, float64 (a log-density).
@@ -256,15 +256,15 @@ class GaussianRBM(Layers):
         model) of the chains ``v`` (INOUT), chain r on streams[r] (INOUT); step 0 draws
         from N(b, sigma^2).  Returns the hidden states of the last step; ``p_first``
         (OUT, chains x n_hidden), if given, receives p(h | v) of the chains as they were
-        (step k0 > 0).  ``_anneal.gauss_run`` between N(mu, sd^2) = N(b, sigma^2) and
+        (step k0 > 0).  ``_gauss.gauss_run`` between N(mu, sd^2) = N(b, sigma^2) and
         the model at the constant beta: its precision (1 - beta) / sigma^2 + beta /
         sigma^2 is 1 / sigma^2, so v | h is N(b + beta sigma (W h), sigma^2) and h_j | v
         Bernoulli(sigma(beta x_j)) (gauss_t.h), the family's conditionals."""
         h = np.zeros((v.shape[0], self.n_hidden), dtype=np.uint8)
         base = self.vbias.astype(np.float64), self.sigma.astype(np.float64)
-        _anneal.gauss_run(self.W, self.vbias, self.hbias, self.sigma, *base, v, h,
-                          np.full(max(k1, 1), float(beta)), k0, k1, False, streams,
-                          np.zeros(v.shape[0]), n_threads, p_first)
+        _gauss.gauss_run(self.W, self.vbias, self.hbias, self.sigma, *base, v, h,
+                         np.full(max(k1, 1), float(beta)), k0, k1, False, streams,
+                         np.zeros(v.shape[0]), n_threads, p_first)
         return h
 
     # ------------------------------------------------- the samplers' protocol
@@ -360,7 +360,7 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
         dW = sum (v/sigma) p(h | v)^T,  db = sum (v - b) / sigma^2,  dc = sum p(h | v),
 
     over the data less over the chains, takes the momentum step of
-    ``_gibbs.apply_update`` (the binary models' own).  With ``vel_sigma`` (INOUT, the
+    ``_cd.apply_update`` (the binary models' own).  With ``vel_sigma`` (INOUT, the
     velocity of ln sigma) sigma is learned too, by the same step on ln sigma with the
     gradient sum (v - b)^2 / sigma^2 - (v / sigma) (W p(h | v)) (all from the parameters
     before the step).  ``buffers``, a dict the caller keeps between batches, holds the
@@ -383,8 +383,8 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
         chains[...] = data
     if k > 0:
         model._sweeps(chains, streams, 1, k + 1, n_threads, p0 if have_p0 else None)
-    _anneal.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk,
-                              *grads, n_threads, have_p0)
+    _gauss.gauss_cd_products(model.W, model.hbias, model.sigma, data, chains, p0, pk,
+                             *grads, n_threads, have_p0)
     if vel_sigma is not None:
         W, b = model.W.astype(np.float64, copy=False), model.vbias.astype(np.float64)
         s, vk = model.sigma.astype(np.float64), chains.astype(np.float64)
@@ -399,7 +399,7 @@ def gaussian_cd_update(model, velocity, batch, chains, streams, settings, vel_si
         model.sigma[...] = np.exp(np.log(s) + vel_sigma)
         if not np.all(np.isfinite(model.sigma)) or np.any(model.sigma <= 0):
             return False
-    return _gibbs.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
+    return _cd.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
 
 
 # ------------------------------------------------------------------------------ AIS
@@ -440,7 +440,7 @@ def _log_Z_base(M, sd):
 def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc):
     """gauss_run over steps k0 .. k1 - 1 with weights, in pieces (the progress bar moves
     and Ctrl-C is answered between them; the pieces give the one call's bits)."""
-    schedule_pieces(lambda k, k_next: _anneal.gauss_run(
+    schedule_pieces(lambda k, k_next: _gauss.gauss_run(
         model.W, model.vbias, model.hbias, model.sigma, *base, v, h, betas, k, k_next, True,
         streams, log_w, annealer.threads), k0, k1, annealer.progress, annealer.chunk, desc)
 
@@ -463,8 +463,8 @@ def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):
     h = np.zeros((R, model.n_hidden), dtype=np.uint8)
     log_w = np.zeros(R)
     base = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in base)
-    _anneal.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, x, h,
-                      np.ones(2), 1, 2, False, streams, log_w, annealer.threads)   # T_K
+    _gauss.gauss_run(model.W, model.vbias, model.hbias, model.sigma, *base, x, h,
+                     np.ones(2), 1, 2, False, streams, log_w, annealer.threads)   # T_K
     _anneal_pieces(annealer, model, base, x, h, np.ascontiguousarray(betas[::-1]), 1,
                    betas.size, streams, log_w, "RAISE")
     lp = np.repeat(model._log_unnormalized_rows(v), chains)

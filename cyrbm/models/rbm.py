@@ -13,7 +13,7 @@ loads too.  Checkpoints are model files with extra ``trainer_*`` arrays.
 """
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm import _anneal, _cd, _engine, _exact, _gibbs, _io, _tempering, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._random import make_run_streams, make_streams, pt_swap_streams, sample_streams
 from cyrbm._threads import auto_threads
@@ -362,26 +362,26 @@ class RBM(Layers):
 
     def _cd_step(self, batch, chains, chain_inputs, state, settings, trainer, scratch):
         """CD-k / PCD-k of the binary RBM (SM08 Eq. 7): the statistics and the update in
-        one pass (``_gibbs.cd_update``, bit-identical to ``cd_statistics`` then
+        one pass (``_cd.cd_update``, bit-identical to ``cd_statistics`` then
         ``apply_update``), or, with ``trainer.probabilities``, the positive phase under
         rows of probabilities (:func:`probability_statistics`)."""
         params = (self.W, self.vbias, self.hbias)
         velocity = (state["vel_W"], state["vel_vbias"], state["vel_hbias"])
         if not trainer.probabilities:
-            return _gibbs.cd_update(params, velocity, batch, chains, state["streams"],
+            return _cd.cd_update(params, velocity, batch, chains, state["streams"],
                                     settings, workspace=scratch["workspace"],
                                     chain_inputs=chain_inputs)
         if "grads" not in scratch:
             scratch["grads"] = tuple(np.empty_like(a) for a in params)
         probability_statistics(params, batch, chains, state["streams"], scratch["grads"],
                                settings, scratch["workspace"])
-        return _gibbs.apply_update(params, scratch["grads"], velocity, settings)
+        return _cd.apply_update(params, scratch["grads"], velocity, settings)
 
     def pseudo_log_likelihood(self, v, *, threads=None):
         """``sum_i ln p(v_i | v_-i)`` for each row, over all bits (no sampling), float64."""
         v = self._visible_data(v)
-        return _anneal.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
-                                             resolve_threads(threads))
+        return _exact.pseudo_log_likelihood(self.W, self.vbias, self.hbias, v,
+                                            resolve_threads(threads))
 
     def sample(self, n, steps=defaults.SAMPLE_STEPS, *, seed=None, init=None, threads=None, sampler="gibbs",
                temperatures=None, ladder=None):
@@ -434,11 +434,11 @@ class RBM(Layers):
         if sampler == "pt":
             swap_streams = pt_swap_streams(seed, n)
             accepted = np.zeros((n, max(K1 - 1, 1)), dtype=np.int64)
-            _anneal.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
-                              swap_streams, accepted, T)
+            _tempering.pt_sample(self.W, self.vbias, self.hbias, v, temps, int(steps), streams,
+                                 swap_streams, accepted, T)
             return np.ascontiguousarray(v[K1 - 1::K1])
         h = np.empty((n, self.n_hidden), dtype=np.uint8)
-        _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
+        _engine.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
 
     # ------------------------------------------------- the samplers' protocol
@@ -450,7 +450,7 @@ class RBM(Layers):
     def _chains(self, v, streams, n_threads):
         """Chains at this RBM on a GibbsEngine (A = its visible biases, B = the RBM;
         ``sweep`` at beta = 1), from states ``v`` (Layers._chains)."""
-        engine = _anneal.GibbsEngine(self.vbias, None, None, self.W, self.vbias, self.hbias,
+        engine = _engine.GibbsEngine(self.vbias, None, None, self.W, self.vbias, self.hbias,
                                      streams, dtype=self.dtype, n_threads=n_threads)
         engine.set_visible(np.ascontiguousarray(v, dtype=np.uint8))
         return engine
@@ -563,7 +563,7 @@ def probability_statistics(params, x, v_chain, streams, grads, settings, workspa
     v~ the chains after k block-Gibbs sweeps.  CD (``settings["persistent"]`` false)
     starts chain n at a Bernoulli draw of x_n from stream n (cyrbm_rng_uniform < x);
     persistent chains keep ``v_chain`` (INOUT).  The sweeps and the negative statistics
-    are the CD kernel's (``_gibbs.cd_statistics`` on all-zero data, whose positive terms
+    are the CD kernel's (``_cd.cd_statistics`` on all-zero data, whose positive terms
     are 0, and sigma(c) for the hidden biases, removed here); the positive statistics are
     dense products in the model's dtype.  ``grads`` (OUT) = (dW, db, dc), not divided by
     the batch size; ``settings`` as for cd_statistics."""
@@ -573,7 +573,7 @@ def probability_statistics(params, x, v_chain, streams, grads, settings, workspa
     if not settings["persistent"]:
         v_chain[:] = _anneal.chain_uniforms(streams, x.shape[1])[:B] < x
     stats = dict(settings, persistent=True)
-    _gibbs.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
+    _cd.cd_statistics(params, np.zeros(x.shape, np.uint8), v_chain, streams, grads, stats,
                          workspace)
     dW, dvbias, dhbias = grads
     P = expit(x @ W + hbias)

@@ -14,7 +14,7 @@ Bernoulli(sigma(b_i + (W h)_i + (L v)_i)), sampled one unit at a time.  Summing 
 
 and ln Z is exact by enumerating the 2^D visible states (:meth:`SRBM.log_partition`).
 Sampling, AIS and the sequential-Gibbs negative phase run in compiled code
-(``cyrbm._anneal.srbm_run``, the kernel ``cyrbm_srbm_steps``), one stream per chain.
+(``cyrbm._srbm.srbm_run``, the kernel ``cyrbm_srbm_steps``), one stream per chain.
 
 Training (Osindero & Hinton 2008, Sec. 3; MS09 Sec. 5.2: "Contrastive Divergence
 together with mean-field"): CD-k whose reconstruction of the visible layer, given h
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, _gibbs, _io, defaults
+from cyrbm import _anneal, _cd, _io, _srbm, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
@@ -263,7 +263,7 @@ class SRBM(Layers):
     def _sweeps(self, v, streams, k0, k1, n_threads, beta=1.0):
         """Steps k0 .. k1 - 1 at ``beta`` (the tempered family of :meth:`sample`; 1 the
         model) of the chains ``v`` (INOUT, 0/1 uint8), chain r on streams[r] (INOUT);
-        step 0 draws independent units of log-odds b.  ``_anneal.srbm_run`` between
+        step 0 draws independent units of log-odds b.  ``_srbm.srbm_run`` between
         the base of log-odds b and the model at the constant beta: h_j ~
         Bernoulli(sigma(beta x_j)), v_i ~ Bernoulli(sigma((1 - beta) b_i + beta (b_i +
         (W h)_i + (L v)_i))) (common_t.h), the family's conditionals.  Returns the
@@ -271,10 +271,10 @@ class SRBM(Layers):
         R = v.shape[0]
         h = np.zeros((R, self.n_hidden), dtype=np.uint8)
         y = np.zeros((R, self.n_visible))
-        _anneal.srbm_run(self.W, self.vbias, self.hbias, self.L,
-                         self.vbias.astype(np.float64), v, h, y,
-                         np.full(max(k1, 1), float(beta)), k0, k1, False, True, streams,
-                         np.zeros(R), n_threads)
+        _srbm.srbm_run(self.W, self.vbias, self.hbias, self.L,
+                       self.vbias.astype(np.float64), v, h, y,
+                       np.full(max(k1, 1), float(beta)), k0, k1, False, True, streams,
+                       np.zeros(R), n_threads)
         return h
 
     # ------------------------------------------------- the samplers' protocol
@@ -419,7 +419,7 @@ def srbm_cd_update(model, velocity, vel_L, batch, chains, streams, settings,
         dL = sum v v^T with a zero diagonal,
 
     over the data less over the reconstructions; W, b, c take the momentum step of
-    ``_gibbs.apply_update`` (the binary models' own, weight decay on W), L the same step
+    ``_cd.apply_update`` (the binary models' own, weight decay on W), L the same step
     (weight decay on L too) with ``vel_L`` (INOUT).  Returns False when a parameter
     became non-finite."""
     k, n_threads = settings["k"], settings["n_threads"]
@@ -447,7 +447,7 @@ def srbm_cd_update(model, velocity, vel_L, batch, chains, streams, settings,
     model.L += vel_L
     if not np.all(np.isfinite(model.L)):
         return False
-    return _gibbs.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
+    return _cd.apply_update((model.W, model.vbias, model.hbias), grads, velocity, settings)
 
 
 # ------------------------------------------------------------------------------ AIS
@@ -477,7 +477,7 @@ def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, ke
     y = np.zeros((R, D))
     log_w = np.zeros(R)
     t0 = time.perf_counter()
-    schedule_pieces(lambda k, k_next: _anneal.srbm_run(
+    schedule_pieces(lambda k, k_next: _srbm.srbm_run(
         model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas, k, k_next, True,
         False, streams, log_w, annealer.threads), 0, betas.size, annealer.progress,
         annealer.chunk, "AIS ln Z")
@@ -503,7 +503,7 @@ def srbm_raise_log_weights(annealer, model, v, base, chains, *, key=1):
     reverse chains from each row of ``v`` (0/1 rows, checked) down ``annealer``'s
     schedule to the base of log-odds ``base`` (float64): a sweep T_K at beta_K = 1
     without a weight, then for k = K-1 .. 0 the weight ln p*_k(v_k) - ln p*_{k+1}(v_k)
-    and a sweep at beta_k (``_anneal.srbm_run`` on the reversed schedule: its weight,
+    and a sweep at beta_k (``_srbm.srbm_run`` on the reversed schedule: its weight,
     then its sweep).  Returns ln w, (n, chains) float64, with ln w = ln p*(v) - ln Z_A +
     the sum: E[w] = p(v) under the annealing model, so its logarithm is a conservative
     estimate of ln p(v).  Chain i chains + c draws from stream i chains + c of
@@ -519,9 +519,9 @@ def srbm_raise_log_weights(annealer, model, v, base, chains, *, key=1):
     y = np.zeros((R, D))
     log_w = np.zeros(R)
     args = (model.W, model.vbias, model.hbias, model.L, base, x, h, y)
-    _anneal.srbm_run(*args, np.ones(2), 1, 2, False, True, streams, log_w,
-                     annealer.threads)                                  # T_K, no weight
-    schedule_pieces(lambda k, k_next: _anneal.srbm_run(
+    _srbm.srbm_run(*args, np.ones(2), 1, 2, False, True, streams, log_w,
+                   annealer.threads)                                  # T_K, no weight
+    schedule_pieces(lambda k, k_next: _srbm.srbm_run(
         *args, betas, k, k_next, True, False, streams, log_w, annealer.threads), 1,
         betas.size, annealer.progress, annealer.chunk, "RAISE")
     lp = np.repeat(model._log_unnormalized_rows(v), chains)

@@ -15,12 +15,12 @@ A GaussianRBM or SRBM has no engine configuration for CRI10's family; its ladder
 (``TemperedStates``) follow the tempered family the class states in its ``sample``
 (beta scaling W, the hidden biases and L, keeping the visible biases and sigma, so
 beta = 0 is independent visible units), on the class's own compiled sweeps at a
-constant beta (``_anneal.gauss_run`` / ``srbm_run`` between the model and the base of
+constant beta (``_gauss.gauss_run`` / ``srbm_run`` between the model and the base of
 its own visible biases), and swap states by Eq. 5 with ``swap_log_ratio``.
 """
 import numpy as np
 
-from cyrbm import _anneal
+from cyrbm import _anneal, _engine
 from cyrbm.errors import ModelMismatchError
 from cyrbm._random import make_run_streams, make_streams, pt_swap_streams
 
@@ -152,7 +152,7 @@ class TemperedChains:
         # refreshed sweeps of fewer than about a thousand chains (bench/README.md)
         previous = _anneal.use_dense_tables("never")
         try:
-            self.engine = _anneal.GibbsEngine(zeros_b, None, None,
+            self.engine = _engine.GibbsEngine(zeros_b, None, None,
                                               np.zeros((n_visible, n_hidden)), zeros_b,
                                               np.zeros(n_hidden), state["streams"],
                                               dtype=dtype, n_threads=n_threads)

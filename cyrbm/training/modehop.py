@@ -1,7 +1,7 @@
 """Mode-hopping moves for SML (Hu & Yu, "Learning RBMs using mode-hopping MCMC", Sec. 4).
 
 A persistent chain takes one Gibbs update per iteration (the PCD-1 step of
-``_gibbs.cd_update``) and, with probability p, a mode-hopping proposal (AMH-p) first:
+``_cd.cd_update``) and, with probability p, a mode-hopping proposal (AMH-p) first:
 
 * g~(i, .) (Sec. 4.1): h* = argmax_h P(h | m_i) (h*_j = [c_j + (W^T m_i)_j > 0]), then
   v ~ P(v | h*) = prod_d sigma(a_id)^v_d (1 - sigma(a_id))^(1 - v_d), a_i = b + W h*;

@@ -30,7 +30,7 @@ import zlib
 
 import numpy as np
 
-from cyrbm import _gibbs, _io, defaults
+from cyrbm import _cd, _gibbs, _io, defaults
 from cyrbm._omp import resolve_threads
 from cyrbm._progress import progress_bar
 from cyrbm._random import make_streams, seed_sequence
@@ -41,7 +41,7 @@ from cyrbm.errors import (ModelFileError, ModelMismatchError, Terminated,
                           TrainingDiverged)
 from cyrbm.models.gaussian import warn_scale
 from cyrbm.models.kinds import MODEL_CLASSES
-from cyrbm.models.rbm import RBM, Layers, expit
+from cyrbm.models.rbm import RBM, Layers
 from cyrbm.models.srbm import DAMPING, MEAN_FIELD_STEPS, check_lateral_settings
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
@@ -598,7 +598,7 @@ class Trainer:
         T = self.threads = auto_threads(self._threads_requested, work)
         n = data.shape[0]
         n_batches = max(1, -(-n // B))
-        workspace = _gibbs.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
+        workspace = _cd.Workspace(B, model.n_visible, model.n_hidden, model.W.dtype)
         sampler = SAMPLERS[self.method](self, state, model, B, T)
         tracker = self._tracker(state, model, T)
         monitor = None

@@ -44,12 +44,12 @@ def test_an_npy_where_a_model_belongs(tmp_path, capsys, command):
 
 
 def test_exact_sum_in_pieces_equals_one_call():
-    from cyrbm import _anneal
+    from cyrbm import _exact
     from cyrbm.estimators.annealing import exact_log_partition
     rng = np.random.default_rng(3)
     for D, M in ((30, 17), (14, 40), (64, 12)):
         m = RBM(rng.normal(0, 0.5, (D, M)), rng.normal(0, 0.5, D), rng.normal(0, 0.5, M))
-        one = _anneal.exact_log_partition(m.W, m.vbias, m.hbias, 1)
+        one = _exact.exact_log_partition(m.W, m.vbias, m.hbias, 1)
         assert exact_log_partition(m, threads=1) == one
         assert exact_log_partition(m, threads=2) == one
 

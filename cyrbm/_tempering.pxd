@@ -1,0 +1,19 @@
+# Parallel tempering (Cho, Raiko & Ilin 2010) on the Gibbs engine (cyrbm/_tempering.pyx):
+# the swaps and the sampler's driver.  A published signature here is an ABI.
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from cython cimport floating
+from cyrbm._random cimport cyrbm_rng
+
+from cyrbm._ckernels cimport *
+
+
+cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
+                   Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
+                   double *beta, cyrbm_rng *streams, int64_t *accepted,
+                   int n_threads) noexcept nogil
+
+cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                   Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,
+                   const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams,
+                   cyrbm_rng *swap_streams, int64_t *accepted, int n_threads,
+                   bint check_signals=*) noexcept nogil
