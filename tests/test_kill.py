@@ -17,7 +17,7 @@ import numpy as np
 
 import cyrbm
 from cyrbm import RBM, _io
-from cyrbm.training.trainer import _TRAINER_KEYS, checkpoint_info
+from cyrbm.training.checkpoints import _TRAINER_KEYS, checkpoint_info
 from _commands import cyrbm_command as command
 
 KILLS = 20

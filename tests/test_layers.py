@@ -43,6 +43,8 @@ API_ORDER = [
     {"estimators.bounds"},
     # training them
     {"training", "training.modehop", "training.tracking"},
+    {"training.samplers"},
+    {"training.checkpoints"},
     {"training.trainer"},
     {"training.greedy"},
     # the integrations, and the package's public names

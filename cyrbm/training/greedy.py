@@ -31,7 +31,8 @@ from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models.dbn import DBN
 from cyrbm.models.kinds import model_class
 from cyrbm.models.srbm import SRBM
-from cyrbm.training.trainer import Trainer, _fingerprint
+from cyrbm.training.checkpoints import _fingerprint
+from cyrbm.training.trainer import Trainer
 
 __all__ = ["train_dbn", "layer_checkpoint", "progress_file", "up_pass", "resume_layers"]
 

@@ -133,7 +133,7 @@ def test_crafted_model_meta_is_one_sentence(tmp_path, capsys, meta, command):
                                   {"epoch": 1, "batch": 0}, {"epoch": -1, "batch": 0, "n_updates": 0}])
 def test_crafted_checkpoint_state_is_one_sentence(tmp_path, capsys, info):
     X = cyrbm.load_data("digits")
-    from cyrbm.training.trainer import _fingerprint
+    from cyrbm.training.checkpoints import _fingerprint
     info = dict(info, data_fingerprint=_fingerprint(X))
     crafted(tmp_path / "m.ckpt.npz", {"training": {"settings": {"n_hidden": 5}},
                                       "checkpoint": info}, trainer=True)
