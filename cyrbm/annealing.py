@@ -34,10 +34,7 @@ from cyrbm._validation import check_binary, check_memory, check_run_memory, hint
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
-from cyrbm.gaussian import GaussianRBM, gaussian_log_partition
-from cyrbm.srbm import SRBM, srbm_log_partition
-from cyrbm.models import as_rbm
-from cyrbm.results import AISResult, logmeanexp
+from cyrbm.results import AISResult, ais_result, logmeanexp
 from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
 
 __all__ = ["Annealer", "AISResult", "AnnealingError", "ScheduleError", "exact_log_partition",
@@ -78,6 +75,22 @@ def _base_rate_of_rows(v, pseudocount):
     on = v.sum(axis=0, dtype=np.float64)
     n = float(v.shape[0])
     return np.log(on + pseudocount) - np.log(n - on + pseudocount)
+
+
+def _protocol(model, method, name):
+    """The AIS method ``method`` of ``model`` (each model class has its own: RBM,
+    GaussianRBM, SRBM); a ModelMismatchError of one sentence for anything else."""
+    found = getattr(model, method, None)
+    if found is None:
+        raise ModelMismatchError(f"{name} must be an RBM, a Gaussian RBM or an SRBM, not "
+                                 f"{type(model).__name__}.")
+    return found
+
+
+def _kind(model):
+    """'an RBM', 'a GaussianRBM', 'an SRBM': the class named with its article."""
+    name = type(model).__name__
+    return ("an " if name[0] in "AEFHILMNORSX" else "a ") + name
 
 
 def _check_runs(runs):
@@ -195,20 +208,14 @@ class Annealer:
         AISResult
         """
         check_client(client)
-        if isinstance(model, GaussianRBM):       # Gaussian visible units: their own base
-            if client is not None:
-                raise AnnealingError("AIS on a Gaussian RBM runs here, not on a cluster.")
-            return gaussian_log_partition(self, model, "data" if base_rate is None and (
-                data is not None or base_data is not None) else base_rate, data,
-                base_data=base_data, key=_key)
-        if isinstance(model, SRBM):              # lateral connections: their own runs
-            if client is not None:
-                raise AnnealingError("AIS on an SRBM runs here, not on a cluster.")
-            v_data = None if data is None else model._visible_data(data, "data")
-            bA = self._base_biases(base_rate, base_data if base_data is not None else v_data,
-                                   model.n_visible, pseudocount, checked=base_data is None)
-            return srbm_log_partition(self, model, bA, v_data, base_rate, key=_key)
-        model = as_rbm(model)
+        return _protocol(model, "_ais_log_partition", "model")(
+            self, base_rate, data, base_data=base_data, pseudocount=pseudocount,
+            client=client, chunk=chunk, key=_key)
+
+    def _rbm_log_partition(self, model, base_rate, data, *, base_data=None,
+                           pseudocount=1.0, client=None, chunk=None, key=0):
+        """:meth:`log_partition` of a binary RBM (``RBM._ais_log_partition`` calls it)."""
+        _key = key
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)
         # the data are checked once: the base rate and ln p*(v) take the checked rows
@@ -233,14 +240,11 @@ class Annealer:
         if v_data is not None and v_data.shape[0] > 0:
             mean_lp = float(np.mean(model._log_unnormalized_rows(v_data, self.threads)))
             n_data = v_data.shape[0]
-        return AISResult(kind="partition", log_weights=log_w,
-                         log_Z_base=log_Z_base, betas=self.betas.size, runs=self.runs,
-                         seconds=seconds, threads=self.threads, dtype=model.dtype,
-                         seed=self.seed, schedule=self.schedule_spec,
-                         samples=samples, mean_log_unnormalized=mean_lp,
-                         n_data=n_data,
-                         extra={"base_rate": "data" if isinstance(base_rate, str) else
-                                ("zero" if base_rate is None else "given")})
+        return ais_result(self, "partition", log_w, log_Z_base, seconds=seconds,
+                          dtype=model.dtype, samples=samples, mean_log_unnormalized=mean_lp,
+                          n_data=n_data,
+                          extra={"base_rate": "data" if isinstance(base_rate, str) else
+                                 ("zero" if base_rate is None else "given")})
 
     def log_ratio(self, model_a, model_b, data=None, *, start=defaults.RATIO_START, burn_in=None,
                   chains=None, steps_between=None, init=None, log_Z_a=None, client=None,
@@ -301,11 +305,24 @@ class Annealer:
         AISResult
         """
         check_client(client)
-        A = as_rbm(model_a, "model_a")
-        B = as_rbm(model_b, "model_b")
-        if A.n_visible != B.n_visible:
-            raise ModelMismatchError(f"the two models have {A.n_visible} and {B.n_visible} "
-                                     f"visible units; a ratio needs the same visible layer.")
+        run = _protocol(model_a, "_ais_log_ratio", "model_a")
+        _protocol(model_b, "_ais_log_ratio", "model_b")
+        if type(model_a) is not type(model_b):
+            raise ModelMismatchError(
+                f"ratio AIS joins two models of one unit type, but model A is {_kind(model_a)} "
+                f"and model B {_kind(model_b)}.")
+        if model_a.n_visible != model_b.n_visible:
+            raise ModelMismatchError(f"the two models have {model_a.n_visible} and "
+                                     f"{model_b.n_visible} visible units; a ratio needs the "
+                                     f"same visible layer.")
+        return run(self, model_b, data, start=start, burn_in=burn_in, chains=chains,
+                   steps_between=steps_between, init=init, log_Z_a=log_Z_a, client=client,
+                   chunk=chunk)
+
+    def _rbm_log_ratio(self, A, B, data=None, *, start=defaults.RATIO_START, burn_in=None,
+                       chains=None, steps_between=None, init=None, log_Z_a=None,
+                       client=None, chunk=None):
+        """:meth:`log_ratio` of two binary RBMs (``RBM._ais_log_ratio`` calls it)."""
         D = A.n_visible
         check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
         if start not in ("auto", "exact", "gibbs"):
@@ -390,13 +407,10 @@ class Annealer:
         # beta = 1 those of A are: Z_0 = 2^nB Z_A, Z_K = 2^nA Z_B.  Remove the constant so
         # the weights estimate Z_B / Z_A itself.
         log_weights = log_w + (B.n_hidden - A.n_hidden) * _LN2
-        return AISResult(kind="ratio", log_weights=log_weights,
-                         log_Z_base=log_Z_a, betas=self.betas.size, runs=self.runs,
-                         seconds=seconds, threads=self.threads, dtype=dtype, seed=self.seed,
-                         schedule=self.schedule_spec, samples=samples,
-                         mean_log_unnormalized=mean_lp, n_data=n_data,
-                         extra=dict(chain_info, n_hidden_a=A.n_hidden,
-                                    n_hidden_b=B.n_hidden))
+        return ais_result(self, "ratio", log_weights, log_Z_a, seconds=seconds, dtype=dtype,
+                          samples=samples, mean_log_unnormalized=mean_lp, n_data=n_data,
+                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
+                                     n_hidden_b=B.n_hidden))
 
     def evaluate(self, model, data, *, base_rate="data", base_data=None,
                  chains=defaults.RAISE_CHAINS,

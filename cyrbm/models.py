@@ -304,6 +304,15 @@ class RBM(Layers):
         _anneal.gibbs_sample(self.W, self.vbias, self.hbias, v, h, int(steps), streams, T)
         return v
 
+    # ------------------------------------------- AIS protocol (cyrbm.annealing)
+    def _ais_log_partition(self, annealer, base_rate, data, **options):
+        """:meth:`cyrbm.Annealer.log_partition` of this model (from a base-rate model)."""
+        return annealer._rbm_log_partition(self, base_rate, data, **options)
+
+    def _ais_log_ratio(self, annealer, other, data=None, **options):
+        """:meth:`cyrbm.Annealer.log_ratio` from this model to the RBM ``other``."""
+        return annealer._rbm_log_ratio(self, other, data, **options)
+
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
         return self._file_arrays(FORMAT, extra_meta)
