@@ -224,6 +224,16 @@ class GaussianRBM(Layers):
         """The units an exact draw (and the exact ln Z) enumerates: the hidden layer."""
         return self.n_hidden
 
+    def _unconnected(self, n, rng):
+        """This model with W = 0, its ln Z in closed form (sum_i ln(sqrt(2 pi) s_i) +
+        sum_j softplus(c_j)) and ``n`` exact draws v ~ N(b, s^2) (normals from ``rng``):
+        the first rung of a tracked ln Z (cyrbm.tracking)."""
+        base = GaussianRBM(np.zeros_like(self.W), self.vbias, self.hbias, self.sigma)
+        b, c, s = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias, base.sigma))
+        log_Z = float(np.sum(np.log(s)) + s.size * _LN_SQRT_2PI
+                      + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, b + s * rng.standard_normal((n, self.n_visible))
+
     def _start_draws(self, u, rng):
         """Exact draws of v, one per uniform ``u``: h from its marginal
         p(h) ~ exp(c.h + sum_i (b_i u_i / s_i + u_i^2 / 2)), u = W h, by inverse CDF over

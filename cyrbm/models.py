@@ -313,6 +313,19 @@ class RBM(Layers):
         """:meth:`cyrbm.Annealer.log_ratio` from this model to the RBM ``other``."""
         return annealer._rbm_log_ratio(self, other, data, **options)
 
+    def _start_units(self):
+        """The units an exact ln Z (and an exact draw) enumerates: the smaller layer."""
+        return min(self.n_visible, self.n_hidden)
+
+    def _unconnected(self, n, rng):
+        """This model with W = 0, its ln Z in closed form (sum_i softplus(b_i) +
+        sum_j softplus(c_j): the units are independent) and ``n`` exact draws of its v
+        (uniforms from ``rng``): the first rung of a tracked ln Z (cyrbm.tracking)."""
+        base = RBM(np.zeros_like(self.W), self.vbias, self.hbias)
+        b, c = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias))
+        log_Z = float(np.sum(np.logaddexp(0.0, b)) + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, (rng.random((n, self.n_visible)) < expit(b)).astype(np.uint8)
+
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
         return self._file_arrays(FORMAT, extra_meta)

@@ -259,6 +259,15 @@ class SRBM(Layers):
         """The units an exact draw (and the exact ln Z) enumerates: the visible layer."""
         return self.n_visible
 
+    def _unconnected(self, n, rng):
+        """This model with W = 0 and L = 0, its ln Z in closed form (sum_i softplus(b_i)
+        + sum_j softplus(c_j)) and ``n`` exact draws of its v (uniforms from ``rng``):
+        the first rung of a tracked ln Z (cyrbm.tracking)."""
+        base = SRBM(np.zeros_like(self.W), self.vbias, self.hbias)
+        b, c = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias))
+        log_Z = float(np.sum(np.logaddexp(0.0, b)) + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, (rng.random((n, self.n_visible)) < expit(b)).astype(np.uint8)
+
     def _start_draws(self, u, rng):
         """Exact draws of v, one per uniform ``u``, by inverse CDF over the 2^D visible
         states of p*(v) (:meth:`log_unnormalized`); uint8."""
