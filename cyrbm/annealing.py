@@ -88,9 +88,8 @@ def _protocol(model, method, name):
 
 
 def _kind(model):
-    """'an RBM', 'a GaussianRBM', 'an SRBM': the class named with its article."""
-    name = type(model).__name__
-    return ("an " if name[0] in "AEFHILMNORSX" else "a ") + name
+    """The model in a sentence: 'an RBM', 'a Gaussian RBM', 'an SRBM'."""
+    return getattr(model, "_a_name", f"a {type(model).__name__}")
 
 
 def _check_runs(runs):

@@ -72,6 +72,7 @@ class GaussianRBM(Layers):
     """
 
     visible = "gaussian"
+    _a_name = "a Gaussian RBM"          # the model in a sentence
 
     def __init__(self, W, vbias, hbias, sigma=1.0, *, dtype=None, meta=None, whitening=None):
         W = np.asarray(W)
@@ -219,6 +220,17 @@ class GaussianRBM(Layers):
         """:meth:`cyrbm.Annealer.log_ratio` from this model to the Gaussian RBM ``other``
         (:func:`cyrbm.ratio.own_log_ratio`, the kernel cyrbm._ratio.gauss_ratio_run)."""
         return own_log_ratio(annealer, self, other, data, **options)
+
+    def _sandwich_runs(self, annealer, V, base_rate, fit_to, chains, pseudocount):
+        """The runs of :meth:`cyrbm.Annealer.evaluate` on checked rows ``V``: forward AIS
+        from the base of independent Gaussians fitted to ``fit_to`` (:func:`gaussian_base`),
+        and a function giving RAISE's log weights (:func:`gaussian_raise_log_weights`)
+        down the same path."""
+        base = gaussian_base(self, base_rate, fit_to)
+        ais = gaussian_log_partition(annealer, self, base, V)
+        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                                  "model" if base_rate is None else "given")
+        return ais, lambda: gaussian_raise_log_weights(annealer, self, V, base, chains)
 
     def _start_units(self):
         """The units an exact draw (and the exact ln Z) enumerates: the hidden layer."""

@@ -119,6 +119,8 @@ class RBM(Layers):
         Free-form record (how the model was trained), saved with the model.
     """
 
+    _a_name = "an RBM"                  # the model in a sentence
+
     def __init__(self, W, vbias, hbias, *, dtype=None, meta=None):
         self._own(W, vbias, hbias, dtype, meta)
 

@@ -102,6 +102,7 @@ class SRBM(Layers):
     """
 
     visible = "lateral"
+    _a_name = "an SRBM"                 # the model in a sentence
 
     def __init__(self, W, vbias, hbias, L=None, *, dtype=None, meta=None,
                  _error=ModelMismatchError, _where="the given parameters"):
@@ -254,6 +255,16 @@ class SRBM(Layers):
         """:meth:`cyrbm.Annealer.log_ratio` from this model to the SRBM ``other``
         (:func:`cyrbm.ratio.own_log_ratio`, the kernel cyrbm._ratio.srbm_ratio_run)."""
         return own_log_ratio(annealer, self, other, data, **options)
+
+    def _sandwich_runs(self, annealer, V, base_rate, fit_to, chains, pseudocount):
+        """The runs of :meth:`cyrbm.Annealer.evaluate` on checked rows ``V``: forward AIS
+        from the base rate fitted to ``fit_to`` as an RBM's (:func:`srbm_log_partition`),
+        and a function giving RAISE's log weights (:func:`srbm_raise_log_weights`) down
+        the same path."""
+        base = annealer._base_biases(base_rate, fit_to, self.n_visible, pseudocount,
+                                     checked=True)
+        ais = srbm_log_partition(annealer, self, base, V, base_rate)
+        return ais, lambda: srbm_raise_log_weights(annealer, self, V, base, chains)
 
     def _start_units(self):
         """The units an exact draw (and the exact ln Z) enumerates: the visible layer."""

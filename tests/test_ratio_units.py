@@ -132,3 +132,31 @@ def test_mixed_pairs_and_bad_settings_refused():
         ann.log_ratio(big, big, start="exact")
     with pytest.raises(CyrbmError):
         ann.log_ratio(G, G, start="sideways")
+
+
+@pytest.mark.parametrize("kind", PAIRS)
+def test_command_line_ratio_and_tracked_training(kind, tmp_path, capsys):
+    """``cyrbm ratio A.npz B.npz`` of two Gaussian RBMs or two SRBMs: the API's numbers;
+    ``cyrbm train --track-logz`` with --visible gaussian or --lateral runs."""
+    import json
+    from _commands import run
+    A, B = PAIRS[kind](0)
+    A.save(tmp_path / "a.npz")
+    B.save(tmp_path / "b.npz")
+    code, out, err = run(["ratio", tmp_path / "a.npz", tmp_path / "b.npz", "--runs", "50",
+                          "--schedule", "linear:200", "--seed", "3", "--threads", "1",
+                          "--json"], capsys)
+    assert code == 0, err
+    got = json.loads(out)
+    api = Annealer(runs=50, schedule="linear:200", seed=3, threads=1,
+                   progress=False).log_ratio(A, B)
+    assert got["log_ratio"] == api.log_ratio
+    X = (A.sample(200, 20, seed=1) if kind == "gaussian" else
+         (np.random.default_rng(0).random((200, A.n_visible)) < 0.5).astype(np.uint8))
+    np.save(tmp_path / "x.npy", X)
+    unit = ["--visible", "gaussian"] if kind == "gaussian" else ["--lateral"]
+    code, out, err = run(["train", tmp_path / "x.npy", "-o", tmp_path / "m.npz", *unit,
+                          "--hidden", "3", "--epochs", "1", "--track-logz", "--json"], capsys)
+    assert code == 0, err
+    history = json.loads(out)["history"]
+    assert history[-1]["tracked"] and np.isfinite(history[-1]["log_Z"])
