@@ -17,7 +17,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "cyrbm"
 # the layer of each module, lowest first; "base" holds what every layer may use
 LAYERS = ["base", "engine", "api", "cli"]
 ENGINE = {"_gibbs", "_anneal", "_chib", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
-          "_ckernels", "_dispatch"}
+          "_ckernels", "_dispatch", "_ratio"}
 BASE = {"errors"}
 CLI_PREFIXES = ("cli", "_cli")
 
