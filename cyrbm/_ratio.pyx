@@ -61,6 +61,53 @@ cdef inline double softplus_sum(const double *x, Py_ssize_t M, double scale) noe
     return s
 
 
+cdef inline double log_weight(double qa, double qb, const double *xa, Py_ssize_t MA,
+                              const double *xb, Py_ssize_t MB, double beta, double prev,
+                              int variant) noexcept nogil:
+    """ln p*_k(v) - ln p*_{k-1}(v) from the visible terms qa, qb and hidden inputs xa, xb
+    (``variant`` 2, a power check only: A's hidden term left out)."""
+    cdef double lp1 = (1.0 - beta) * qa + beta * qb + softplus_sum(xb, MB, beta)
+    cdef double lp0 = (1.0 - prev) * qa + prev * qb + softplus_sum(xb, MB, prev)
+    if variant != 2:
+        lp1 = lp1 + softplus_sum(xa, MA, 1.0 - beta)
+        lp0 = lp0 + softplus_sum(xa, MA, 1.0 - prev)
+    return lp1 - lp0
+
+
+cdef struct Scratch:
+    # a thread's work: hidden inputs xa (MA), xb (MB), top-down inputs ua, ub (D each),
+    # hidden states ha (MA), hb (MB)
+    double *xa
+    double *xb
+    double *ua
+    double *ub
+    uint8_t *ha
+    uint8_t *hb
+
+
+cdef inline Scratch carve(double *work, uint8_t *states, Py_ssize_t D, Py_ssize_t MA,
+                          Py_ssize_t MB) noexcept nogil:
+    """A thread's Scratch from its row of doubles (2 D + MA + MB) and of states."""
+    cdef Scratch t
+    t.xa = work
+    t.xb = work + MA
+    t.ua = work + MA + MB
+    t.ub = work + MA + MB + D
+    t.ha = states
+    t.hb = states + MA
+    return t
+
+
+cdef inline void draw_hidden_layers(const double *WA, const double *WB, Py_ssize_t D,
+                                    Py_ssize_t MA, Py_ssize_t MB, double beta,
+                                    cyrbm_rng *rng, Scratch *t) noexcept nogil:
+    """hA at 1 - beta, then hB at beta (Eq. 15-16), and their top-down inputs WA hA, WB hB."""
+    draw_hidden(t.xa, MA, 1.0 - beta, rng, t.ha)
+    draw_hidden(t.xb, MB, beta, rng, t.hb)
+    w_times_h(WA, D, MA, t.ha, t.ua)
+    w_times_h(WB, D, MB, t.hb, t.ub)
+
+
 cdef inline void w_times_h(const double *W, Py_ssize_t D, Py_ssize_t M, const uint8_t *h,
                            double *out) noexcept nogil:
     """out_i = (W h)_i, the sum over j in order."""
@@ -131,47 +178,29 @@ def gauss_ratio_run(const double[:, ::1] WA, const double[::1] bA, const double[
         return
     cdef int nt = cap_threads(n_threads, R)
     cdef Py_ssize_t r, k, i, n_buf = 2 * (MA + MB) + 2 * D + 2
-    cdef double *xa
-    cdef double *xb
-    cdef double *ua
-    cdef double *ub
-    cdef uint8_t *ha
-    cdef uint8_t *hb
-    cdef double qa = 0.0, qb = 0.0, beta, prev, lam, eta, z1, z2, rad, u1, u2, lp0, lp1
+    cdef Scratch t
+    cdef double qa = 0.0, qb = 0.0, beta, prev, z1, z2, rad, u1, u2
     cdef double *vr
     cdef cyrbm_rng *rng
     cdef double[:, ::1] scratch = np.zeros((nt, n_buf))
     cdef uint8_t[:, ::1] hidden = np.zeros((nt, MA + MB + 1), dtype=np.uint8)
-    cdef int tid
     with nogil:
         for r in prange(R, schedule="static", num_threads=nt):
-            tid = omp_get_thread_num()
-            xa = &scratch[tid, 0]
-            xb = xa + MA
-            ua = xb + MB
-            ub = ua + D
-            ha = &hidden[tid, 0]
-            hb = ha + MA
+            t = carve(&scratch[omp_get_thread_num(), 0],
+                      &hidden[omp_get_thread_num(), 0], D, MA, MB)
             vr = &v[r, 0]
             rng = <cyrbm_rng *> &streams[r, 0]
             for k in range(k0, k1):
                 beta = betas[k]
                 prev = betas[k - 1]
                 qa = gauss_inputs(&WA[0, 0] if MA > 0 else NULL, &bA[0],
-                                  &cA[0] if MA > 0 else NULL, &sA[0], D, MA, vr, xa)
+                                  &cA[0] if MA > 0 else NULL, &sA[0], D, MA, vr, t.xa)
                 qb = gauss_inputs(&WB[0, 0] if MB > 0 else NULL, &bB[0],
-                                  &cB[0] if MB > 0 else NULL, &sB[0], D, MB, vr, xb)
+                                  &cB[0] if MB > 0 else NULL, &sB[0], D, MB, vr, t.xb)
                 if weights:
-                    lp1 = (1.0 - beta) * qa + beta * qb + softplus_sum(xb, MB, beta)
-                    lp0 = (1.0 - prev) * qa + prev * qb + softplus_sum(xb, MB, prev)
-                    if variant != 2:
-                        lp1 = lp1 + softplus_sum(xa, MA, 1.0 - beta)
-                        lp0 = lp0 + softplus_sum(xa, MA, 1.0 - prev)
-                    logw[r] += lp1 - lp0
-                draw_hidden(xa, MA, 1.0 - beta, rng, ha)
-                draw_hidden(xb, MB, beta, rng, hb)
-                w_times_h(&WA[0, 0] if MA > 0 else NULL, D, MA, ha, ua)
-                w_times_h(&WB[0, 0] if MB > 0 else NULL, D, MB, hb, ub)
+                    logw[r] += log_weight(qa, qb, t.xa, MA, t.xb, MB, beta, prev, variant)
+                draw_hidden_layers(&WA[0, 0] if MA > 0 else NULL, &WB[0, 0] if MB > 0 else NULL,
+                                   D, MA, MB, beta, rng, &t)
                 i = 0
                 while i < D:
                     u1 = cyrbm_rng_uniform(rng)
@@ -180,10 +209,10 @@ def gauss_ratio_run(const double[:, ::1] WA, const double[::1] bA, const double[
                     cyrbm_sincos2pi(u2, &z1, &z2)
                     z1 = rad * z1
                     z2 = rad * z2
-                    gauss_draw(vr, i, &bA[0], &sA[0], &bB[0], &sB[0], ua, ub, beta, z1,
+                    gauss_draw(vr, i, &bA[0], &sA[0], &bB[0], &sB[0], t.ua, t.ub, beta, z1,
                                variant)
                     if i + 1 < D:
-                        gauss_draw(vr, i + 1, &bA[0], &sA[0], &bB[0], &sB[0], ua, ub,
+                        gauss_draw(vr, i + 1, &bA[0], &sA[0], &bB[0], &sB[0], t.ua, t.ub,
                                    beta, z2, variant)
                     i = i + 2
 
@@ -235,50 +264,32 @@ def srbm_ratio_run(const double[:, ::1] WA, const double[::1] bA, const double[:
         return
     cdef int nt = cap_threads(n_threads, R)
     cdef Py_ssize_t r, k, i, j, n_buf = (MA + MB) + 2 * D + 2
-    cdef double *xa
-    cdef double *xb
-    cdef double *ua
-    cdef double *ub
-    cdef uint8_t *ha
-    cdef uint8_t *hb
-    cdef double qa = 0.0, qb = 0.0, beta, prev, f, la, lp0, lp1
+    cdef Scratch t
+    cdef double qa = 0.0, qb = 0.0, beta, prev, f, la
     cdef uint8_t *vr
     cdef cyrbm_rng *rng
     cdef double[:, ::1] scratch = np.zeros((nt, n_buf))
     cdef uint8_t[:, ::1] hidden = np.zeros((nt, MA + MB + 1), dtype=np.uint8)
-    cdef int tid
     with nogil:
         for r in prange(R, schedule="static", num_threads=nt):
-            tid = omp_get_thread_num()
-            xa = &scratch[tid, 0]
-            xb = xa + MA
-            ua = xb + MB
-            ub = ua + D
-            ha = &hidden[tid, 0]
-            hb = ha + MA
+            t = carve(&scratch[omp_get_thread_num(), 0],
+                      &hidden[omp_get_thread_num(), 0], D, MA, MB)
             vr = &v[r, 0]
             rng = <cyrbm_rng *> &streams[r, 0]
             for k in range(k0, k1):
                 beta = betas[k]
                 prev = betas[k - 1]
                 qa = srbm_inputs(&WA[0, 0] if MA > 0 else NULL, &bA[0],
-                                 &cA[0] if MA > 0 else NULL, &LA[0, 0], D, MA, vr, xa)
+                                 &cA[0] if MA > 0 else NULL, &LA[0, 0], D, MA, vr, t.xa)
                 qb = srbm_inputs(&WB[0, 0] if MB > 0 else NULL, &bB[0],
-                                 &cB[0] if MB > 0 else NULL, &LB[0, 0], D, MB, vr, xb)
+                                 &cB[0] if MB > 0 else NULL, &LB[0, 0], D, MB, vr, t.xb)
                 if weights:
-                    lp1 = (1.0 - beta) * qa + beta * qb + softplus_sum(xb, MB, beta)
-                    lp0 = (1.0 - prev) * qa + prev * qb + softplus_sum(xb, MB, prev)
-                    if variant != 2:
-                        lp1 = lp1 + softplus_sum(xa, MA, 1.0 - beta)
-                        lp0 = lp0 + softplus_sum(xa, MA, 1.0 - prev)
-                    logw[r] += lp1 - lp0
-                draw_hidden(xa, MA, 1.0 - beta, rng, ha)
-                draw_hidden(xb, MB, beta, rng, hb)
-                w_times_h(&WA[0, 0] if MA > 0 else NULL, D, MA, ha, ua)
-                w_times_h(&WB[0, 0] if MB > 0 else NULL, D, MB, hb, ub)
+                    logw[r] += log_weight(qa, qb, t.xa, MA, t.xb, MB, beta, prev, variant)
+                draw_hidden_layers(&WA[0, 0] if MA > 0 else NULL, &WB[0, 0] if MB > 0 else NULL,
+                                   D, MA, MB, beta, rng, &t)
                 la = 0.0 if variant == 1 else 1.0 - beta
                 for i in range(D):
-                    f = (1.0 - beta) * (bA[i] + ua[i]) + beta * (bB[i] + ub[i])
+                    f = (1.0 - beta) * (bA[i] + t.ua[i]) + beta * (bB[i] + t.ub[i])
                     for j in range(D):
                         if vr[j]:
                             f = f + la * LA[i, j] + beta * LB[i, j]

@@ -30,10 +30,11 @@ from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
 from cyrbm.distributed import check_client, default_chunk, map_slices
-from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
+from cyrbm._validation import check_binary, check_memory, check_run_memory
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
+from cyrbm.ratio import chain_settings, check_start, ratio_rows
 from cyrbm.results import AISResult, ais_result, logmeanexp
 from cyrbm.schedules import ScheduleError, make_schedule, schedule_count
 
@@ -324,47 +325,17 @@ class Annealer:
         """:meth:`log_ratio` of two binary RBMs (``RBM._ais_log_ratio`` calls it)."""
         D = A.n_visible
         check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
-        if start not in ("auto", "exact", "gibbs"):
-            raise worded(AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not "
-                                        f"{start!r}."), parameters=("start",))
+        check_start(start)
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
                               "start_gibbs")
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
-        given = [k for k, v in (("chains", chains), ("burn_in", burn_in),
-                                ("steps_between", steps_between)) if v is not None]
-        if exact and given:
-            why = ("" if start == "exact" else f" (start auto: model A's smaller layer has "
-                   f"{m_a} units)")
-            raise worded(AnnealingError(
-                f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} the Gibbs chains "
-                f"that start the runs, but these runs start from exact draws of model "
-                f"A{why}, so {'it' if len(given) == 1 else 'they'} would be ignored; "
-                f"{hint('start_gibbs')} to start from Gibbs chains."),
-                parameters=given, hints=("start_gibbs",))
-        burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
-        steps_between = RATIO_STEPS_BETWEEN if steps_between is None else int(steps_between)
-        if burn_in < 0:
-            raise AnnealingError(f"burn-in must be a non-negative number of sweeps, not {burn_in}.")
-        if steps_between < 1:
-            raise AnnealingError(f"steps between samples must be at least 1, not {steps_between}.")
-        if chains is not None and (isinstance(chains, bool) or
-                                   not isinstance(chains, (int, np.integer))):
-            raise worded(AnnealingError(f"chains must be a whole number, not {chains!r}."),
-                         parameters=("chains",))
-        chains = self.runs if chains is None else int(chains)
-        if not 1 <= chains <= self.runs:
-            raise worded(AnnealingError(f"chains must be between 1 and the number of runs "
-                                        f"({self.runs}), not {chains}."), parameters=("chains",))
-        v_data = None if data is None else A._visible_data(data, "data")
+        burn_in, chains, steps_between = chain_settings(
+            self.runs, exact, burn_in, chains, steps_between,
+            "" if start == "exact" else f" (start auto: model A's smaller layer has {m_a} units)")
+        v_data, init = ratio_rows(A, data, init)
         dtype = np.float64 if np.float64 in (A.dtype, B.dtype) else np.float32
-        if init is not None:
-            init = A._visible_data(init, "init")
-            if init.shape[0] == 0:
-                raise DataError("init has no rows.")
-        elif v_data is not None and v_data.shape[0] > 0:
-            init = v_data
         t0 = time.perf_counter()
         if exact:
             starts, log_Z_exact = self._exact_starts(A)

@@ -79,33 +79,26 @@ def state_bits(index, units):
     return ((np.asarray(index)[:, None] >> np.arange(units)) & 1).astype(np.float64)
 
 
-def own_log_ratio(annealer, A, B, data=None, *, start="auto", burn_in=None, chains=None,
-                  steps_between=None, init=None, log_Z_a=None, client=None, chunk=None,
-                  _variant=0):
-    """ln(Z_B / Z_A) of two models of one unit type with their own ratio kernel
-    (``A._ratio_run``): what :meth:`cyrbm.Annealer.log_ratio` runs for two Gaussian RBMs
-    or two SRBMs (see the module's text).  Returns an AISResult of kind "ratio".
-    ``_variant`` is for the tests' power checks only (cyrbm._ratio)."""
-    from cyrbm.defaults import RATIO_BURN_IN, RATIO_STEPS_BETWEEN
-    D, R = A.n_visible, annealer.runs
-    check_memory(R * (8 * D + A.n_hidden + B.n_hidden + 64), f"{R} AIS runs")
+def check_start(start):
+    """``start`` of a ratio: "auto", "exact" or "gibbs"; one sentence otherwise."""
     if start not in ("auto", "exact", "gibbs"):
         raise worded(AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not "
                                     f"{start!r}."), parameters=("start",))
-    units = A._start_units()
-    if start == "exact" and units > EXACT_START_UNITS:
-        raise worded(AnnealingError(
-            f"exact starting states enumerate 2^{units} states of model A and the limit is "
-            f"{EXACT_START_UNITS} units; {hint('start_gibbs')} to start from Gibbs chains."),
-            hints=("start_gibbs",))
-    exact = start == "exact" or (start == "auto" and units <= EXACT_START_UNITS)
+
+
+def chain_settings(runs, exact, burn_in, chains, steps_between, why=""):
+    """The Gibbs chains' settings of a ratio of ``runs`` runs, checked: refused when the
+    runs start from exact draws (``why`` says how that was decided), else the defaults
+    (RATIO_BURN_IN, one chain a run, RATIO_STEPS_BETWEEN) for those not given.  Returns
+    (burn_in, chains, steps_between)."""
+    from cyrbm.defaults import RATIO_BURN_IN, RATIO_STEPS_BETWEEN
     given = [k for k, v in (("chains", chains), ("burn_in", burn_in),
                             ("steps_between", steps_between)) if v is not None]
     if exact and given:
         raise worded(AnnealingError(
             f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} the Gibbs chains "
-            f"that start the runs, but these runs start from exact draws of model A, so "
-            f"{'it' if len(given) == 1 else 'they'} would be ignored; "
+            f"that start the runs, but these runs start from exact draws of model "
+            f"A{why}, so {'it' if len(given) == 1 else 'they'} would be ignored; "
             f"{hint('start_gibbs')} to start from Gibbs chains."),
             parameters=given, hints=("start_gibbs",))
     burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
@@ -118,10 +111,16 @@ def own_log_ratio(annealer, A, B, data=None, *, start="auto", burn_in=None, chai
                                not isinstance(chains, (int, np.integer))):
         raise worded(AnnealingError(f"chains must be a whole number, not {chains!r}."),
                      parameters=("chains",))
-    chains = R if chains is None else int(chains)
-    if not 1 <= chains <= R:
+    chains = runs if chains is None else int(chains)
+    if not 1 <= chains <= runs:
         raise worded(AnnealingError(f"chains must be between 1 and the number of runs "
-                                    f"({R}), not {chains}."), parameters=("chains",))
+                                    f"({runs}), not {chains}."), parameters=("chains",))
+    return burn_in, chains, steps_between
+
+
+def ratio_rows(A, data, init):
+    """(the checked ``data`` rows or None, the chains' starting rows: ``init`` checked,
+    else the data when they have rows, else None) of a ratio from model A."""
     v_data = None if data is None else A._visible_data(data, "data")
     if init is not None:
         init = A._visible_data(init, "init")
@@ -129,6 +128,28 @@ def own_log_ratio(annealer, A, B, data=None, *, start="auto", burn_in=None, chai
             raise DataError("init has no rows.")
     elif v_data is not None and v_data.shape[0] > 0:
         init = v_data
+    return v_data, init
+
+
+def own_log_ratio(annealer, A, B, data=None, *, start="auto", burn_in=None, chains=None,
+                  steps_between=None, init=None, log_Z_a=None, client=None, chunk=None,
+                  _variant=0):
+    """ln(Z_B / Z_A) of two models of one unit type with their own ratio kernel
+    (``A._ratio_run``): what :meth:`cyrbm.Annealer.log_ratio` runs for two Gaussian RBMs
+    or two SRBMs (see the module's text).  Returns an AISResult of kind "ratio".
+    ``_variant`` is for the tests' power checks only (cyrbm._ratio)."""
+    D, R = A.n_visible, annealer.runs
+    check_memory(R * (8 * D + A.n_hidden + B.n_hidden + 64), f"{R} AIS runs")
+    check_start(start)
+    units = A._start_units()
+    if start == "exact" and units > EXACT_START_UNITS:
+        raise worded(AnnealingError(
+            f"exact starting states enumerate 2^{units} states of model A and the limit is "
+            f"{EXACT_START_UNITS} units; {hint('start_gibbs')} to start from Gibbs chains."),
+            hints=("start_gibbs",))
+    exact = start == "exact" or (start == "auto" and units <= EXACT_START_UNITS)
+    burn_in, chains, steps_between = chain_settings(R, exact, burn_in, chains, steps_between)
+    v_data, init = ratio_rows(A, data, init)
     t0 = time.perf_counter()
     if exact:
         rng = annealer._generator(3)
