@@ -54,6 +54,7 @@ from cyrbm import defaults
 from cyrbm._random import seed_sequence
 from cyrbm.annealing import Annealer
 from cyrbm.exact import EXACT_START_UNITS, exact_log_partition
+from cyrbm.errors import ModelFileError
 from cyrbm.models import Layers, RBM, expit
 from cyrbm.results import logmeanexp
 
@@ -303,10 +304,16 @@ class LogZTracker:
         """The ladder's numbers for a checkpoint's meta (JSON: floats round-trip)."""
         return {"log_Z": self.log_Z, "var": self.var, "links": self.links,
                 "previous_update": self._previous_update,
-                **({"visible": kind} if (kind := getattr(self.last, "visible", None)) else {})}
+                **({"visible": kind, "arrays": sorted(self.arrays())}
+                   if (kind := getattr(self.last, "visible", None)) else {})}
 
     def _restore(self, state):
         kind = Layers.kinds.get(state.get("visible", "binary"), RBM)
+        missing = [k for k in state.get("arrays", ()) if k not in state]
+        if missing:
+            raise ModelFileError(f"the checkpoint's tracked ln Z lacks its last rung's "
+                                 f"{', '.join(missing)}, so the ladder cannot be continued; "
+                                 f"train again from the start to track ln Z.")
         self.last = kind.from_arrays({k: state[k] for k in state if k in (
             "W", "vbias", "hbias", "sigma", "L")}, "a tracked ln Z's checkpoint")
         self.chains = state["chains"] if state["chains"].shape[0] else None
