@@ -273,11 +273,18 @@ class Annealer:
         are only approximately from p_A, and their dependence is not reflected in the
         error bars (SM08 discuss the resulting systematic error).
 
+        Two Gaussian RBMs, or two SRBMs, run the same path with their own kernels
+        (:func:`cyrbm.ratio.own_log_ratio`: v given both hidden layers is Gaussian with
+        the mixed precision, or lateral units one at a time with the mixed field); their
+        exact starts enumerate the layer their exact ln Z sums (a Gaussian RBM's hidden
+        layer, an SRBM's visible layer).  Models of two unit types are refused.
+
         Parameters
         ----------
-        model_a, model_b : RBM
+        model_a, model_b : RBM, GaussianRBM or SRBM (both of one class)
         data : array_like, optional
-            0/1 rows: the result then reports mean(ln p_B(v) - ln p_A(v)).
+            Rows (0/1, or real for Gaussian RBMs): the result then reports
+            mean(ln p*_B(v) - ln p*_A(v)).
         start : "auto", "exact" or "gibbs"
             "auto": exact draws when A's smaller layer has at most EXACT_START_UNITS
             (20) units, else Gibbs chains; "exact" up to EXACT_MAX_UNITS (30) units.
