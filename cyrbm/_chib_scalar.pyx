@@ -494,7 +494,7 @@ cdef class ScalarChibModel:
     Parameters: RBM1's W1 (D x H1), b1, c1 and sigma (D; None for binary visible units),
     the top layer's W2 (H1 x H2), b2 (H1), c2 (H2) and its lateral weights L (H1 x H1,
     symmetric, zero diagonal) or None.  The methods ``estimate`` and ``ais`` take the
-    arguments of :class:`ChibModel`'s (v: rows as float64), so cyrbm.chib runs either model.
+    arguments of :class:`ChibModel`'s (v: rows as float64), so cyrbm.estimators.chib runs either model.
     """
     cdef gdbn_model m
     cdef object _keep

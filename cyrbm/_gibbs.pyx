@@ -179,7 +179,7 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
     """One mode-hopping proposal (Hu & Yu Sec. 4, Eq. 6-7) for each chain in ``rows``
     (cyrbm/_kernels/modehop_t.h), from its own stream: ``chains`` (INOUT) rows of 0/1,
     ``streams`` (INOUT) one per chain, ``proposal`` = (A, AT, sp, logH, Hp), the mode
-    set's float64 proposal kernels (cyrbm.modehop.ModeSet.update_proposal; A holds
+    set's float64 proposal kernels (cyrbm.training.modehop.ModeSet.update_proposal; A holds
     the draws' probabilities sigma(a_i), AT the a_i as columns); ``terms``
     (OUT, len(rows) x 8, or None) the logarithms of Eq. 6.  Chains in parallel; the
     result does not depend on ``n_threads``.  Returns the number accepted."""

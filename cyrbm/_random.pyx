@@ -107,14 +107,22 @@ def bound_streams(seed, Py_ssize_t n):
 
 
 def gaussian_ais_streams(seed, Py_ssize_t runs, key=0):
-    """The streams of AIS runs on a Gaussian RBM (cyrbm.gaussian: one chain stream a run,
+    """The streams of AIS runs on a Gaussian RBM (cyrbm.models.gaussian: one chain stream a run,
     cyrbm_gauss_block): (runs, 4) uint64, purpose "ais", keys 16 + key (clear of the
     binary runs' keys 0-8)."""
     return make_streams(seed, "ais", runs, 16 + key)
 
 
 def srbm_ais_streams(seed, Py_ssize_t runs, key=0):
-    """The streams of AIS runs on a semi-restricted Boltzmann machine (cyrbm.srbm: one
+    """The streams of AIS runs on a semi-restricted Boltzmann machine (cyrbm.models.srbm: one
     chain stream a run, cyrbm_srbm_steps): (runs, 4) uint64, purpose "ais", keys 32 + key
     (clear of the binary runs' keys 0-8 and the Gaussian runs' 16 + key)."""
     return make_streams(seed, "ais", runs, 32 + key)
+
+
+def ratio_streams(seed, Py_ssize_t runs, key=0):
+    """The streams of ratio AIS between two Gaussian RBMs or two SRBMs (cyrbm.estimators.ratio, the
+    kernels of cyrbm._ratio: one chain stream a run): (runs, 4) uint64, purpose "ais",
+    keys 48 + key (key 0 the runs, 1 the Gibbs chains on model A; clear of the binary
+    runs' 0-8, the Gaussian runs' 16 + key and the SRBM runs' 32 + key)."""
+    return make_streams(seed, "ais", runs, 48 + key)

@@ -56,7 +56,7 @@ cdef int exact_log_partition(const floating *W, const floating *vbias,
 # ---- version 3: the Chib-style estimator of a two-layer DBN (MS09 Figure 1) ----
 # out[i] = ln P-hat(v_i) (repeats averaged in P); streams: n * repeats cyrbm_rng states,
 # cyrbm.capi.make_chib_streams(seed, n, steps, repeats); bit-identical to
-# cyrbm.chib.chib_log_prob(...).log_probs for a DBN of that dtype.  -2 for invalid sizes
+# cyrbm.estimators.chib.chib_log_prob(...).log_probs for a DBN of that dtype.  -2 for invalid sizes
 # or weights beyond 80 (f32) / 700 (f64) in magnitude.
 cdef int chib_log_prob(const floating *W1, const floating *vbias1, const floating *hbias1,
                        const floating *W2, const floating *vbias2, const floating *hbias2,

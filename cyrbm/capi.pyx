@@ -139,7 +139,7 @@ cdef int chib_log_prob(const floating *W1, const floating *vbias1, const floatin
                        const uint8_t *v, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats,
                        double log_Z, cyrbm_rng *streams, double *out,
                        int n_threads) noexcept nogil:
-    """cyrbm.chib.chib_log_prob in one call: the same layout (chib_alloc), items i * R + r,
+    """cyrbm.estimators.chib.chib_log_prob in one call: the same layout (chib_alloc), items i * R + r,
     the same refresh (10) and the same combination of the repeats (chib_combine)."""
     cdef _chib.chib_buffers B
     cdef Py_ssize_t items, i
@@ -176,7 +176,7 @@ cdef int chib_log_prob(const floating *W1, const floating *vbias1, const floatin
 
 
 # ------------------------------------------------- version 3: the DBN bound's terms
-# (blocks of 512 rows, vectors x samples: cyrbm.bounds.BLOCK_ROWS, so the same bits)
+# (blocks of 512 rows, vectors x samples: cyrbm.estimators.bounds.BLOCK_ROWS, so the same bits)
 cdef int dbn_bound_terms(const floating **W, const floating **vbias,
                          const floating **hbias, const Py_ssize_t *sizes, Py_ssize_t n_layers,
                          const uint8_t *v, Py_ssize_t n, Py_ssize_t samples,
@@ -258,7 +258,7 @@ cdef int gauss_ais_log_partition(const floating *W, const floating *vbias,
                                  const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
                                  cyrbm_rng *streams, double *log_weights, double *log_Z_base,
                                  floating *samples, int n_threads) noexcept nogil:
-    """cyrbm.gaussian.gaussian_log_partition in one call: v drawn exactly from the base
+    """cyrbm.models.gaussian.gaussian_log_partition in one call: v drawn exactly from the base
     (step 0), then for k = 1..K the weight ln p*_k(v) - ln p*_{k-1}(v) and a Gibbs sweep
     at beta_k, run r on streams[r]."""
     cdef floating *v
@@ -332,7 +332,7 @@ def make_ais_streams(seed, Py_ssize_t runs):
 
 def make_chib_streams(seed, Py_ssize_t n, Py_ssize_t steps, Py_ssize_t repeats=1):
     """States of the n * repeats random streams (a (n * repeats, 4) uint64 array) of
-    ``chib_log_prob_f32/f64``: exactly those ``cyrbm.chib.chib_log_prob(dbn, v, log_Z,
+    ``chib_log_prob_f32/f64``: exactly those ``cyrbm.estimators.chib.chib_log_prob(dbn, v, log_Z,
     steps=steps, repeats=repeats, seed=seed)`` uses for n test vectors."""
     return chib_streams(seed, n * repeats, steps)
 def make_bound_streams(seed, Py_ssize_t n):

@@ -105,6 +105,43 @@ def test_log_ratio_bits(client, rbm, data, how):
         assert far.log_ratio == local.log_ratio
 
 
+def _own_pair(kind):
+    """Two small models of one unit type with their own AIS runs (Gaussian, SRBM)."""
+    from cyrbm.models.gaussian import GaussianRBM
+    from cyrbm.models.srbm import SRBM
+    rng = np.random.default_rng(8)
+    if kind == "gaussian":
+        return [GaussianRBM(rng.normal(0, 0.4, (6, m)), rng.normal(0, 1, 6),
+                            rng.normal(0, 1, m), sigma=rng.uniform(0.6, 1.4, 6))
+                for m in (3, 4)]
+    L = rng.normal(0, 0.3, (6, 6))
+    L = L + L.T
+    np.fill_diagonal(L, 0.0)
+    return [SRBM(rng.normal(0, 0.4, (6, m)), rng.normal(0, 1, 6), rng.normal(0, 1, m), L * k)
+            for m, k in ((3, 1.0), (4, 0.5))]
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "lateral"])
+def test_own_runs_bits(client, kind):
+    """AIS ln Z and ratio AIS of Gaussian RBMs and SRBMs on the cluster: the local bits."""
+    A, B = _own_pair(kind)
+    ann = cyrbm.Annealer(runs=7, schedule="linear:40", seed=5, progress=False)
+    rows = A.sample(9, 5, seed=1)
+    local = ann.log_partition(A, data=rows)
+    for how in (dict(start="exact"), dict(start="gibbs", burn_in=10, chains=3,
+                                           steps_between=2)):
+        ratio = ann.log_ratio(A, B, rows, **how)
+        for chunk in CHUNKS:
+            far = ann.log_ratio(A, B, rows, client=client, chunk=chunk, **how)
+            same(far.log_weights, ratio.log_weights)
+            same(far.samples, ratio.samples)
+    for chunk in CHUNKS:
+        far = ann.log_partition(A, data=rows, client=client, chunk=chunk)
+        same(far.log_weights, local.log_weights)
+        same(far.samples, local.samples)
+        assert far.avg_log_prob == local.avg_log_prob
+
+
 def test_evaluate_bits(client, rbm, data):
     ann = cyrbm.Annealer(runs=6, schedule="linear:30", seed=1, progress=False)
     local = ann.evaluate(rbm, data, chains=3, simulate=4)

@@ -19,7 +19,7 @@ LAYERS = ["base", "engine", "api", "cli"]
 BASE = {"errors", "_version"}
 ENGINE = {"_gibbs", "_cd", "_anneal", "_engine", "_tempering", "_gauss", "_srbm", "_exact",
           "_chib", "_chib_scalar", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
-          "_ckernels", "_dispatch"}
+          "_ckernels", "_dispatch", "_ratio"}
 # The API layer, in its order: a module may import its own rank or a lower one.  Every
 # module of the package is placed here or above, on purpose: a new one fails
 # test_every_module_is_placed until it is given its place.
@@ -32,6 +32,8 @@ API_ORDER = [
     {"data", "data.patches", "data.datasets", "images", "_plot"},
     # the unit types and what is built of them
     {"models", "models.exact", "models.tempering"},
+    # the drivers of ratio AIS on the engine, which each unit type's AIS calls
+    {"estimators.ratio"},
     {"models.rbm"},
     {"models.gaussian", "models.srbm", "models.mixture"},
     {"models.kinds"},

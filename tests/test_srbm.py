@@ -214,7 +214,7 @@ def test_bad_input_is_refused_in_one_sentence(tmp_path):
                         (dict(reconstruction="exact"), "reconstruction must be 'mean-field' "
                                                        "or 'gibbs'"),
                         (dict(damping=1.0), "damping must be in \\[0, 1\\)"),
-                        (dict(visible="gaussian"), "give it neither visible='gaussian'")):
+                        (dict(visible="gaussian"), "do not give it visible='gaussian'")):
         with pytest.raises(ValueError, match=message):
             Trainer(2, lateral=True, **kw)
     with pytest.raises(ValueError, match="trains with amh only with reconstruction='gibbs'"):

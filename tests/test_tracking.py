@@ -275,8 +275,3 @@ def test_cli_tracking_options_need_track_logz(tmp_path, capsys):
                           "--track-overlap", "1"], capsys)
     assert code != 0
     one_error_line(err, "--track-overlap")
-
-
-def test_a_gaussian_rbm_is_not_tracked():
-    with pytest.raises(ValueError, match="binary RBMs"):
-        Trainer(4, visible="gaussian", track_logz=True)

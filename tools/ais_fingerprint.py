@@ -2,7 +2,7 @@
 (or two commits) bit for bit: AIS, ratio AIS, RAISE, exact ln Z, block-Gibbs and PT
 sampling, CD/PCD/PT/AMH training, the DBN bound (variational and harmonic), the
 Chib-style estimator and per-vector AIS; the Gaussian RBM's AIS, Gibbs sampling and CD/PCD
-training.  ``check`` compares the arrays both the build and the file hold (and says how
+training; ratio AIS between two Gaussian RBMs and between two SRBMs.  ``check`` compares the arrays both the build and the file hold (and says how
 many of the build's the file lacks: one written before they were added).
 
 The vector kernels (AVX-512, AVX2 or baseline clones) and the plain-C fallback
@@ -82,6 +82,23 @@ def _gaussian(name, dtype, rng_state):
     ann = Annealer(runs=41, schedule="linear:200", seed=6, threads=2, progress=False)
     res = ann.log_partition(model, base_rate="data", data=real)
     out[f"{name}_gauss_ais_logw"], out[f"{name}_gauss_ais_samples"] = res.log_weights, res.samples
+    # ratio AIS between two Gaussian RBMs (cyrbm._ratio): from exact draws of a 12-unit A
+    # to the model, and from Gibbs chains on the model to A; and between two SRBMs
+    small = GaussianRBM(model.W[:, :12], model.vbias, model.hbias[:12], model.sigma * 1.3,
+                        dtype=dtype)
+    rat = ann.replace(runs=17).log_ratio(small, model, real)
+    out[f"{name}_gauss_ratio_logw"], out[f"{name}_gauss_ratio_samples"] = rat.log_weights, rat.samples
+    rat = ann.replace(runs=17).log_ratio(model, small, start="gibbs", burn_in=5, chains=6,
+                                         steps_between=2)
+    out[f"{name}_gauss_ratio_gibbs_logw"] = rat.log_weights
+    from cyrbm.models.srbm import SRBM
+    L = 0.2 * rng.standard_normal((14, 14))
+    L = L + L.T
+    np.fill_diagonal(L, 0.0)
+    sA, sB = (SRBM(0.3 * rng.standard_normal((14, m)), 0.3 * rng.standard_normal(14),
+                   0.3 * rng.standard_normal(m), L * k, dtype=dtype) for m, k in ((5, 1), (9, 0.5)))
+    rat = ann.replace(runs=17).log_ratio(sA, sB)
+    out[f"{name}_srbm_ratio_logw"], out[f"{name}_srbm_ratio_samples"] = rat.log_weights, rat.samples
     for method, k in (("cd", 1), ("pcd", 2)):
         fit = cyrbm.Trainer(M, method=method, k=k, epochs=2, batch_size=41, seed=13, threads=2,
                             dtype=dtype, monitor_size=0, progress=False,

@@ -21,7 +21,6 @@ from cyrbm.cli.options import (_data_file, _interval, _real, load_model, parse_t
 from cyrbm import defaults
 from cyrbm.estimators.annealing import AnnealingError, Annealer, exact_log_partition
 from cyrbm.data.datasets import load_data
-from cyrbm.models.gaussian import GaussianRBM
 from cyrbm.models.rbm import RBM
 
 DEFAULTS = {"--runs": str(defaults.AIS_RUNS), "--schedule": defaults.SCHEDULE,
@@ -88,10 +87,6 @@ def run_ais(args):
                         threads=_threads(args), progress=None)
     data = _data(args, "--data", model)
     base_data = _data(args, "--base-data", model)
-    if args.get("--scheduler") and not isinstance(model, RBM):
-        raise AnnealingError(f"--scheduler runs binary RBMs' AIS on a cluster; "
-                             f"{'a Gaussian RBM' if isinstance(model, GaussianRBM) else 'an SRBM'}"
-                             f"'s runs here.")
     fit_to = base_data if base_data is not None else data
     with scheduler_client(args) as client:
         result = annealer.log_partition(model, base_rate=None if fit_to is None else "data",
@@ -106,15 +101,18 @@ def run_ais(args):
 def run_ratio(args):
     """``cyrbm ratio``: ln(Z_B / Z_A) of MODEL_B over MODEL_A by AIS (SM08 Sec. 3.2).
 
-    The runs start from exact draws of MODEL_A when its smaller layer has at most 20
-    units (--start auto, the default, or exact), which also gives ln Z_A and so ln Z_B-hat;
+    MODEL_A and MODEL_B are two binary RBMs, two Gaussian RBMs or two SRBMs (their
+    files say which).  The runs start from exact draws of MODEL_A when the layer its
+    exact ln Z enumerates (a binary RBM's smaller layer, a Gaussian RBM's hidden layer, an
+    SRBM's visible layer) has at most 20 units (--start auto, the default, or exact),
+    which also gives ln Z_A and so ln Z_B-hat;
     otherwise (or with --start gibbs) by block Gibbs sampling: --chains chains (default
     one per run) started at --data rows (or random bits), each run for --burn-in sweeps
     and then giving a state every --steps-between sweeps.  With --data, the mean of
     ln p_B(v) - ln p_A(v) is reported.
     """
-    model_a = RBM.load(args["MODEL_A"])
-    model_b = RBM.load(args["MODEL_B"])
+    model_a = load_model(args["MODEL_A"], lateral=True)
+    model_b = load_model(args["MODEL_B"], lateral=True)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     given = args.get("__explicit__")
@@ -130,7 +128,7 @@ def run_ratio(args):
     threads = _threads(args)
     annealer = Annealer(runs=runs, schedule=_opt(args, "--schedule"), seed=seed,
                         threads=threads, progress=None)
-    data = _data(args, "--data")
+    data = _data(args, "--data", model_a)
     with scheduler_client(args) as client:
         result = annealer.log_ratio(model_a, model_b, data=data, start=start,
                                     burn_in=burn_in, chains=chains,
@@ -182,7 +180,7 @@ def run_evaluate(args):
          ("the model --base-model", args.get("--base-model")),
          ("the schedule file --schedule", args.get("--schedule"))])
     model = load_model(args["MODEL"])
-    if not isinstance(model, RBM):
+    if getattr(model, "_sandwich_runs", None) is not None:     # its own AIS and RAISE
         return _run_evaluate_own(args, model)
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
@@ -248,7 +246,7 @@ def _run_evaluate_own(args, model):
     """``cyrbm evaluate`` of a Gaussian RBM or an SRBM: forward AIS and RAISE from a base
     fitted to --base-data (default --data): independent Gaussians, through the model's
     whitening, or an SRBM's base rate."""
-    kind = "a Gaussian RBM" if isinstance(model, GaussianRBM) else "an SRBM"
+    kind = model.noun
     for key in ("--base-model", "--base-logz", "--start", "--burn-in", "--simulate",
                 "--plot", "--scheduler"):
         if args.get(key) is not None:

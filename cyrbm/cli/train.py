@@ -202,10 +202,9 @@ def _lateral_options(args, settings, checkpoint, resume, gaussian, track):
         if reconstruction is not None:
             raise UsageError("--reconstruction is an option of an SRBM; add --lateral.")
         return {}
-    if gaussian or track:
-        raise UsageError(f"--lateral trains an SRBM of binary visible units, so "
-                         f"{'--visible gaussian' if gaussian else '--track-logz'} does not "
-                         f"apply.")
+    if gaussian:
+        raise UsageError("--lateral trains an SRBM of binary visible units, so --visible "
+                         "gaussian does not apply.")
     from cyrbm.models.srbm import RECONSTRUCTIONS
     method = settings["method"]
     tempered = method in ("pt", "ptt")
@@ -270,8 +269,6 @@ def cmd_train(args, out):
     gaussian = settings["visible"] == "gaussian"
     if gaussian and binarize is not None:
         raise UsageError("--binarize is for binary visible units, not --visible gaussian.")
-    if gaussian and track:
-        raise UsageError("--track-logz follows ln Z of binary RBMs, not of --visible gaussian.")
     sigma, whiten = _gaussian_options(args, gaussian, resume)
     lateral = _lateral_options(args, settings, checkpoint, resume, gaussian, track)
     data = load_data(args["DATA"], binarize=binarize, threshold=threshold,

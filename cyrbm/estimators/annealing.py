@@ -30,14 +30,12 @@ from cyrbm._progress import progress_bar
 from cyrbm._random import ais_streams, make_streams
 from cyrbm._threads import pieces
 from cyrbm.distributed import check_client, default_chunk, map_slices
-from cyrbm._validation import check_binary, check_memory, check_run_memory, hint, worded
+from cyrbm._validation import check_binary, check_memory, check_run_memory
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.models.exact import (EXACT_MAX_UNITS, EXACT_START_UNITS, check_enumerable,  # noqa: F401
                          estimate_exact_seconds, exact_log_partition)
-from cyrbm.models.gaussian import GaussianRBM, gaussian_log_partition
-from cyrbm.models.srbm import SRBM, srbm_log_partition
-from cyrbm.models.rbm import as_rbm
-from cyrbm.estimators.results import AISResult, logmeanexp
+from cyrbm.estimators.ratio import chain_settings, check_start, ratio_rows
+from cyrbm.estimators.results import AISResult, ais_result, logmeanexp
 from cyrbm.estimators.schedules import ScheduleError, make_schedule, schedule_count
 
 __all__ = ["Annealer", "AISResult", "AnnealingError", "ScheduleError", "exact_log_partition",
@@ -80,6 +78,21 @@ def _base_rate_of_rows(v, pseudocount):
     return np.log(on + pseudocount) - np.log(n - on + pseudocount)
 
 
+def _protocol(model, method, name):
+    """The AIS method ``method`` of ``model`` (each model class has its own: RBM,
+    GaussianRBM, SRBM); a ModelMismatchError of one sentence for anything else."""
+    found = getattr(model, method, None)
+    if found is None:
+        raise ModelMismatchError(f"{name} must be an RBM, a Gaussian RBM or an SRBM, not "
+                                 f"{type(model).__name__}.")
+    return found
+
+
+def _kind(model):
+    """The model in a sentence: 'an RBM', 'a Gaussian RBM', 'an SRBM'."""
+    return getattr(model, "noun", f"a {type(model).__name__}")
+
+
 def _check_runs(runs):
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)):
         raise AnnealingError(f"runs must be a whole number, not {runs!r}.")
@@ -90,8 +103,6 @@ def _check_runs(runs):
 
 
 # --------------------------------------------------------------------------- annealer
-# the defaults of ratio runs (see log_ratio), stated in cyrbm.defaults
-from cyrbm.defaults import RATIO_BURN_IN, RATIO_STEPS_BETWEEN  # noqa: E402
 
 
 class Annealer:
@@ -195,20 +206,14 @@ class Annealer:
         AISResult
         """
         check_client(client)
-        if isinstance(model, GaussianRBM):       # Gaussian visible units: their own base
-            if client is not None:
-                raise AnnealingError("AIS on a Gaussian RBM runs here, not on a cluster.")
-            return gaussian_log_partition(self, model, "data" if base_rate is None and (
-                data is not None or base_data is not None) else base_rate, data,
-                base_data=base_data, key=_key)
-        if isinstance(model, SRBM):              # lateral connections: their own runs
-            if client is not None:
-                raise AnnealingError("AIS on an SRBM runs here, not on a cluster.")
-            v_data = None if data is None else model._visible_data(data, "data")
-            bA = self._base_biases(base_rate, base_data if base_data is not None else v_data,
-                                   model.n_visible, pseudocount, checked=base_data is None)
-            return srbm_log_partition(self, model, bA, v_data, base_rate, key=_key)
-        model = as_rbm(model)
+        return _protocol(model, "_ais_log_partition", "model")(
+            self, base_rate, data, base_data=base_data, pseudocount=pseudocount,
+            client=client, chunk=chunk, key=_key)
+
+    def _rbm_log_partition(self, model, base_rate, data, *, base_data=None,
+                           pseudocount=1.0, client=None, chunk=None, key=0):
+        """:meth:`log_partition` of a binary RBM (``RBM._ais_log_partition`` calls it)."""
+        _key = key
         D, M = model.n_visible, model.n_hidden
         check_run_memory(self.runs, D, M)
         # the data are checked once: the base rate and ln p*(v) take the checked rows
@@ -233,14 +238,11 @@ class Annealer:
         if v_data is not None and v_data.shape[0] > 0:
             mean_lp = float(np.mean(model._log_unnormalized_rows(v_data, self.threads)))
             n_data = v_data.shape[0]
-        return AISResult(kind="partition", log_weights=log_w,
-                         log_Z_base=log_Z_base, betas=self.betas.size, runs=self.runs,
-                         seconds=seconds, threads=self.threads, dtype=model.dtype,
-                         seed=self.seed, schedule=self.schedule_spec,
-                         samples=samples, mean_log_unnormalized=mean_lp,
-                         n_data=n_data,
-                         extra={"base_rate": "data" if isinstance(base_rate, str) else
-                                ("zero" if base_rate is None else "given")})
+        return ais_result(self, "partition", log_w, log_Z_base, seconds=seconds,
+                          dtype=model.dtype, samples=samples, mean_log_unnormalized=mean_lp,
+                          n_data=n_data,
+                          extra={"base_rate": "data" if isinstance(base_rate, str) else
+                                 ("zero" if base_rate is None else "given")})
 
     def log_ratio(self, model_a, model_b, data=None, *, start=defaults.RATIO_START, burn_in=None,
                   chains=None, steps_between=None, init=None, log_Z_a=None, client=None,
@@ -269,11 +271,18 @@ class Annealer:
         are only approximately from p_A, and their dependence is not reflected in the
         error bars (SM08 discuss the resulting systematic error).
 
+        Two Gaussian RBMs, or two SRBMs, run the same path with their own kernels
+        (:func:`cyrbm.estimators.ratio.own_log_ratio`: v given both hidden layers is Gaussian with
+        the mixed precision, or lateral units one at a time with the mixed field); their
+        exact starts enumerate the layer their exact ln Z sums (a Gaussian RBM's hidden
+        layer, an SRBM's visible layer).  Models of two unit types are refused.
+
         Parameters
         ----------
-        model_a, model_b : RBM
+        model_a, model_b : RBM, GaussianRBM or SRBM (both of one class)
         data : array_like, optional
-            0/1 rows: the result then reports mean(ln p_B(v) - ln p_A(v)).
+            Rows (0/1, or real for Gaussian RBMs): the result then reports
+            mean(ln p*_B(v) - ln p*_A(v)).
         start : "auto", "exact" or "gibbs"
             "auto": exact draws when A's smaller layer has at most EXACT_START_UNITS
             (20) units, else Gibbs chains; "exact" up to EXACT_MAX_UNITS (30) units.
@@ -301,54 +310,37 @@ class Annealer:
         AISResult
         """
         check_client(client)
-        A = as_rbm(model_a, "model_a")
-        B = as_rbm(model_b, "model_b")
-        if A.n_visible != B.n_visible:
-            raise ModelMismatchError(f"the two models have {A.n_visible} and {B.n_visible} "
-                                     f"visible units; a ratio needs the same visible layer.")
+        run = _protocol(model_a, "_ais_log_ratio", "model_a")
+        _protocol(model_b, "_ais_log_ratio", "model_b")
+        if type(model_a) is not type(model_b):
+            raise ModelMismatchError(
+                f"ratio AIS joins two models of one unit type, but model A is {_kind(model_a)} "
+                f"and model B {_kind(model_b)}.")
+        if model_a.n_visible != model_b.n_visible:
+            raise ModelMismatchError(f"the two models have {model_a.n_visible} and "
+                                     f"{model_b.n_visible} visible units; a ratio needs the "
+                                     f"same visible layer.")
+        return run(self, model_b, data, start=start, burn_in=burn_in, chains=chains,
+                   steps_between=steps_between, init=init, log_Z_a=log_Z_a, client=client,
+                   chunk=chunk)
+
+    def _rbm_log_ratio(self, A, B, data=None, *, start=defaults.RATIO_START, burn_in=None,
+                       chains=None, steps_between=None, init=None, log_Z_a=None,
+                       client=None, chunk=None):
+        """:meth:`log_ratio` of two binary RBMs (``RBM._ais_log_ratio`` calls it)."""
         D = A.n_visible
         check_run_memory(self.runs, D, A.n_hidden + B.n_hidden)
-        if start not in ("auto", "exact", "gibbs"):
-            raise worded(AnnealingError(f"start must be 'auto', 'exact' or 'gibbs', not "
-                                        f"{start!r}."), parameters=("start",))
+        check_start(start)
         m_a = min(A.n_visible, A.n_hidden)
         if start == "exact":
             check_enumerable(A, self.threads, EXACT_MAX_UNITS, "exact starting states",
                               "start_gibbs")
         exact = start == "exact" or (start == "auto" and m_a <= EXACT_START_UNITS)
-        given = [k for k, v in (("chains", chains), ("burn_in", burn_in),
-                                ("steps_between", steps_between)) if v is not None]
-        if exact and given:
-            why = ("" if start == "exact" else f" (start auto: model A's smaller layer has "
-                   f"{m_a} units)")
-            raise worded(AnnealingError(
-                f"{' and '.join(given)} set{'s' if len(given) == 1 else ''} the Gibbs chains "
-                f"that start the runs, but these runs start from exact draws of model "
-                f"A{why}, so {'it' if len(given) == 1 else 'they'} would be ignored; "
-                f"{hint('start_gibbs')} to start from Gibbs chains."),
-                parameters=given, hints=("start_gibbs",))
-        burn_in = RATIO_BURN_IN if burn_in is None else int(burn_in)
-        steps_between = RATIO_STEPS_BETWEEN if steps_between is None else int(steps_between)
-        if burn_in < 0:
-            raise AnnealingError(f"burn-in must be a non-negative number of sweeps, not {burn_in}.")
-        if steps_between < 1:
-            raise AnnealingError(f"steps between samples must be at least 1, not {steps_between}.")
-        if chains is not None and (isinstance(chains, bool) or
-                                   not isinstance(chains, (int, np.integer))):
-            raise worded(AnnealingError(f"chains must be a whole number, not {chains!r}."),
-                         parameters=("chains",))
-        chains = self.runs if chains is None else int(chains)
-        if not 1 <= chains <= self.runs:
-            raise worded(AnnealingError(f"chains must be between 1 and the number of runs "
-                                        f"({self.runs}), not {chains}."), parameters=("chains",))
-        v_data = None if data is None else A._visible_data(data, "data")
+        burn_in, chains, steps_between = chain_settings(
+            self.runs, exact, burn_in, chains, steps_between,
+            "" if start == "exact" else f" (start auto: model A's smaller layer has {m_a} units)")
+        v_data, init = ratio_rows(A, data, init)
         dtype = np.float64 if np.float64 in (A.dtype, B.dtype) else np.float32
-        if init is not None:
-            init = A._visible_data(init, "init")
-            if init.shape[0] == 0:
-                raise DataError("init has no rows.")
-        elif v_data is not None and v_data.shape[0] > 0:
-            init = v_data
         t0 = time.perf_counter()
         if exact:
             starts, log_Z_exact = self._exact_starts(A)
@@ -390,13 +382,10 @@ class Annealer:
         # beta = 1 those of A are: Z_0 = 2^nB Z_A, Z_K = 2^nA Z_B.  Remove the constant so
         # the weights estimate Z_B / Z_A itself.
         log_weights = log_w + (B.n_hidden - A.n_hidden) * _LN2
-        return AISResult(kind="ratio", log_weights=log_weights,
-                         log_Z_base=log_Z_a, betas=self.betas.size, runs=self.runs,
-                         seconds=seconds, threads=self.threads, dtype=dtype, seed=self.seed,
-                         schedule=self.schedule_spec, samples=samples,
-                         mean_log_unnormalized=mean_lp, n_data=n_data,
-                         extra=dict(chain_info, n_hidden_a=A.n_hidden,
-                                    n_hidden_b=B.n_hidden))
+        return ais_result(self, "ratio", log_weights, log_Z_a, seconds=seconds, dtype=dtype,
+                          samples=samples, mean_log_unnormalized=mean_lp, n_data=n_data,
+                          extra=dict(chain_info, n_hidden_a=A.n_hidden,
+                                     n_hidden_b=B.n_hidden))
 
     def evaluate(self, model, data, *, base_rate="data", base_data=None,
                  chains=defaults.RAISE_CHAINS,

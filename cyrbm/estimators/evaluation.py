@@ -58,10 +58,7 @@ from cyrbm._threads import pieces
 from cyrbm._validation import check_run_memory
 from cyrbm.errors import AnnealingError, DataError, ModelMismatchError
 from cyrbm.models.exact import EXACT_START_UNITS
-from cyrbm.models.gaussian import (GaussianRBM, gaussian_base, gaussian_log_partition,
-                            gaussian_raise_log_weights)
-from cyrbm.models.rbm import RBM, as_rbm
-from cyrbm.models.srbm import SRBM, srbm_log_partition, srbm_raise_log_weights
+from cyrbm.models.rbm import as_rbm
 from cyrbm.estimators.results import (ESS_WARN, SHARE_WARN, json_number as _num,  # noqa: F401
                            json_pair as _pair, logmeanexp, weight_diagnostics)
 from cyrbm.estimators.schedules import ScheduleError, make_schedule, schedule_count
@@ -130,7 +127,7 @@ def raise_log_weights(model, data, base, betas, *, log_Z_base=None, chains=defau
     threads = resolve_threads(threads)
     rev = np.ascontiguousarray(make_schedule(betas)[::-1])
     K = rev.size - 1
-    if isinstance(base, RBM):
+    if hasattr(base, "W"):                 # an RBM A, not a base rate's biases
         if base.n_visible != model.n_visible:
             raise ModelMismatchError(f"the base model has {base.n_visible} visible units and "
                                      f"the model {model.n_visible}; RAISE between two RBMs "
@@ -432,35 +429,23 @@ class EvaluationResult:
 
 # ------------------------------------------------------------------------- evaluation
 def _own_sandwich(annealer, model, V, base_rate, base_data, chains, pseudocount, **others):
-    """evaluate for a model with its own AIS and RAISE runs: a Gaussian RBM
-    (gaussian_log_partition, gaussian_raise_log_weights: from one base of independent
-    Gaussians) or an SRBM (srbm_log_partition, srbm_raise_log_weights: from one base rate
+    """evaluate for a model with its own AIS and RAISE runs (``model._sandwich_runs``): a
+    Gaussian RBM (from one base of independent Gaussians) or an SRBM (from one base rate
     of independent binary units, fitted as for an RBM)."""
-    gaussian = isinstance(model, GaussianRBM)
     given = [name for name, value in others.items() if value is not None]
     if given:
         raise AnnealingError(f"{', '.join(given)} of evaluate {'is' if len(given) == 1 else 'are'} "
-                             f"for binary RBMs, not yet for "
-                             f"{'a Gaussian RBM' if gaussian else 'an SRBM'}.")
+                             f"for binary RBMs, not yet for {model.noun}.")
     fit_to = V if base_data is None else model._visible_data(base_data, "base_data")
-    if gaussian:
-        base = gaussian_base(model, base_rate, fit_to)
-        ais = gaussian_log_partition(annealer, model, base, V)
-        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
-                                  "model" if base_rate is None else "given")
-        raise_log_weights = gaussian_raise_log_weights
-    else:
-        base = annealer._base_biases(base_rate, fit_to, model.n_visible, pseudocount,
-                                     checked=True)
-        ais = srbm_log_partition(annealer, model, base, V, base_rate)
-        raise_log_weights = srbm_raise_log_weights
+    ais, raise_log_weights = model._sandwich_runs(annealer, V, base_rate, fit_to, chains,
+                                                  pseudocount)
     t0 = time.perf_counter()
-    log_w = raise_log_weights(annealer, model, V, base, chains)
+    log_w = raise_log_weights()
     return EvaluationResult(ais=ais, raise_log_weights=log_w,
                             log_unnormalized=model._log_unnormalized_rows(V),
                             schedule=annealer.schedule_spec, chains=chains,
                             raise_seconds=time.perf_counter() - t0,
-                            base={"kind": "gaussian" if gaussian else "lateral",
+                            base={"kind": model.visible,
                                   "base_rate": ais.extra["base_rate"]})
 
 
@@ -468,7 +453,7 @@ def evaluate(annealer, model, data, *, base_rate="data", base_data=None, chains=
              simulate=None, pseudocount=1.0, base_model=None, base_log_Z=None,
              start="auto", burn_in=None, client=None, chunk=None):
     """The AIS/RAISE sandwich of ``model`` on ``data`` (:meth:`Annealer.evaluate`)."""
-    own = isinstance(model, (GaussianRBM, SRBM))      # their own AIS and RAISE runs
+    own = getattr(model, "_sandwich_runs", None) is not None   # their own AIS and RAISE
     if not own:
         model = as_rbm(model)
     if isinstance(chains, bool) or not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -588,7 +573,7 @@ def _simulate(annealer, model, base, ais, n, chains, ratio_settings, cluster):
             states = ais.samples[:n]
         else:
             more = annealer.replace(runs=n)
-            if isinstance(base, RBM):
+            if hasattr(base, "W"):         # an RBM A, not a base rate's biases
                 states = more.log_ratio(base, model, log_Z_a=ais.log_Z_base,
                                         **ratio_settings, **cluster).samples
             else:

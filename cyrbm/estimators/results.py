@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-__all__ = ["AISResult", "logmeanexp", "weight_diagnostics", "json_number", "json_pair",
+__all__ = ["AISResult", "ais_result", "logmeanexp", "weight_diagnostics", "json_number", "json_pair",
            "ESS_WARN", "SHARE_WARN"]
 
 #: A warning is given when the effective sample size is below min(ESS_WARN, runs / 2) ...
@@ -245,3 +245,16 @@ class AISResult:
         lo, hi = self.log_ratio_interval(3)
         return (f"AISResult(log_ratio={self.log_ratio:.4f}, 3-sigma=({lo:.4f}, {hi:.4f}), "
                 f"runs={self.runs}, betas={self.betas}, ess={self.ess:.1f})")
+def ais_result(annealer, kind, log_weights, log_Z_base, *, seconds, dtype, samples,
+               mean_log_unnormalized=None, n_data=0, extra=None):
+    """The one place an :class:`AISResult` is built from an annealer's runs (every unit
+    type's AIS, RAISE-free forward runs and ratio AIS call it): the schedule's length,
+    the runs, threads, seed and schedule name come from ``annealer``."""
+    return AISResult(kind=kind, log_weights=log_weights, log_Z_base=log_Z_base,
+                     betas=annealer.betas.size, runs=annealer.runs, seconds=seconds,
+                     threads=annealer.threads, dtype=dtype, seed=annealer.seed,
+                     schedule=annealer.schedule_spec, samples=samples,
+                     mean_log_unnormalized=mean_log_unnormalized, n_data=n_data,
+                     extra=extra)
+
+

@@ -31,16 +31,18 @@ import time
 
 import numpy as np
 
-from cyrbm import _cd, _gauss, _io, defaults
+from cyrbm import _cd, _gauss, _io, _ratio, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
 from cyrbm._validation import check_memory, check_real
+from cyrbm.distributed import default_chunk, map_slices
 from cyrbm.errors import AnnealingError, DataError, ModelFileError, ModelMismatchError
 from cyrbm.models.rbm import (_DTYPES, Layers, RBM, _checked_parameters, _float_dtype, _version,
                           binary_states, expit, logsumexp, read_parameters)
 from cyrbm.data.patches import Whitening
-from cyrbm.estimators.results import AISResult
+from cyrbm.estimators.ratio import exact_draws, own_log_ratio, state_bits
+from cyrbm.estimators.results import ais_result
 
 __all__ = ["GaussianRBM", "gaussian_base", "gaussian_log_partition", "gaussian_cd_update",
            "gaussian_raise_log_weights", "warn_scale"]
@@ -295,6 +297,69 @@ class GaussianRBM(Layers):
                     "real-valued visible units do not have.")
         return None
 
+    # ------------------------------------------- AIS protocol (cyrbm.estimators.annealing)
+    def _ais_log_partition(self, annealer, base_rate, data, *, base_data=None,
+                           pseudocount=1.0, client=None, chunk=None, key=0):
+        """:meth:`cyrbm.Annealer.log_partition` of this model: AIS from independent
+        Gaussians (:func:`gaussian_log_partition`; ``base_rate`` None means "data" when
+        data are given, else the model's own (b, sigma))."""
+        if base_rate is None and (data is not None or base_data is not None):
+            base_rate = "data"
+        return gaussian_log_partition(annealer, self, base_rate, data, base_data=base_data,
+                                      key=key, client=client, chunk=chunk)
+
+    def _ais_log_ratio(self, annealer, other, data=None, **options):
+        """:meth:`cyrbm.Annealer.log_ratio` from this model to the Gaussian RBM ``other``
+        (:func:`cyrbm.estimators.ratio.own_log_ratio`, the kernel cyrbm._ratio.gauss_ratio_run)."""
+        return own_log_ratio(annealer, self, other, data, **options)
+
+    def _sandwich_runs(self, annealer, V, base_rate, fit_to, chains, pseudocount):
+        """The runs of :meth:`cyrbm.Annealer.evaluate` on checked rows ``V``: forward AIS
+        from the base of independent Gaussians fitted to ``fit_to`` (:func:`gaussian_base`),
+        and a function giving RAISE's log weights (:func:`gaussian_raise_log_weights`)
+        down the same path."""
+        base = gaussian_base(self, base_rate, fit_to)
+        ais = gaussian_log_partition(annealer, self, base, V)
+        ais.extra["base_rate"] = ("data" if isinstance(base_rate, str) else
+                                  "model" if base_rate is None else "given")
+        return ais, lambda: gaussian_raise_log_weights(annealer, self, V, base, chains)
+
+    def _start_units(self):
+        """The units an exact draw (and the exact ln Z) enumerates: the hidden layer."""
+        return self.n_hidden
+
+    def _unconnected(self, n, rng):
+        """This model with W = 0, its ln Z in closed form (sum_i ln(sqrt(2 pi) s_i) +
+        sum_j softplus(c_j)) and ``n`` exact draws v ~ N(b, s^2) (normals from ``rng``):
+        the first rung of a tracked ln Z (cyrbm.training.tracking)."""
+        base = GaussianRBM(np.zeros_like(self.W), self.vbias, self.hbias, self.sigma)
+        b, c, s = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias, base.sigma))
+        log_Z = float(np.sum(np.log(s)) + s.size * _LN_SQRT_2PI
+                      + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, b + s * rng.standard_normal((n, self.n_visible))
+
+    def _start_draws(self, u, rng):
+        """Exact draws of v, one per uniform ``u``: h from its marginal
+        p(h) ~ exp(c.h + sum_i (b_i u_i / s_i + u_i^2 / 2)), u = W h, by inverse CDF over
+        the 2^M hidden states, then v | h ~ N(b + s (W h), s^2) (normals from ``rng``)."""
+        W, b, c, s = (a.astype(np.float64) for a in (self.W, self.vbias, self.hbias,
+                                                     self.sigma))
+
+        def log_terms(H):
+            U = H @ W.T
+            return H @ c + U @ (b / s) + 0.5 * np.sum(U * U, axis=1)
+        h = state_bits(exact_draws(self.n_hidden, log_terms, u), self.n_hidden)
+        return b + s * (h @ W.T) + s * rng.standard_normal((h.shape[0], self.n_visible))
+
+    def _ratio_run(self, other, v, betas, k0, k1, weights, streams, log_w, threads,
+                   variant=0):
+        """Steps k0 .. k1 - 1 of ratio AIS from this model to ``other`` on the runs ``v``
+        (cyrbm._ratio.gauss_ratio_run, float64); returns the runs' states."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        _ratio.gauss_ratio_run(*_f64(self), *_f64(other), v, betas, k0, k1, weights,
+                               streams, log_w, threads, variant)
+        return v
+
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
         meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "visible": "gaussian",
@@ -432,17 +497,40 @@ def gaussian_base(model, base_rate, data):
     return np.ascontiguousarray(mu), np.ascontiguousarray(sd)
 
 
+def _f64(model):
+    """(W, b, c, sigma) of a Gaussian RBM as contiguous float64 arrays."""
+    return tuple(np.ascontiguousarray(a, dtype=np.float64)
+                 for a in (model.W, model.vbias, model.hbias, model.sigma))
+
+
 def _log_Z_base(M, sd):
     """ln Z of the base: M free hidden units and independent N(mu_i, sd_i^2)."""
     return M * _LN2 + float(np.sum(np.log(sd))) + len(sd) * _LN_SQRT_2PI
 
 
-def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc):
+def _anneal_pieces(annealer, model, base, v, h, betas, k0, k1, streams, log_w, desc,
+                   threads=None, progress=None):
     """gauss_run over steps k0 .. k1 - 1 with weights, in pieces (the progress bar moves
     and Ctrl-C is answered between them; the pieces give the one call's bits)."""
+    threads = annealer.threads if threads is None else threads
     schedule_pieces(lambda k, k_next: _gauss.gauss_run(
         model.W, model.vbias, model.hbias, model.sigma, *base, v, h, betas, k, k_next, True,
-        streams, log_w, annealer.threads), k0, k1, annealer.progress, annealer.chunk, desc)
+        streams, log_w, threads), k0, k1, annealer.progress if progress is None else progress,
+        annealer.chunk, desc)
+
+
+def _gaussian_runs(annealer, model, base, r0, r1, key, *, threads, progress=False):
+    """Runs r0 .. r1 of :func:`gaussian_log_partition` (a task of cyrbm.distributed): run
+    r on stream r of ``gaussian_ais_streams(seed, .., key)`` alone, so any slices give the
+    whole's bits.  Returns (their log weights, end states)."""
+    betas = annealer.betas
+    streams = gaussian_ais_streams(annealer.seed, r1, key)[r0:]
+    v = np.zeros((r1 - r0, model.n_visible), dtype=model.dtype)
+    h = np.zeros((r1 - r0, model.n_hidden), dtype=np.uint8)
+    log_w = np.zeros(r1 - r0)
+    _anneal_pieces(annealer, model, base, v, h, betas, 0, betas.size, streams, log_w,
+                   "AIS ln Z", threads, progress)
+    return log_w, v
 
 
 def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):
@@ -472,7 +560,7 @@ def gaussian_raise_log_weights(annealer, model, v, base, chains, *, key=1):
 
 
 def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base_data=None,
-                           key=0):
+                           key=0, client=None, chunk=None):
     """ln Z of a :class:`GaussianRBM` by AIS (SM08 Eq. 13-18 with Gaussian visible
     units), from a base A of independent Gaussians N(mu_i, sd_i^2) with the model's
     hidden units free: ln Z_A = M ln 2 + sum_i ln(sqrt(2 pi) sd_i), and::
@@ -485,28 +573,29 @@ def gaussian_log_partition(annealer, model, base_rate="data", data=None, *, base
     weight ln p*_k(v) - ln p*_{k-1}(v) and a Gibbs sweep at beta_k, on its own stream
     (``cyrbm._random.gaussian_ais_streams``), so the result does not depend on threads.
     What :meth:`cyrbm.Annealer.log_partition` runs for a Gaussian RBM; returns an
-    :class:`AISResult` (sigma-hat of ln Z, the ESS) like the binary case's."""
+    :class:`AISResult` (sigma-hat of ln Z, the ESS) like the binary case's.  With
+    ``client`` the runs go to a Dask cluster, ``chunk`` a task, with the same bits."""
     D, M, R = model.n_visible, model.n_hidden, annealer.runs
     check_memory(R * (D * model.dtype.itemsize + M + 64), f"{R} AIS runs")
     v_data = None if data is None else model._visible_data(data, "data")
     fit = v_data if base_data is None else model._visible_data(base_data, "base_data")
     mu, sd = gaussian_base(model, base_rate, fit)
-    betas = annealer.betas
-    streams = gaussian_ais_streams(annealer.seed, R, key)
-    v = np.zeros((R, D), dtype=model.dtype)
-    h = np.zeros((R, M), dtype=np.uint8)
-    log_w = np.zeros(R)
     t0 = time.perf_counter()
-    _anneal_pieces(annealer, model, (mu, sd), v, h, betas, 0, betas.size, streams, log_w,
-                   "AIS ln Z")
+    if client is None:
+        log_w, v = _gaussian_runs(annealer, model, (mu, sd), 0, R, key,
+                                  threads=annealer.threads, progress=annealer.progress)
+    else:
+        parts = map_slices(client, _gaussian_runs, R, chunk or default_chunk(client, R),
+                           shared=(annealer, model, (mu, sd)), args=(key,),
+                           progress=annealer.progress, desc="AIS ln Z")
+        log_w, v = (np.concatenate(x) for x in zip(*parts))
     seconds = time.perf_counter() - t0
     mean_lp = None
     if v_data is not None:
         mean_lp = float(np.mean(model._log_unnormalized_rows(v_data)))
-    return AISResult(kind="partition", log_weights=log_w, log_Z_base=_log_Z_base(M, sd),
-                     betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
-                     dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
-                     samples=v, mean_log_unnormalized=mean_lp,
-                     n_data=0 if v_data is None else v_data.shape[0],
-                     extra={"base_rate": "data" if isinstance(base_rate, str) else
-                            ("model" if base_rate is None else "given"), "visible": "gaussian"})
+    return ais_result(annealer, "partition", log_w, _log_Z_base(M, sd), seconds=seconds,
+                      dtype=model.dtype, samples=v, mean_log_unnormalized=mean_lp,
+                      n_data=0 if v_data is None else v_data.shape[0],
+                      extra={"base_rate": "data" if isinstance(base_rate, str) else
+                             ("model" if base_rate is None else "given"),
+                             "visible": "gaussian"})

@@ -144,7 +144,7 @@ class Layers:
         raise NotImplementedError
 
     # ------------------------------------------------- the samplers' protocol
-    # What the samplers of cyrbm.models.tempering and cyrbm.training ask of a model
+    # What the samplers of cyrbm.models.tempering and cyrbm.training.trainer ask of a model
     # class, each a method of the same name and signature on RBM, GaussianRBM and SRBM
     # (defaults here for the models with their own ``_sweeps``: GaussianRBM, SRBM).
 
@@ -486,6 +486,28 @@ class RBM(Layers):
         from cyrbm.models.tempering import TemperedChains
         return TemperedChains(temps, self.n_visible, self.n_hidden, chains, dtype=self.dtype,
                               n_threads=n_threads, adaptive=adaptive, state=state)
+
+    # ------------------------------------------- AIS protocol (cyrbm.estimators.annealing)
+    def _ais_log_partition(self, annealer, base_rate, data, **options):
+        """:meth:`cyrbm.Annealer.log_partition` of this model (from a base-rate model)."""
+        return annealer._rbm_log_partition(self, base_rate, data, **options)
+
+    def _ais_log_ratio(self, annealer, other, data=None, **options):
+        """:meth:`cyrbm.Annealer.log_ratio` from this model to the RBM ``other``."""
+        return annealer._rbm_log_ratio(self, other, data, **options)
+
+    def _start_units(self):
+        """The units an exact ln Z (and an exact draw) enumerates: the smaller layer."""
+        return min(self.n_visible, self.n_hidden)
+
+    def _unconnected(self, n, rng):
+        """This model with W = 0, its ln Z in closed form (sum_i softplus(b_i) +
+        sum_j softplus(c_j): the units are independent) and ``n`` exact draws of its v
+        (uniforms from ``rng``): the first rung of a tracked ln Z (cyrbm.training.tracking)."""
+        base = RBM(np.zeros_like(self.W), self.vbias, self.hbias)
+        b, c = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias))
+        log_Z = float(np.sum(np.logaddexp(0.0, b)) + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, (rng.random((n, self.n_visible)) < expit(b)).astype(np.uint8)
 
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):

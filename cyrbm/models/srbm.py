@@ -32,13 +32,15 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, _cd, _io, _srbm, defaults
+from cyrbm import _anneal, _cd, _io, _ratio, _srbm, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
-from cyrbm.errors import AnnealingError, ModelFileError, ModelMismatchError
+from cyrbm.distributed import default_chunk, map_slices
+from cyrbm.errors import ModelFileError, ModelMismatchError
 from cyrbm.models.rbm import Layers, RBM, binary_states, expit, logsumexp, read_parameters
-from cyrbm.estimators.results import AISResult
+from cyrbm.estimators.ratio import exact_draws, own_log_ratio, state_bits
+from cyrbm.estimators.results import ais_result
 
 __all__ = ["SRBM", "srbm_cd_update", "srbm_log_partition", "srbm_raise_log_weights",
            "check_lateral_settings",
@@ -356,6 +358,60 @@ class SRBM(Layers):
         chains[rows[ok]] = v_new[ok].astype(np.uint8)
         return int(ok.sum())
 
+    # ------------------------------------------- AIS protocol (cyrbm.estimators.annealing)
+    def _ais_log_partition(self, annealer, base_rate, data, *, base_data=None,
+                           pseudocount=1.0, client=None, chunk=None, key=0):
+        """:meth:`cyrbm.Annealer.log_partition` of this model: AIS from the base rate
+        (fitted as a binary RBM's) with L scaled by beta too (:func:`srbm_log_partition`)."""
+        v_data = None if data is None else self._visible_data(data, "data")
+        bA = annealer._base_biases(base_rate, base_data if base_data is not None else v_data,
+                                   self.n_visible, pseudocount, checked=base_data is None)
+        return srbm_log_partition(annealer, self, bA, v_data, base_rate, key=key,
+                                  client=client, chunk=chunk)
+
+    def _ais_log_ratio(self, annealer, other, data=None, **options):
+        """:meth:`cyrbm.Annealer.log_ratio` from this model to the SRBM ``other``
+        (:func:`cyrbm.estimators.ratio.own_log_ratio`, the kernel cyrbm._ratio.srbm_ratio_run)."""
+        return own_log_ratio(annealer, self, other, data, **options)
+
+    def _sandwich_runs(self, annealer, V, base_rate, fit_to, chains, pseudocount):
+        """The runs of :meth:`cyrbm.Annealer.evaluate` on checked rows ``V``: forward AIS
+        from the base rate fitted to ``fit_to`` as an RBM's (:func:`srbm_log_partition`),
+        and a function giving RAISE's log weights (:func:`srbm_raise_log_weights`) down
+        the same path."""
+        base = annealer._base_biases(base_rate, fit_to, self.n_visible, pseudocount,
+                                     checked=True)
+        ais = srbm_log_partition(annealer, self, base, V, base_rate)
+        return ais, lambda: srbm_raise_log_weights(annealer, self, V, base, chains)
+
+    def _start_units(self):
+        """The units an exact draw (and the exact ln Z) enumerates: the visible layer."""
+        return self.n_visible
+
+    def _unconnected(self, n, rng):
+        """This model with W = 0 and L = 0, its ln Z in closed form (sum_i softplus(b_i)
+        + sum_j softplus(c_j)) and ``n`` exact draws of its v (uniforms from ``rng``):
+        the first rung of a tracked ln Z (cyrbm.training.tracking)."""
+        base = SRBM(np.zeros_like(self.W), self.vbias, self.hbias)
+        b, c = (np.asarray(a, np.float64) for a in (base.vbias, base.hbias))
+        log_Z = float(np.sum(np.logaddexp(0.0, b)) + np.sum(np.logaddexp(0.0, c)))
+        return base, log_Z, (rng.random((n, self.n_visible)) < expit(b)).astype(np.uint8)
+
+    def _start_draws(self, u, rng):
+        """Exact draws of v, one per uniform ``u``, by inverse CDF over the 2^D visible
+        states of p*(v) (:meth:`log_unnormalized`); uint8."""
+        D = self.n_visible
+        return state_bits(exact_draws(D, self._log_unnormalized_rows, u), D).astype(np.uint8)
+
+    def _ratio_run(self, other, v, betas, k0, k1, weights, streams, log_w, threads,
+                   variant=0):
+        """Steps k0 .. k1 - 1 of ratio AIS from this model to ``other`` on the runs ``v``
+        (cyrbm._ratio.srbm_ratio_run); returns the runs' 0/1 states."""
+        v = np.ascontiguousarray(v, dtype=np.uint8)
+        _ratio.srbm_ratio_run(*self._f64(), *other._f64(), v, betas, k0, k1, weights,
+                              streams, log_w, threads, variant)
+        return v
+
     # ---------------------------------------------------------------- files
     def to_arrays(self, extra_meta=None):
         return self._file_arrays(FORMAT, extra_meta, "lateral", L=self.L)
@@ -451,7 +507,8 @@ def srbm_cd_update(model, velocity, vel_L, batch, chains, streams, settings,
 
 
 # ------------------------------------------------------------------------------ AIS
-def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, key=0):
+def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, key=0,
+                       client=None, chunk=None):
     """ln Z of an :class:`SRBM` by AIS (SM08 Eq. 13-18 with lateral connections), from a
     base A of independent visible units of log-odds ``base`` (b_A, float64; the
     Annealer fits it to the data's base rate) with the model's hidden units free:
@@ -466,30 +523,44 @@ def srbm_log_partition(annealer, model, base, data=None, base_rate="data", *, ke
     time), on its own stream (``cyrbm._random.srbm_ais_streams``), so the result does not
     depend on threads.  ``data``: checked 0/1 rows, for the mean ln p*(v).  What
     :meth:`cyrbm.Annealer.log_partition` runs for an SRBM; returns an :class:`AISResult`
-    (sigma-hat of ln Z, the ESS) like the binary case's."""
+    (sigma-hat of ln Z, the ESS) like the binary case's.  With ``client`` the runs go to a
+    Dask cluster, ``chunk`` a task, with the same bits."""
     D, M, R = model.n_visible, model.n_hidden, annealer.runs
     check_memory(R * (9 * D + M + 64), f"{R} AIS runs")
     base = np.ascontiguousarray(base, dtype=np.float64)
-    betas = annealer.betas
-    streams = srbm_ais_streams(annealer.seed, R, key)
-    v = np.zeros((R, D), dtype=np.uint8)
-    h = np.zeros((R, M), dtype=np.uint8)
-    y = np.zeros((R, D))
-    log_w = np.zeros(R)
     t0 = time.perf_counter()
-    schedule_pieces(lambda k, k_next: _srbm.srbm_run(
-        model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas, k, k_next, True,
-        False, streams, log_w, annealer.threads), 0, betas.size, annealer.progress,
-        annealer.chunk, "AIS ln Z")
+    if client is None:
+        log_w, v = _srbm_runs(annealer, model, base, 0, R, key, threads=annealer.threads,
+                              progress=annealer.progress)
+    else:
+        parts = map_slices(client, _srbm_runs, R, chunk or default_chunk(client, R),
+                           shared=(annealer, model, base), args=(key,),
+                           progress=annealer.progress, desc="AIS ln Z")
+        log_w, v = (np.concatenate(x) for x in zip(*parts))
     seconds = time.perf_counter() - t0
     mean_lp = None if data is None else float(np.mean(model._log_unnormalized_rows(data)))
-    return AISResult(kind="partition", log_weights=log_w, log_Z_base=_log_Z_base(M, base),
-                     betas=betas.size, runs=R, seconds=seconds, threads=annealer.threads,
-                     dtype=model.dtype, seed=annealer.seed, schedule=annealer.schedule_spec,
-                     samples=v, mean_log_unnormalized=mean_lp,
-                     n_data=0 if data is None else data.shape[0],
-                     extra={"base_rate": "data" if isinstance(base_rate, str) else
-                            ("zero" if base_rate is None else "given"), "visible": "lateral"})
+    return ais_result(annealer, "partition", log_w, _log_Z_base(M, base), seconds=seconds,
+                      dtype=model.dtype, samples=v, mean_log_unnormalized=mean_lp,
+                      n_data=0 if data is None else data.shape[0],
+                      extra={"base_rate": "data" if isinstance(base_rate, str) else
+                             ("zero" if base_rate is None else "given"), "visible": "lateral"})
+
+
+def _srbm_runs(annealer, model, base, r0, r1, key, *, threads, progress=False):
+    """Runs r0 .. r1 of :func:`srbm_log_partition` (a task of cyrbm.distributed): run r
+    on stream r of ``srbm_ais_streams(seed, .., key)`` alone, so any slices give the
+    whole's bits.  Returns (their log weights, end states)."""
+    D, M, n = model.n_visible, model.n_hidden, r1 - r0
+    betas = annealer.betas
+    streams = srbm_ais_streams(annealer.seed, r1, key)[r0:]
+    v = np.zeros((n, D), dtype=np.uint8)
+    h = np.zeros((n, M), dtype=np.uint8)
+    y = np.zeros((n, D))
+    log_w = np.zeros(n)
+    schedule_pieces(lambda k, k_next: _srbm.srbm_run(
+        model.W, model.vbias, model.hbias, model.L, base, v, h, y, betas, k, k_next, True,
+        False, streams, log_w, threads), 0, betas.size, progress, annealer.chunk, "AIS ln Z")
+    return log_w, v
 
 
 def _log_Z_base(M, base):

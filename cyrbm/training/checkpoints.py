@@ -112,8 +112,9 @@ def load_checkpoint(trainer, n_visible, fingerprint):
     state["tracker"], state["track_state"], state["track_pending"] = None, None, []
     if isinstance(track, dict) and all(f"trainer_track_{key}" in arrays
                                        for key in ("W", "vbias", "hbias", "chains")):
-        state["track_state"] = {**{key: np.array(arrays[f"trainer_track_{key}"])
-                                   for key in ("W", "vbias", "hbias", "chains")}, **track}
+        state["track_state"] = {**{key[len("trainer_track_"):]: np.array(a)
+                                   for key, a in arrays.items()
+                                   if key.startswith("trainer_track_")}, **track}
         state["track_pending"] = list(track.get("pending", []))
     if trainer.learn_sigma:
         if "trainer_vel_sigma" not in arrays:

@@ -52,10 +52,12 @@ import numpy as np
 
 from cyrbm import defaults
 from cyrbm._random import seed_sequence
+from cyrbm.errors import ModelFileError
 from cyrbm.estimators.annealing import Annealer
-from cyrbm.models.exact import EXACT_START_UNITS, exact_log_partition
-from cyrbm.models.rbm import RBM, expit
 from cyrbm.estimators.results import logmeanexp
+from cyrbm.models.exact import EXACT_START_UNITS, exact_log_partition
+from cyrbm.models.kinds import MODEL_CLASSES
+from cyrbm.models.rbm import RBM, expit
 
 __all__ = ["bennett_acceptance_ratio", "LogZTracker", "MIN_OVERLAP_RUNS"]
 
@@ -147,10 +149,11 @@ def refine_factor(w_forward, w_reverse):
     return int(min(max(factor, REFINE_FACTOR), MAX_REFINE_FACTOR))
 
 
-def _closed_form_log_z(vbias, hbias):
-    """ln Z of an RBM with W = 0: sum_i softplus(b_i) + sum_j softplus(c_j)."""
-    return float(np.sum(np.logaddexp(0.0, np.asarray(vbias, np.float64)))
-                 + np.sum(np.logaddexp(0.0, np.asarray(hbias, np.float64))))
+def _rung(model):
+    """A rung's own copy of ``model`` (any unit type; no meta)."""
+    rung = model.copy()
+    rung.meta = {}
+    return rung
 
 
 class LogZTracker:
@@ -180,7 +183,7 @@ class LogZTracker:
         self.seed, self.runs, self.betas = int(seed), int(runs), int(betas)
         self.refine = int(refine)
         self.burn_in, self.start, self.threads = int(burn_in), start, threads
-        self.last = None            # the last rung's model (RBM)
+        self.last = None            # the last rung's model (RBM, GaussianRBM or SRBM)
         self.log_Z = self.var = None
         self.links = 0
         self.chains = None          # draws of the last rung's model, carried on
@@ -192,22 +195,19 @@ class LogZTracker:
     def begin(self, model):
         """Rung 0: the initial model, ln Z exact (enumerated, or through its W = 0
         copy and a first link).  Returns the rung's record."""
-        model = RBM(model.W, model.vbias, model.hbias)
+        model = _rung(model)
         if self._exact(model):
-            self.last, self.log_Z, self.var = model, exact_log_partition(model,
-                                                                          threads=self.threads), 0.0
+            self.last, self.log_Z, self.var = model, exact_log_partition(model, threads=self.threads), 0.0
             return self._record(0, None)
-        base = RBM(np.zeros_like(model.W), model.vbias, model.hbias)
-        self.last, self.log_Z, self.var = base, _closed_form_log_z(base.vbias, base.hbias), 0.0
         rng = np.random.default_rng(seed_sequence(self.seed, "ais", 9, 0, 2))
-        p = expit(np.asarray(base.vbias, np.float64))
-        self.chains = (rng.random((self.runs, model.n_visible)) < p).astype(np.uint8)
+        base, log_Z, self.chains = model._unconnected(self.runs, rng)
+        self.last, self.log_Z, self.var = base, log_Z, 0.0
         return self.step(model, 0)
 
     def step(self, model, update):
         """Add ``model`` (after ``update`` updates) as the next rung: Delta by BAR over
         AIS both ways from the last rung; returns the rung's record."""
-        B = RBM(model.W, model.vbias, model.hbias)
+        B = _rung(model)
         A = self.last
         betas = self.betas
         for attempt in range(self.refine + 1):
@@ -247,7 +247,7 @@ class LogZTracker:
 
     def _exact(self, model):
         return self.start == "exact" or (
-            self.start == "auto" and min(model.n_visible, model.n_hidden) <= EXACT_START_UNITS)
+            self.start == "auto" and model._start_units() <= EXACT_START_UNITS)
 
     def _ratio(self, A, B, direction, init, betas, attempt):
         ss = seed_sequence(self.seed, "ais", 9, self.links + 1, direction, attempt)
@@ -290,17 +290,26 @@ class LogZTracker:
     def arrays(self):
         """The ladder's arrays for a checkpoint (the last rung and the carried draws)."""
         D = self.last.n_visible
-        return {"W": self.last.W, "vbias": self.last.vbias, "hbias": self.last.hbias,
-                "chains": self.chains if self.chains is not None
+        arrays = {k: a for k, a in self.last.to_arrays().items() if k != "meta"}
+        return {**arrays, "chains": self.chains if self.chains is not None
                 else np.zeros((0, D), np.uint8)}
 
     def scalars(self):
         """The ladder's numbers for a checkpoint's meta (JSON: floats round-trip)."""
         return {"log_Z": self.log_Z, "var": self.var, "links": self.links,
-                "previous_update": self._previous_update}
+                "previous_update": self._previous_update,
+                **({"visible": kind, "arrays": sorted(self.arrays())}
+                   if (kind := getattr(self.last, "visible", None)) else {})}
 
     def _restore(self, state):
-        self.last = RBM(state["W"], state["vbias"], state["hbias"])
+        kind = MODEL_CLASSES.get(state.get("visible", "binary"), RBM)
+        missing = [k for k in state.get("arrays", ()) if k not in state]
+        if missing:
+            raise ModelFileError(f"the checkpoint's tracked ln Z lacks its last rung's "
+                                 f"{', '.join(missing)}, so the ladder cannot be continued; "
+                                 f"train again from the start to track ln Z.")
+        self.last = kind.from_arrays({k: state[k] for k in state if k in (
+            "W", "vbias", "hbias", "sigma", "L")}, "a tracked ln Z's checkpoint")
         self.chains = state["chains"] if state["chains"].shape[0] else None
         self.log_Z, self.var = float(state["log_Z"]), float(state["var"])
         self.links, self._previous_update = int(state["links"]), int(state["previous_update"])

@@ -258,9 +258,9 @@ class Trainer:
         self.lateral = bool(lateral)
         self.reconstruction, self.damping, self.mean_field_steps = check_lateral_settings(
             method if self.lateral else "cd", reconstruction, damping, mean_field_steps)
-        if self.lateral and (visible != "binary" or track_logz):
-            raise ValueError("an SRBM (lateral=True) has binary visible units and no "
-                             "tracked ln Z: give it neither visible='gaussian' nor track_logz.")
+        if self.lateral and MODEL_CLASSES[visible].real_valued:
+            raise ValueError("an SRBM (lateral=True) has binary visible units: do not give "
+                             "it visible='gaussian'.")
         self.track_logz = bool(track_logz)
         self.track_every = (None if track_every is None
                             else check_whole(track_every, "track_every", 1))
@@ -272,9 +272,6 @@ class Trainer:
                              f"not {track_overlap!r}.")
         self.track_overlap = None if track_overlap is None else float(track_overlap)
         self.test_data = None               # set by fit: rows of the tracked log-likelihood
-        if self.track_logz and visible == "gaussian":
-            raise ValueError("track_logz follows ln Z of binary RBMs, not of a Gaussian RBM "
-                             "(visible='gaussian').")
         self.n_hidden = int(n_hidden)
         self.method = method
         self.k = self.k_first if self.k_first == self.k_last else f"{self.k_first}:{self.k_last}"

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from cyrbm import RBM
 from cyrbm.models.gaussian import GaussianRBM
 from cyrbm.data.patches import fit_whitening
 from _commands import one_error_line, run
@@ -85,7 +86,7 @@ def test_whitening_saved_and_applied_by_ais_logz_evaluate(files, capsys):
     (["train", "digits", "-o", "x.npz", "--learn-sigma"], "--visible gaussian"),
     (["train", "X", "-o", "x.npz", "--visible", "gaussian", "--sigma", "0"], "above 0"),
     (["train", "X", "-o", "x.npz", "--visible", "gaussian", "--whiten", "white"], "zca"),
-    (["ratio", "G", "G"], "not an RBM"),
+    (["ratio", "G", "R"], "one unit type"),
     (["evaluate", "G", "--data", "T", "--simulate", "5"], "not yet for a Gaussian RBM"),
     (["evaluate", "G", "--data", "T", "--schedule", "adaptive:20"], "Gaussian RBM"),
     (["ais", "G", "--data", "digits:test"], "columns"),
@@ -94,7 +95,8 @@ def test_whitening_saved_and_applied_by_ais_logz_evaluate(files, capsys):
 def test_bad_input_is_one_sentence(files, capsys, tmp_path, args, needle):
     path, _ = train(files, capsys, "--whiten", "pca")
     GaussianRBM.random(6, 25).save(tmp_path / "g25.npz")
-    subst = {"X": str(files / "train.npy"), "G": str(path), "T": str(files / "test.npy"),
+    RBM.random(6, 3).save(tmp_path / "r.npz")
+    subst = {"R": str(tmp_path / "r.npz"), "X": str(files / "train.npy"), "G": str(path), "T": str(files / "test.npy"),
              "x.npz": str(tmp_path / "x.npz"), "G25": str(tmp_path / "g25.npz")}
     code, out, err = run([subst.get(a, a) for a in args], capsys)
     assert code != 0
