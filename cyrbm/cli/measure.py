@@ -111,8 +111,8 @@ def run_ratio(args):
     and then giving a state every --steps-between sweeps.  With --data, the mean of
     ln p_B(v) - ln p_A(v) is reported.
     """
-    model_a = load_model(args["MODEL_A"], lateral=True)
-    model_b = load_model(args["MODEL_B"], lateral=True)
+    model_a = load_model(args["MODEL_A"])
+    model_b = load_model(args["MODEL_B"])
     runs = _whole(args, "--runs", 2, "AIS needs two runs to estimate its error")
     seed = _whole(args, "--seed", 0, "seeds are non-negative")
     given = args.get("__explicit__")
