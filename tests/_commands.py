@@ -46,3 +46,24 @@ def small_model(path, n_visible=64, n_hidden=6, seed=0):
     rng = np.random.default_rng(seed)
     RBM(rng.normal(0, 0.1, (n_visible, n_hidden)), np.zeros(n_visible), np.zeros(n_hidden)).save(path)
     return path
+
+
+def interrupted_fit(trainer, data, epoch=1):
+    """``trainer.fit(data)`` stopped by a SIGINT at the end of ``epoch`` (its callback),
+    as Ctrl-C would stop it: the checkpoint of that moment is left."""
+    import signal
+
+    def interrupt(record):
+        if record["epoch"] == epoch:
+            os.kill(os.getpid(), signal.SIGINT)
+    trainer.callback = interrupt
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        try:
+            trainer.fit(data)
+        except KeyboardInterrupt:
+            return
+        raise AssertionError("the run was not interrupted")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+

@@ -9,8 +9,6 @@ single link's Delta shifted by 10 of the stated standard errors of ln Z at its r
 fails that same check.
 """
 import math
-import os
-import signal
 
 import numpy as np
 import pytest
@@ -19,6 +17,8 @@ from cyrbm import RBM, Trainer
 from cyrbm.data.datasets import load_data
 from cyrbm.models.exact import exact_log_partition
 from cyrbm.training.tracking import LogZTracker, bennett_acceptance_ratio
+
+from _commands import interrupted_fit
 
 TOL = 4.0          # standard errors
 
@@ -204,17 +204,7 @@ def test_an_interrupted_tracked_run_resumes_with_the_same_bits(tmp_path, every):
     settings = {**SETTINGS, "track_every": every}
     if every == "overlap":
         settings.update(track_every=None, track_overlap=0.95)
-
-    def interrupt(record):
-        if record["epoch"] == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            Trainer(12, epochs=3, checkpoint=ck, callback=interrupt, **settings).fit(X)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    interrupted_fit(Trainer(12, epochs=3, checkpoint=ck, **settings), X)
     resumed = Trainer(12, epochs=3, checkpoint=ck, **settings)
     resumed.fit(X, resume=True)
     straight = Trainer(12, epochs=3, **settings)

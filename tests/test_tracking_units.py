@@ -9,9 +9,6 @@ for binary RBMs), and the power check that one link's Delta moved by 10 of the s
 standard errors of ln Z at its rung fails that same check, as does a ladder whose links
 run the deliberately wrong ratio kernel (A's hidden term left out of ln p*_k).
 """
-import os
-import signal
-
 import numpy as np
 import pytest
 
@@ -19,6 +16,8 @@ from cyrbm import Trainer
 from cyrbm.models.gaussian import GaussianRBM
 from cyrbm.models.srbm import SRBM
 from cyrbm.training.tracking import LogZTracker
+
+from _commands import interrupted_fit
 
 TOL = 4.0
 
@@ -140,17 +139,7 @@ def test_an_interrupted_tracked_run_resumes_with_the_same_bits(kind, tmp_path):
     ck = tmp_path / "ck.npz"
     common = dict(method="cd", batch_size=30, seed=4, monitor_size=0, progress=False,
                   track_logz=True, track_every=5, **settings)
-
-    def interrupt(record):
-        if record["epoch"] == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            Trainer(5, epochs=3, checkpoint=ck, callback=interrupt, **common).fit(X)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    interrupted_fit(Trainer(5, epochs=3, checkpoint=ck, **common), X)
     resumed = Trainer(5, epochs=3, checkpoint=ck, **common)
     resumed.fit(X, resume=True)
     straight = Trainer(5, epochs=3, **common)
