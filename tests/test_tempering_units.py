@@ -356,6 +356,7 @@ def test_srbm_tempered_training_sweeps_by_gibbs_and_gaussian_amh_is_refused():
 def test_cli_trains_a_gaussian_rbm_on_whitened_patches(method, tmp_path, capsys):
     import json
     from _commands import run
+    pytest.importorskip("sklearn")          # the bundled patches are of its sample images
     X = cyrbm.load_data("patches", real=True)[:400, :64]
     np.save(tmp_path / "p.npy", X)
     argv = ["train", str(tmp_path / "p.npy"), "--visible", "gaussian", "--whiten", "zca",
