@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import cyrbm
+import cyrbm.capi  # make_streams; the package loads capi lazily
 from cyrbm import _cd
 from cyrbm.training import modehop
 from _reference import (all_states, amh_hop_reference, check_sampler, exact_draws,
