@@ -37,6 +37,8 @@ Options:
   --epochs-random=E  Epochs of the top RBM from random weights (CD 1 -> 25, as
                   sm08_table2.py's DBN-CD25); default 20, or 1 with --quick (which
                   this option overrides).
+  --dbn=WHICH     Which DBN: transpose (the top from W2 = W1^T), random (from random
+                  weights) or both [default: both].
   --steps=S       Markov chain steps of the estimator [default: 40].
   --repeats=R     Independent runs of the estimator per vector [default: 10].
   --ais-betas=K   Uniform betas of per-vector AIS [default: 10000].
@@ -183,7 +185,20 @@ def main(argv=None):
             return None if quick else os.path.join(folder, f"ms09_{name}_{tag}_s{seed}.npz")
         return stage
 
-    # SM08's "W2 = W1^T" start: the easy DBN (it starts as RBM1)
+    which = a["--dbn"]
+    if which not in ("both", "transpose", "random"):
+        sys.exit(f"ms09.py: --dbn must be transpose, random or both, not {which!r}.")
+    if which != "random":
+        easy(a, rbm1, X, T, labels, folder, epochs2, stager, settings)
+    if which != "transpose":
+        hard(a, rbm1, X, T, labels, folder, epochs_random, stager, settings)
+    print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor (this call; "
+          f"resumed stages count their earlier calls' seconds in their own columns)")
+
+
+def easy(a, rbm1, X, T, labels, folder, epochs2, stager, settings):
+    """SM08's "W2 = W1^T" start: the easy DBN (it starts as RBM1)."""
+    seed, threads = settings["seed"], settings["threads"]
     top_path = os.path.join(folder, f"ms09_top2000_e{epochs2}.npz")
     dbn, t_top = greedy_top(rbm1, X, 2000, top_path, start="transpose", seed=seed, k=1,
                             epochs=epochs2, batch_size=100, learning_rate=0.01,
@@ -192,16 +207,18 @@ def main(argv=None):
             labels, stage=stager(f"e{epochs2}"),
             figure=a["--figure"], **settings)
 
-    # MS09's DBN (SM08's DBN-CD25): the top trained from random weights by CD raised 1 -> 25,
-    # the same model file as sm08_table2.py's DBN-CD25 (either script reuses the other's)
+
+def hard(a, rbm1, X, T, labels, folder, epochs_random, stager, settings):
+    """MS09's DBN (SM08's DBN-CD25): the top trained from random weights by CD raised
+    1 -> 25, the same model file as sm08_table2.py's DBN-CD25 (either script reuses the
+    other's)."""
+    seed, threads = settings["seed"], settings["threads"]
     hard_path = os.path.join(folder, f"top2000_1to25_random_on_1to25_e{epochs_random}.npz")
-    hard, t_hard = greedy_top(rbm1, X, 2000, hard_path, start="random", seed=seed, k="1:25",
+    dbn, t_hard = greedy_top(rbm1, X, 2000, hard_path, start="random", seed=seed, k="1:25",
                               epochs=epochs_random, threads=threads, **SM08_TRAIN)
     compare(f"top CD1->25 from random weights (SM08's DBN-CD25), {epochs_random} epochs "
-            f"({t_hard:.0f} s)", hard, rbm1, X, T, labels,
+            f"({t_hard:.0f} s)", dbn, rbm1, X, T, labels,
             stage=stager(f"random_e{epochs_random}"), figure=a["--figure-random"], **settings)
-    print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor (this call; "
-          f"resumed stages count their earlier calls' seconds in their own columns)")
 
 
 if __name__ == "__main__":
