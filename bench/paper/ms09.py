@@ -81,7 +81,7 @@ PAPER = {"bound (50 vectors)": -87.05, "per-vector AIS, 10,000 betas": -85.20,
 
 
 def compare(name, dbn, rbm1, X, T, labels, *, runs, ais_betas, ais_runs, repeats, steps,
-            M, whole, seed, threads, stage, figure, dname):
+            M, whole, seed, threads, stage, figure, dname, title):
     """MS09 Sec. 5.1 on one DBN: ln Z of its top by AIS, then on 50 test vectors (5 of each
     class) the bound, per-vector AIS, the Chib-style estimator and short AIS, MS09's three
     comparisons, the trace against S (drawn to ``figure``), and the first ``whole`` test
@@ -139,10 +139,11 @@ def compare(name, dbn, rbm1, X, T, labels, *, runs, ais_betas, ais_runs, repeats
     tr = chib_trace(dbn, V, logz, steps=[1, 2, 5, 10, 20, 40], repeats=repeats,
                     seed=seed + 5, threads=threads,
                     references={"variational bound": float(bound.mean),
-                                "per-vector AIS": float(ais.mean)})
+                                "per-vector AIS": float(ais.mean),
+                                "per-vector AIS, 100 betas": float(short.mean)})
     print(f"\n{name}: the estimator against S (MS09 Figure 2, left):")
     print(tr.table())
-    tr.plot(figure, title=f"{name}, 50 {dname.split(' ')[0]} test vectors")
+    tr.plot(figure, title=f"{title}\n50 {dname.split(' ')[0]} test vectors")
     print(f"figure: {figure}")
 
     W = T[:whole]
@@ -204,8 +205,8 @@ def easy(a, rbm1, X, T, labels, folder, epochs2, stager, settings):
                             epochs=epochs2, batch_size=100, learning_rate=0.01,
                             momentum=0.5, weight_decay=2e-4, threads=threads)
     compare(f"top CD1 from W2 = W1^T, {epochs2} epochs ({t_top:.0f} s)", dbn, rbm1, X, T,
-            labels, stage=stager(f"e{epochs2}"),
-            figure=a["--figure"], **settings)
+            labels, stage=stager(f"e{epochs2}"), figure=a["--figure"],
+            title="784-500-2000 DBN, top from W2 = W1^T", **settings)
 
 
 def hard(a, rbm1, X, T, labels, folder, epochs_random, stager, settings):
@@ -218,7 +219,8 @@ def hard(a, rbm1, X, T, labels, folder, epochs_random, stager, settings):
                               epochs=epochs_random, threads=threads, **SM08_TRAIN)
     compare(f"top CD1->25 from random weights (SM08's DBN-CD25), {epochs_random} epochs "
             f"({t_hard:.0f} s)", dbn, rbm1, X, T, labels,
-            stage=stager(f"random_e{epochs_random}"), figure=a["--figure-random"], **settings)
+            stage=stager(f"random_e{epochs_random}"), figure=a["--figure-random"],
+            title="DBN-CD25, top from random weights", **settings)
 
 
 if __name__ == "__main__":
