@@ -50,7 +50,7 @@ Options:
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
 
-At full size the long stages resume: ln Z of the top (pickled) and the estimators
+At full size the long stages resume: ln Z of each top (pickled) and the estimators
 (their checkpoints) are kept beside the models in --models/full/ms09_*, so a stopped run
 picks up where it was; remove those files to start over.
   --figure=PNG    Where to draw the trace of the W2 = W1^T DBN
