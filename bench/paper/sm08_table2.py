@@ -26,6 +26,8 @@ Options:
   --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
+  --figure=PNG    Where to draw the bounds beside the first RBMs
+                  [default: bench/paper/sm08_table2.png].
 
 At full size the run resumes: each top RBM trains with a checkpoint beside its model file
 in --models/full/, and each ln Z is kept there (table2_*.pkl) once estimated; remove those
@@ -39,8 +41,8 @@ import numpy as np
 from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (SM08_TRAIN, Clock, cached, check, greedy_top,  # noqa: E402
-                    option, print_table, sm08_rbm, sm08_setup)
+from common import (SM08_TRAIN, Clock, cached, check, figure,  # noqa: E402
+                    greedy_top, option, print_table, save_figure, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.training.greedy import up_pass  # noqa: E402
@@ -67,7 +69,7 @@ def main(argv=None):
     print(f"SM08 Table 2 on {dname}: {X.shape[0]} training, {T.shape[0]} test images; top "
           f"RBMs of 2000 units, {epochs2} epochs; ln Z of each top by AIS ({runs} runs, "
           f"14,500 betas)")
-    rows, m100, gains = [], [], {}
+    rows, m100, gains, bars = [], [], {}, {}
     for name, k, start, k2 in (("DBN-CD1", 1, "random", 1), ("DBN-CD3", 3, "random", 3),
                                ("DBN-CD25", "1:25", "random", "1:25"),
                                ("DBN-CD25, W2 = W1^T", "1:25", "transpose", 1)):
@@ -109,6 +111,7 @@ def main(argv=None):
                      f"±{p[4]}" if p[4] else "", PAPER_RBM[name], ""))
         m100.append((name, b5.mean, b100.mean, b100.mean - b5.mean, 3 * b5.stderr))
         gains[name] = (bt.mean, rbm_test, bt.total_stderr)
+        bars[name] = (bt.mean, 3 * bt.stderr, (lo, hi), rbm_test)
     print_table("Table 2: mean bound on ln p(v) (nats), its Monte Carlo error (±3 std), the "
                 "AIS error ln(Z ± 3σ) - ln Z as a shift of the bound; the first RBM alone by "
                 "AIS; SM08's rows as printed (MNIST)",
@@ -128,7 +131,36 @@ def main(argv=None):
     b, r, se = gains["DBN-CD25, W2 = W1^T"]
     print(f"W2 = W1^T start: {b:.2f} against CD25(500) {r:.2f}: {b - r:+.2f} nats (SM08: "
           f"-85.97)")
+    draw(bars, dname, a["--figure"])
     print(f"total: {clock.wall():.0f} s wall, {clock.cpu():.0f} s processor")
+
+
+def draw(bars, dname, path):
+    """Table 2 as a figure: each DBN's test bound (±3 std, and the AIS error of the top's
+    ln Z as a second bar) beside its first RBM alone; SM08's printed values in a second
+    panel (MNIST: another scale)."""
+    plt = figure()
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    names = list(bars)
+    x = np.arange(len(names))
+    bound = np.array([bars[n][0] for n in names])
+    ax.errorbar(x - 0.1, bound, yerr=[bars[n][1] for n in names], fmt="o", capsize=4,
+                label="DBN: test bound ± 3 std")
+    ais = np.array([bars[n][2] for n in names])
+    ais = np.where(np.isfinite(ais), ais, 0.0)          # an unbounded end drawn at 0
+    ax.errorbar(x - 0.1, bound, yerr=[-ais[:, 0], ais[:, 1]], fmt="none", capsize=8,
+                ecolor="0.6", label="AIS error of the top's ln Z")
+    ax.plot(x + 0.1, [bars[n][3] for n in names], "s", label="first RBM alone (AIS)")
+    ax.set_title(f"{dname.split(' ')[0]}: mean test ln p(v)")
+    bx.plot(x - 0.1, [PAPER[n][0] for n in names], "o", label="DBN: test bound")
+    bx.plot(x + 0.1, [PAPER_RBM[n] for n in names], "s", label="first RBM alone")
+    bx.set_title("SM08 Table 2 as printed (MNIST)")
+    for a in (ax, bx):
+        a.set_xticks(x)
+        a.set_xticklabels([n.replace(", ", "\n") for n in names], fontsize=8)
+        a.set_ylabel("nats")
+        a.legend(fontsize=8)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":
