@@ -16,7 +16,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "cyrbm"
 
 # the layer of each module, lowest first; "base" holds what every layer may use
 LAYERS = ["base", "engine", "api", "cli"]
-BASE = {"errors", "_version"}
+BASE = {"errors", "_version", "_build"}   # _build: written into the build by setup.py
 ENGINE = {"_gibbs", "_cd", "_anneal", "_engine", "_tempering", "_gauss", "_srbm", "_exact",
           "_chib", "_chib_scalar", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
           "_ckernels", "_dispatch", "_ratio"}
@@ -44,7 +44,7 @@ API_ORDER = [
     {"estimators.chib"},
     {"estimators.bounds"},
     # training them
-    {"training", "training.modehop", "training.tracking"},
+    {"training", "training.modehop", "training.tracking", "training.resume"},
     {"training.samplers"},
     {"training.checkpoints"},
     {"training.trainer"},
