@@ -404,3 +404,15 @@ def test_a_resume_with_another_n_hidden_is_refused_in_one_sentence(tmp_path, cap
                        f"--hidden 10, not --hidden 12, and a resume may change only "
                        f"--epochs, --k, --lr")
     assert ck.read_bytes() == before
+
+
+def test_a_model_given_with_resume_is_refused(tmp_path):
+    """fit(model=..., resume=True) would continue the checkpoint's model and ignore the
+    one given: refused in one sentence instead."""
+    X = _digits()
+    ck = tmp_path / "ck.npz"
+    Trainer(8, epochs=1, checkpoint=ck, monitor_size=0).fit(X)
+    with pytest.raises(ValueError, match="resume=True continues the checkpoint's own model: "
+                                         "give no model with it"):
+        Trainer(8, epochs=2, checkpoint=ck, monitor_size=0).fit(
+            X, model=RBM.random(64, 8, seed=1), resume=True)

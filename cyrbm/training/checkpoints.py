@@ -59,14 +59,18 @@ def save_checkpoint(trainer, state, fingerprint):
     _io.atomic_savez(trainer.checkpoint, arrays)
     trainer._last_checkpoint_epoch = state["epoch"]
 
-def load_checkpoint(trainer, n_visible, fingerprint):
+def load_checkpoint(trainer, n_visible, fingerprint, given=None):
     """The run state of ``trainer``'s checkpoint, checked against the data (its width and
     fingerprint) and the resume rule (cyrbm.training.resume: a setting outside
     CHANGEABLE that differs is refused, a change of one of CHANGEABLE is recorded in
     ``state["changes"]`` for the history); a ModelFileError or ModelMismatchError of
-    one sentence otherwise."""
+    one sentence otherwise.  ``given``: a model passed to fit with resume, refused (the
+    checkpoint's model continues, so it would be ignored)."""
     if trainer.checkpoint is None:
         raise ValueError("resume needs a checkpoint path.")
+    if given is not None:
+        raise ValueError("resume=True continues the checkpoint's own model: give no model "
+                         "with it (or start from the model without resume).")
     path = trainer.checkpoint
     if not os.path.exists(path):
         raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")

@@ -517,7 +517,7 @@ class Trainer:
             state = self._warm_state(D, model)
             model = state["model"]
         elif resume:
-            state = self._load_checkpoint(D, fingerprint)
+            state = load_checkpoint(self, D, fingerprint, given=model)
             model = state["model"]
         else:
             if model is None:
@@ -762,9 +762,6 @@ class Trainer:
 
     def _save_checkpoint(self, state, fingerprint):
         save_checkpoint(self, state, fingerprint)
-
-    def _load_checkpoint(self, n_visible, fingerprint):
-        return load_checkpoint(self, n_visible, fingerprint)
 
     def _diverged_message(self, epoch, batch):
         where = f"epoch {epoch + 1}, batch {batch + 1}"
