@@ -87,8 +87,8 @@ def load_checkpoint(trainer, n_visible, fingerprint, given=None):
             f"checkpoint '{path}' has {model.n_visible} visible units but the data have {n_visible} columns.")
     if info.get("data_fingerprint") != fingerprint:
         raise ModelMismatchError(f"checkpoint '{path}' was made on different training data.")
-    given = trainer.settings()
-    conflict = resume_conflict({**saved, "n_hidden": model.n_hidden}, given, path)
+    settings = trainer.settings()
+    conflict = resume_conflict({**saved, "n_hidden": model.n_hidden}, settings, path)
     if conflict is not None:
         raise ModelMismatchError(conflict)
     if info["epoch"] > trainer.epochs:
@@ -112,7 +112,7 @@ def load_checkpoint(trainer, n_visible, fingerprint, given=None):
     }
     pending = info.get("changes")
     state["changes"] = (list(pending) if isinstance(pending, list) else []) + resume_changes(
-        saved, given, state)
+        saved, settings, state)
     SAMPLERS[trainer.method].restore(state, arrays, path)
     track = info.get("track")
     state["tracker"], state["track_state"], state["track_pending"] = None, None, []
