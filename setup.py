@@ -297,10 +297,18 @@ def extensions():
 
 
 class BuildPyWithHeaders(build_py):
-    """Copy include/cyrbm/*.h into the package so installed wheels carry the headers."""
+    """Copy include/cyrbm/*.h into the package so installed wheels carry the headers,
+    and write cyrbm/_build.py: the key of the kernel sources built (cyrbm._version.
+    source_key), which keys the estimators' checkpoints to this build."""
 
     def run(self):
         super().run()
+        import runpy
+        key = runpy.run_path(str(HERE / "cyrbm" / "_version.py"))["source_key"](
+            str(HERE / "cyrbm"))
+        (Path(self.build_lib) / "cyrbm" / "_build.py").write_text(
+            '"""Written by setup.py at build time: the key of the kernel sources built."""\n'
+            f"BUILD_KEY = {key!r}\n", encoding="utf-8")
         src = HERE / "include" / "cyrbm"
         dst = Path(self.build_lib) / "cyrbm" / "include" / "cyrbm"
         dst.mkdir(parents=True, exist_ok=True)

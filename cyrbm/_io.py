@@ -191,21 +191,17 @@ def atomic_savez(path, arrays, *, compress=False):
 def atomic_write(path, write, suffix=".tmp"):
     """Create the file ``path`` atomically: ``write(f)`` fills a binary file object.
 
-    The data go to a temporary file in the same directory, are flushed to disk, and the
-    file is renamed over ``path``: a reader (or a crash) never sees a half-written file.
-    A read-only ``path`` is refused; a replaced file keeps its permission bits.
+    Every file cyrbm writes is written here (tests/test_outputs.py enumerates the
+    package's writes to hold it), and every write passes the one output check first
+    (:func:`check_outputs`: a directory, device, FIFO or socket, a read-only file or an
+    unwritable directory is refused in one sentence; a command also checks its outputs
+    against its inputs before any work).  The data go to a temporary file in the same
+    directory, are flushed to disk, and the file is renamed over ``path``: a reader (or
+    a crash) never sees a half-written file.  A replaced file keeps its permission bits.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    if is_read_only(path):
-        raise OutputError(f"cannot write '{path}': the file is read-only (make it writable, "
-                          f"or write elsewhere).")
-    try:
-        special = _special_kind(os.stat(path).st_mode)
-    except OSError:
-        special = None
-    if special is not None:        # a rename would replace it (a device node, a FIFO)
-        raise OutputError(f"cannot write '{path}': it is {special}, not a regular file.")
+    check_outputs([("the file", path, None)])
     remove_stale_temporaries(directory)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)

@@ -36,7 +36,8 @@ from cyrbm.errors import CyrbmError
 from cyrbm.estimators.results import json_number
 from cyrbm.training.trainer import Trainer
 
-__all__ = ["SweepError", "sweep", "sweep_from_config", "configurations"]
+__all__ = ["SweepError", "sweep", "sweep_from_config", "configurations",
+           "check_output_folder"]
 
 #: Trainer settings a sweep does not take from a configuration (the sweep sets them)
 _NOT_SWEPT = {"self", "seed", "threads", "progress", "callback", "checkpoint",
@@ -88,7 +89,7 @@ def _config_task(data, test, configs, i0, i1, settings, *, threads):
                                                      base_data=data)
         lz, lp = res.log_Z_interval(3), res.avg_log_prob_interval(3)
         out.append((model, {
-            "name": f"config-{i:03d}", "settings": configs[i],
+            "name": _name(i), "settings": configs[i],
             "log_Z": json_number(res.log_Z), "log_Z_3sigma_low": json_number(lz[0]),
             "log_Z_3sigma_high": json_number(lz[1]),
             "avg_log_prob": json_number(res.avg_log_prob),
@@ -98,28 +99,55 @@ def _config_task(data, test, configs, i0, i1, settings, *, threads):
     return out
 
 
+def _name(i):
+    """The name of configuration ``i`` (its row, its model file models/<name>.npz)."""
+    return f"config-{i:03d}"
+
+
+def check_output_folder(out_dir, n_configs, inputs=()):
+    """Make the output folder ready and pass every file a sweep of ``n_configs``
+    configurations writes there (results.json, results.csv, models/<name>.npz) through
+    the one output check (cyrbm._io.check_outputs) with the files it reads (``inputs``:
+    (what, path) pairs), before any work: a refusal is one sentence."""
+    from cyrbm import _io
+    out_dir = os.fspath(out_dir)
+    inputs = [(what, path) for what, path in inputs if isinstance(path, (str, os.PathLike))]
+    if not os.path.isdir(out_dir):
+        _io.check_outputs([("the output folder", out_dir, None)], inputs)
+    try:
+        os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
+    except OSError as exc:
+        raise SweepError(f"cannot make the output folder '{out_dir}': "
+                         f"{exc.strerror or exc}.") from None
+    _io.check_outputs(
+        [(f"the output folder's {name}", os.path.join(out_dir, name), kind)
+         for name, kind in (("results.json", "text"), ("results.csv", "text"))]
+        + [("the output folder's model file", os.path.join(out_dir, "models",
+                                                               f"{_name(i)}.npz"), "npz")
+           for i in range(n_configs)], inputs)
+
+
 def sweep(data, test, grid, *, fixed=None, seed=0, runs=100, schedule="paper",
-          out_dir=None, client=None, threads=None, progress=None):
+          out_dir=None, client=None, threads=None, progress=None, reads=()):
     """Train every configuration of ``grid`` (with ``fixed``) on ``data`` and measure it
     on ``test`` by AIS (SM08 Eq. 13-18): one task per configuration on ``client``'s Dask
     cluster, or one after another here; the same numbers either way.
 
     With ``out_dir`` writes ``results.json`` (the rows and the best), ``results.csv`` and
-    ``models/<name>.npz``, each atomically.  Returns {"rows": [...], "best": name}: the
-    configuration with the highest average test log-probability.
+    ``models/<name>.npz``, each atomically, all of them checked before any work
+    (:func:`check_output_folder`; ``reads``: other files read, as (what, path), which
+    no output may be).  Returns {"rows": [...], "best": name}: the configuration with
+    the highest average test log-probability.
     """
     from cyrbm._io import atomic_write
     from cyrbm.data.datasets import load_data
     configs = configurations(grid, fixed)
-    data = load_data(data) if isinstance(data, (str, os.PathLike)) else np.asarray(data)
-    test = load_data(test) if isinstance(test, (str, os.PathLike)) else np.asarray(test)
     Annealer(runs=runs, schedule=schedule, seed=seed)       # bad settings: refused now
     if out_dir is not None:                                 # and a bad output folder
-        try:
-            os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
-        except OSError as exc:
-            raise SweepError(f"cannot make the output folder '{out_dir}': "
-                             f"{exc.strerror or exc}.") from None
+        check_output_folder(out_dir, len(configs), [("the training data", data),
+                                                    ("the test data", test), *reads])
+    data = load_data(data) if isinstance(data, (str, os.PathLike)) else np.asarray(data)
+    test = load_data(test) if isinstance(test, (str, os.PathLike)) else np.asarray(test)
     settings = (int(seed), int(runs), schedule)
     if client is None:
         parts = []
@@ -190,4 +218,4 @@ def sweep_from_config(path, out_dir=None, *, client=None, progress=None):
     return sweep(config["data"], config["test"], config["grid"], fixed=config.get("fixed"),
                  seed=config.get("seed", 0), runs=ais.get("runs", 100),
                  schedule=ais.get("schedule", "paper"), out_dir=out_dir, client=client,
-                 progress=progress)
+                 progress=progress, reads=[("the sweep configuration CONFIG", path)])

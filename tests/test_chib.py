@@ -178,6 +178,64 @@ def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypa
         run(seed=2, checkpoint=path)
 
 
+@pytest.mark.parametrize("method", ["chib", "ais"])
+def test_a_checkpoint_of_another_kernel_build_is_refused(case, tmp_path, monkeypatch, method):
+    """Estimator checkpoints are keyed by the kernels' build (cyrbm._version.build_key:
+    a hash of the kernel and engine sources, written into the build by setup.py), not
+    only by cyrbm's version: a checkpoint of another build is refused in one sentence
+    naming both builds, and one of this build resumes."""
+    from cyrbm import _io, _version
+    layers, V, _, log_z = case
+    path = tmp_path / "est.npz"
+
+    def run(**kw):
+        if method == "chib":
+            return chib_log_prob(layers, V, log_z, steps=2, repeats=3, threads=1, seed=2,
+                                 checkpoint=path, chunk=4, **kw)
+        return ais_per_vector(layers, V, log_z, schedule="linear:20", runs=3, threads=1,
+                              seed=2, checkpoint=path, chunk=4, **kw)
+
+    this = _version.build_key()
+    assert isinstance(this, str) and this not in ("", "unknown")
+    monkeypatch.setattr(_version, "build_key", lambda: "0123456789abcdef")
+    first = run()
+    assert str(_io.read_npz(path)["build"]) == "0123456789abcdef"
+    monkeypatch.setattr(_version, "build_key", lambda: this)
+    with pytest.raises(EstimatorError) as err:
+        run()
+    message = str(err.value)
+    assert message == (f"checkpoint '{path}' was written by another build of cyrbm's "
+                       f"kernels (0123456789abcdef, not this build's {this}), whose numbers "
+                       f"may differ: give a new path, or remove it."), message
+    # a file of an older cyrbm, without the key, is refused the same way
+    kept = {k: a for k, a in _io.read_npz(path).items() if k != "build"}
+    _io.atomic_savez(path, kept)
+    with pytest.raises(EstimatorError, match="another build of cyrbm's kernels \\(an older"):
+        run()
+    path.unlink()
+    fresh = run()
+    again = run()                          # this build's file: read back
+    np.testing.assert_array_equal(again.samples, fresh.samples)
+    np.testing.assert_array_equal(first.samples, fresh.samples)
+
+
+def test_the_build_key_follows_the_kernel_sources(tmp_path):
+    """source_key changes with any kernel or engine source and with CYRBM_NATIVE; it is
+    None where no kernel source is."""
+    from cyrbm._version import source_key
+    (tmp_path / "_kernels").mkdir()
+    assert source_key(tmp_path, {}) is None
+    (tmp_path / "_kernels" / "gibbs.c").write_text("int x = 1;")
+    (tmp_path / "_engine.pyx").write_text("x = 1")
+    base = source_key(tmp_path, {})
+    assert len(base) == 16 and source_key(tmp_path, {}) == base
+    assert source_key(tmp_path, {"CYRBM_NATIVE": "1"}) != base
+    (tmp_path / "_kernels" / "gibbs.c").write_text("int x = 2;")
+    changed_kernel = source_key(tmp_path, {})
+    (tmp_path / "_engine.pyx").write_text("x = 2")
+    assert len({base, changed_kernel, source_key(tmp_path, {})}) == 3
+
+
 def test_log_z_from_an_ais_result(case):
     layers, V, _, _ = case
     res = cyrbm.Annealer(runs=10, schedule="linear:100", seed=0,

@@ -366,3 +366,155 @@ def test_cli_ais_and_sweep_with_scheduler(tmp_path, rbm, capsys):
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+# ------------------------------------------- each client= estimator runs on the workers
+def _tiny_pairs():
+    A, B = _own_pair("gaussian")
+    S, T = _own_pair("lateral")
+    return {"gaussian": (A, B, A.sample(5, 5, seed=1)), "srbm": (S, T, S.sample(5, 5, seed=1))}
+
+
+def _worker_cases(rbm, data, dbn_case, tmp_path):
+    """Each public estimator that takes ``client=``: (the callables it stands for, a call
+    of it on ``client``, the task functions that must run on the workers)."""
+    from cyrbm.estimators import chib
+    from cyrbm.sweep import sweep, sweep_from_config
+    ann = cyrbm.Annealer(runs=4, schedule="linear:20", seed=1, progress=False)
+    B = cyrbm.RBM.random(12, 5, seed=4, scale=0.5)
+    dbn, V = dbn_case
+    est = cyrbm.BoundEstimator(dbn, log_Z=3.25, seed=4)
+    own = _tiny_pairs()
+    X = (np.random.default_rng(3).random((40, 12)) < 0.5).astype(np.uint8)
+    config = tmp_path / "sweep.json"
+    np.save(tmp_path / "x.npy", X)
+    config.write_text(json.dumps({"data": str(tmp_path / "x.npy"), "test": str(tmp_path / "x.npy"),
+                                  "grid": {"n_hidden": [3, 4]},
+                                  "fixed": {"epochs": 1, "batch_size": 10, "monitor_size": 0},
+                                  "ais": {"runs": 2, "schedule": "linear:10"}}))
+    sweep_kw = dict(fixed={"epochs": 1, "batch_size": 10, "monitor_size": 0}, runs=2,
+                    schedule="linear:10")
+    return {
+        "log_partition": ({"Annealer.log_partition", "Annealer._rbm_log_partition"},
+                          lambda c: ann.log_partition(rbm, data=data, client=c, chunk=2),
+                          {"_partition_task"}),
+        "log_partition-gaussian": ({"gaussian_log_partition", "GaussianRBM._ais_log_partition"},
+                                   lambda c: ann.log_partition(own["gaussian"][0], client=c,
+                                                               chunk=2),
+                                   {"_gaussian_runs"}),
+        "log_partition-srbm": ({"srbm_log_partition", "SRBM._ais_log_partition"},
+                               lambda c: ann.log_partition(own["srbm"][0], client=c, chunk=2),
+                               {"_srbm_runs"}),
+        "log_ratio": ({"Annealer.log_ratio", "Annealer._rbm_log_ratio"},
+                      lambda c: ann.log_ratio(rbm, B, data, start="gibbs", burn_in=5,
+                                              client=c, chunk=2),
+                      {"_ratio_task"}),
+        "log_ratio-own": ({"own_log_ratio"},
+                          lambda c: ann.log_ratio(*own["gaussian"], start="exact", client=c,
+                                                  chunk=2),
+                          {"_own_ratio_task"}),
+        "evaluate": ({"Annealer.evaluate", "evaluate", "raise_log_weights"},
+                     lambda c: ann.evaluate(rbm, data, chains=2, client=c, chunk=3),
+                     {"_partition_task", "_raise_runs"}),
+        "variational": ({"BoundEstimator.variational"},
+                        lambda c: est.variational(V, samples=3, client=c, chunk=3),
+                        {"_terms_slice"}),
+        "harmonic": ({"BoundEstimator.harmonic"},
+                     lambda c: est.harmonic(V, samples=3, client=c, chunk=3), {"_terms_slice"}),
+        "chib": ({"BoundEstimator.chib", "chib_log_prob"},
+                 lambda c: est.chib(V, steps=2, repeats=2, client=c, chunk=3), {"_item_slice"}),
+        "chib_trace": ({"chib_trace"},
+                       lambda c: chib.chib_trace(dbn, V, 3.25, steps=[1, 2], repeats=2,
+                                                 client=c), {"_item_slice"}),
+        "ais_per_vector": ({"BoundEstimator.ais_per_vector", "ais_per_vector"},
+                           lambda c: est.ais_per_vector(V, runs=2, schedule="linear:10",
+                                                        client=c, chunk=3),
+                           {"_item_slice"}),
+        "sweep": ({"sweep"}, lambda c: sweep(X, X, {"n_hidden": [3, 4]}, client=c, **sweep_kw),
+                  {"_config_task"}),
+        "sweep_from_config": ({"sweep_from_config"},
+                              lambda c: sweep_from_config(config, client=c), {"_config_task"}),
+    }
+
+
+def _client_callables():
+    """Every public function or method of the package (cli and the cluster's own module
+    aside) with a ``client`` parameter, by qualified name, read from the code."""
+    import importlib
+    import inspect
+    import pkgutil
+    found = set()
+    for info in pkgutil.walk_packages(cyrbm.__path__, "cyrbm."):
+        if info.name.startswith(("cyrbm.cli", "cyrbm.distributed", "cyrbm.sklearn")):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if getattr(obj, "__module__", None) != info.name:
+                continue
+            members = [(name, obj)] if inspect.isfunction(obj) else (
+                [(f"{name}.{m}", f) for m, f in vars(obj).items() if inspect.isfunction(f)]
+                if inspect.isclass(obj) else [])
+            for qualname, f in members:
+                if "client" in inspect.signature(f).parameters and not any(
+                        part.startswith("_") for part in qualname.split(".")):
+                    found.add(qualname)
+    return found
+
+
+_TASK_KEY = __import__("re").compile(r"^cyrbm-(\w+)-[0-9a-f]{32}-\d+$")
+
+
+def _tasks_on_workers(client, call):
+    """Run ``call(client)`` under the cluster's task stream: {task function: the workers
+    that ran it} for cyrbm's tasks (map_slices keys them cyrbm-<function>-<run>-<i0>)."""
+    with distributed.get_task_stream(client) as stream:
+        call(client)
+    ran = {}
+    for record in stream.data:
+        match = _TASK_KEY.match(str(record["key"]))
+        if match:
+            ran.setdefault(match.group(1), set()).add(record["worker"])
+    return ran
+
+
+def _assert_on_workers(client, call, tasks):
+    workers = set(client.scheduler_info()["workers"])
+    ran = _tasks_on_workers(client, call)
+    for task in tasks:
+        assert ran.get(task), f"no {task} task ran on a worker (ran: {sorted(ran)})"
+        assert ran[task] <= workers, (task, ran[task], workers)
+
+
+def test_every_client_estimator_is_in_the_table(rbm, data, dbn_case, tmp_path):
+    """The table below covers every public callable with client= (read from the code),
+    so a new one must be shown to run on the workers too."""
+    covered = set().union(*(c[0] for c in _worker_cases(rbm, data, dbn_case,
+                                                       tmp_path).values()))
+    public = _client_callables()
+    assert "Annealer.log_partition" in public and "sweep" in public
+    assert public <= covered, sorted(public - covered)
+
+
+@pytest.mark.parametrize("name", ["log_partition", "log_partition-gaussian",
+                                  "log_partition-srbm", "log_ratio", "log_ratio-own",
+                                  "evaluate", "variational", "harmonic", "chib", "chib_trace",
+                                  "ais_per_vector", "sweep", "sweep_from_config"])
+def test_each_client_estimator_runs_its_tasks_on_the_workers(client, rbm, data, dbn_case,
+                                                             tmp_path, monkeypatch, name):
+    """The cluster's task stream shows the estimator's tasks (named for its slice
+    function) running on the cluster's worker processes; the same estimator with
+    map_slices replaced by a local loop (a path that silently runs here) fails the same
+    check, so the check can fail."""
+    import cyrbm.distributed as cd
+    _, call, tasks = _worker_cases(rbm, data, dbn_case, tmp_path)[name]
+    _assert_on_workers(client, call, tasks)
+
+    def local(client, task, n, chunk, *, shared=(), args=(), **kw):
+        return [task(*shared, i0, i1, *args, threads=1) for i0, i1 in cd.slices(n, chunk)]
+    real = cd.map_slices
+    for module in list(sys.modules.values()):     # every module holding the name
+        if getattr(module, "__name__", "").startswith("cyrbm") and \
+                getattr(module, "map_slices", None) is real:
+            monkeypatch.setattr(module, "map_slices", local)
+    with pytest.raises(AssertionError, match="ran on a worker"):
+        _assert_on_workers(client, call, tasks)

@@ -16,7 +16,9 @@ SOURCE = Path(__file__).resolve().parents[1] / "cyrbm"
 
 # the layer of each module, lowest first; "base" holds what every layer may use
 LAYERS = ["base", "engine", "api", "cli"]
-BASE = {"errors", "_version"}
+BASE = {"errors", "_version", "_build"}
+#: modules setup.py writes into the build, absent from the source tree
+GENERATED = {"_build"}
 ENGINE = {"_gibbs", "_cd", "_anneal", "_engine", "_tempering", "_gauss", "_srbm", "_exact",
           "_chib", "_chib_scalar", "_dbn", "_random", "_omp", "_kernel_tests", "capi",
           "_ckernels", "_dispatch", "_ratio"}
@@ -44,7 +46,7 @@ API_ORDER = [
     {"estimators.chib"},
     {"estimators.bounds"},
     # training them
-    {"training", "training.modehop", "training.tracking"},
+    {"training", "training.modehop", "training.tracking", "training.resume"},
     {"training.samplers"},
     {"training.checkpoints"},
     {"training.trainer"},
@@ -138,6 +140,8 @@ def _targets_of(path, module, root=SOURCE):
 
 
 def _exists(dotted, root):
+    if dotted in GENERATED:
+        return True
     base = root.joinpath(*dotted.split("."))
     return (base.with_suffix(".py").exists() or base.with_suffix(".pyx").exists()
             or base.with_suffix(".pxd").exists() or (base / "__init__.py").exists())

@@ -8,9 +8,12 @@ FIFO, a device node, a socket, a directory, missing and unwritable places, wrong
 odd names) at every command that writes, and checks that no input changes and no special
 file is replaced.  Device nodes are made in the test's own directory (never /dev).
 """
+import ast
 import hashlib
 import itertools
+import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -57,6 +60,11 @@ def make_files(d):
     np.save(files["data"], (rng.random((30, 9)) < 0.5).astype(np.uint8))
     np.save(files["test"], (rng.random((6, 9)) < 0.5).astype(np.uint8))
     files["schedule"].write_text("0\n0.25\n0.5\n0.75\n1\n")
+    files["config"] = d / "sweep.json"
+    files["config"].write_text(json.dumps({
+        "data": str(files["data"]), "test": str(files["test"]), "grid": {"n_hidden": [3]},
+        "fixed": {"epochs": 1, "batch_size": 10, "monitor_size": 0},
+        "ais": {"runs": 2, "schedule": "linear:5"}}))
     return files
 
 
@@ -311,10 +319,19 @@ WRITERS = {
     "bound --plot": ("png", ["bound", "{dbn}", "--data", "{test}", "--method", "chib",
                              "--trace", "--logz", "5", "--steps", "2", "--plot", "{out}"],
                      ["dbn", "test"]),
+    "bound --checkpoint": ("npz", ["bound", "{dbn}", "--data", "{test}", "--method", "chib",
+                                   "--logz", "5", "--steps", "2", "--repeats", "1",
+                                   "--checkpoint", "{out}"], ["dbn", "test"]),
+    "train --plot": ("png", ["train", "{data}", "-o", "{d}/pm.npz", "--hidden", "3",
+                             "--epochs", "1", "--batch", "10", "--monitor", "0",
+                             "--no-progress", "--track-logz", "--track-every", "3",
+                             "--data", "{test}", "--plot", "{out}"], ["data", "test"]),
+    "sweep -o": ("dir", ["sweep", "{config}", "-o", "{out}", "--no-progress", "--json"],
+                 ["config", "data", "test"]),
 }
-ENDING = {"npz": ".npz", "png": ".png", "text": ".txt"}
+ENDING = {"npz": ".npz", "png": ".png", "text": ".txt", "dir": ""}
 WRONG = {"npz": [".npy", ".png", ".txt", ""], "png": [".npz", ".jpg", ".npy", ""],
-         "text": [".npy", ".npz", ".png"]}
+         "text": [".npy", ".npz", ".png"], "dir": [".d", ".npz"]}
 ODD = st.text(alphabet=list("abcXYZ019 -_.,'+=#()é数λü"), min_size=1, max_size=12)
 
 PATHS = st.one_of(
@@ -445,12 +462,16 @@ def _property(writer, case, capsys):
         refused = case[0] in ("missing-dir", "proc", "under-input")
         out = os.fspath(out)
         out = (out[:-4] if out.endswith(".npz") else out) + ".done.npz"
+    if kind == "dir":                        # a folder: an existing one is written into
+        refused = case[0] not in ("directory", "wrong-ending", "odd")
     if refused:
         assert code in (1, 2), (case, err)
         one_error_line(err)
     else:
         assert code == 0, (case, err)
         written = os.path.join(cwd, out) if cwd is not None else out
+        if kind == "dir":
+            written = os.path.join(written, "results.json")
         assert stat.S_ISREG(os.stat(written).st_mode)
 
 
@@ -468,3 +489,171 @@ def test_generated_output_paths_never_destroy_a_file(writer, case, capsys):
     changes and no special file is replaced; a path that would is refused in one
     sentence, and an ordinary one (odd names included) is written."""
     _property(writer, case, capsys)
+
+
+# ------------------------------------------- the writers, enumerated from the code
+def usage_outputs():
+    """Every output of the command line, read from its usage text: "COMMAND OPTION" for
+    -o and each option whose argument is FILE, and each option whose description says
+    it writes (``Write ...``, ``File to write``), on every command that takes it."""
+    from cyrbm.cli.parse import USAGE
+    usage, options = USAGE.split("Options:")
+    usage = usage.split("Usage:")[1].split("\n\n")[0]
+    writes = set(re.findall(r"^\s+(--?[\w-]+)[ ,][^\n]*?\s{2,}(?:Write|File to write)",
+                            options, flags=re.M))
+    assert {"-o", "--plot", "--save-schedule"} <= writes       # the reading still works
+    found = set()
+    for line in re.split(r"\n  cyrbm ", usage)[1:]:
+        command = line.split()[0]
+        if command.startswith("-"):             # cyrbm -h, cyrbm --version
+            continue
+        for option, argument in re.findall(r"(--?[\w-]+)(?:[ =]([A-Z_]+))?", line):
+            if option == "-o" or argument == "FILE" or option in writes:
+                found.add(f"{command} {option}")
+    return found
+
+
+def test_every_output_option_of_the_command_line_is_a_writer_of_the_property_test():
+    """WRITERS is checked against the usage text: an output option added to a command
+    without an entry here fails this test (and so enters the property test)."""
+    found = usage_outputs()
+    assert "sweep -o" in found and "train --checkpoint" in found and "bound --plot" in found
+    assert found == set(WRITERS), (found ^ set(WRITERS))
+
+
+#: the calls that put bytes into a file (on a path or a file object), by name; those of
+#: _OWNED only as functions of these modules (``a.copy()`` is no write)
+_WRITE_CALLS = {"save", "savez", "savez_compressed", "savefig", "write_text", "write_bytes",
+                "to_csv", "tofile", "dump", "copy", "copy2", "copyfile", "copyfileobj",
+                "copytree", "move", "rename", "replace", "mkstemp", "NamedTemporaryFile",
+                "fdopen", "imwrite", "imsave"}
+_OWNED = {"copy": ("shutil",), "copy2": ("shutil",), "copyfile": ("shutil",),
+          "copyfileobj": ("shutil",), "copytree": ("shutil",), "move": ("shutil",),
+          "rename": ("os",), "replace": ("os",), "mkstemp": ("tempfile",),
+          "NamedTemporaryFile": ("tempfile",), "fdopen": ("os",), "dump": ("json", "pickle"),
+          "save": ("np", "numpy")}
+_CHECKED_WRITERS = {"atomic_write", "atomic_savez"}
+
+
+def unchecked_writes(source, name="<source>"):
+    """The writes of Python ``source`` that do not go through cyrbm._io's atomic writers
+    (which pass every path through check_outputs): (file:line, call) for a call of
+    _WRITE_CALLS, or open() with a writing mode, on anything but the file object an
+    atomic writer hands its callback (a lambda's parameter) or an in-memory buffer; a
+    model's ``.save(path)`` counts as checked (every ``def save`` of the package is
+    checked by test_every_save_method_writes_through_the_atomic_writer)."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    buffers = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Call)
+               and getattr(node.value.func, "attr", getattr(node.value.func, "id", ""))
+               in ("BytesIO", "StringIO") for t in node.targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called == "open":
+            mode = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "mode"), None)
+            if not (isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+")):
+                continue
+        elif called not in _WRITE_CALLS:
+            continue
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if called in _OWNED and owner is not None and not (
+                isinstance(owner, ast.Name) and owner.id in _OWNED[called]):
+            continue              # a method of that name (a model's save: see below)
+        target = node.args[0] if node.args else None
+        if called == "dump" and len(node.args) > 1:
+            target = node.args[1]
+        if isinstance(target, ast.Name):
+            if target.id in buffers:
+                continue
+            scope, inside = node, False
+            while scope in parents:
+                scope = parents[scope]
+                if isinstance(scope, ast.Lambda) and target.id in [a.arg for a in
+                                                                    scope.args.args]:
+                    inside = isinstance(parents.get(scope), ast.Call) and getattr(
+                        parents[scope].func, "attr", getattr(parents[scope].func, "id", "")
+                    ) in _CHECKED_WRITERS
+                    break
+            if inside:
+                continue
+        found.append(f"{name}:{node.lineno} {ast.unparse(node)[:60]}")
+    return found
+
+
+def _package_sources():
+    import cyrbm
+    root = os.path.dirname(cyrbm.__file__)
+    for folder, _, names in os.walk(root):
+        for n in sorted(names):
+            if n.endswith(".py"):
+                path = os.path.join(folder, n)
+                yield os.path.relpath(path, root), open(path, encoding="utf-8").read()
+
+
+def test_every_write_of_the_package_goes_through_the_one_output_check():
+    """Enumerated from the code: every write in the package's Python sources is one of
+    cyrbm._io's atomic writers (or fills the file object one hands it), and those pass
+    the path through check_outputs first; _io.py itself is where the writing is done."""
+    found = [w for rel, text in _package_sources() if rel != "_io.py"
+             for w in unchecked_writes(text, rel)]
+    assert found == [], found
+    # the atomic writer runs the check before it writes anything
+    tree = ast.parse(open(_io.__file__, encoding="utf-8").read())
+    atomic = next(n for n in tree.body if isinstance(n, ast.FunctionDef)
+                  and n.name == "atomic_write")
+    first_calls = [getattr(c.func, "id", None) for c in ast.walk(atomic)
+                   if isinstance(c, ast.Call)]
+    assert "check_outputs" in first_calls
+    assert first_calls.index("check_outputs") < first_calls.index("remove_stale_temporaries")
+    # a writer that skips the check is caught (the power of this test)
+    for bad in ('np.save(path, x)', 'numpy.savez(path, a=x)', 'fig.savefig("f.png")',
+                'open(path, "w").write(text)', 'open(path, mode="ab")',
+                'json.dump(result, open(path, "w"))', 'os.replace(tmp, path)',
+                'Path(path).write_text(text)', 'frame.to_csv(path)',
+                'atomic_write(path, lambda f: f.write(b""))\nnp.save(f, x)'):
+        assert unchecked_writes(bad), bad
+    for good in ('atomic_write(path, lambda f: fig.savefig(f, format="png"))',
+                 'buf = io.BytesIO()\nfig.savefig(buf)', 'model.save(path)',
+                 'open(path, encoding="utf-8")', '_io.atomic_savez(path, arrays)'):
+        assert not unchecked_writes(good), good
+
+
+def test_every_save_method_writes_through_the_atomic_writer():
+    """The ``save`` methods that unchecked_writes lets pass (a model's, a DBN's) each
+    write by cyrbm._io.atomic_savez (so by check_outputs)."""
+    saves = []
+    for rel, text in _package_sources():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef) and node.name == "save":
+                calls = {getattr(c.func, "attr", getattr(c.func, "id", None))
+                         for c in ast.walk(node) if isinstance(c, ast.Call)}
+                saves.append(rel)
+                assert calls & _CHECKED_WRITERS or "save" in calls, (rel, node.lineno)
+    assert len(saves) >= 3
+
+
+def test_the_api_writers_refuse_a_special_file(tmp_path):
+    """Through the check: a model's save, a Trainer's save_modes, a sweep's folder."""
+    import cyrbm
+    from cyrbm.sweep import check_output_folder
+    fifo = tmp_path / "f.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="FIFO"):
+        RBM.random(4, 2).save(fifo)
+    trainer = cyrbm.Trainer(3, method="amh", epochs=1, batch_size=10, monitor_size=0)
+    trainer.fit((np.random.default_rng(0).random((20, 6)) < 0.5).astype(np.uint8))
+    with pytest.raises(OutputError, match="FIFO"):
+        trainer.save_modes(fifo)
+    with pytest.raises(OutputError, match="the output folder 'f.npz'|FIFO"):
+        check_output_folder(fifo, 1)
+    (tmp_path / "out" / "models").mkdir(parents=True)
+    (tmp_path / "out" / "results.csv").mkdir()
+    with pytest.raises(OutputError, match="results.csv.*is a directory"):
+        check_output_folder(tmp_path / "out", 1)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

@@ -99,6 +99,9 @@ def cmd_dbn(args, out):
         settings, was_top = _resume_settings(settings, sizes, args, checkpoint, layer_input)
         if "--top" not in args["__explicit__"] and was_top is not None:
             top = was_top                        # left out: the run's own
+        if reconstruction is None and top == "srbm":     # left out: the top's own
+            reconstruction = _saved_reconstruction(layer_checkpoint(checkpoint,
+                                                                    len(sizes) - 1))
     visible = settings[0]["visible"]              # the bottom's (resumed: the run's)
     for s in settings:
         s.pop("n_hidden")
@@ -182,6 +185,17 @@ def cmd_dbn(args, out):
               f"{data.shape[0]} rows of '{args['DATA']}' ({result['seconds']:.2f} s)", file=out)
         print(f"wrote {path}", file=out)
     return 0
+
+
+def _saved_reconstruction(path):
+    """The SRBM top's --reconstruction in its checkpoint ``path`` (None without one), so
+    that a resume that leaves it out continues as the run began (the resume rule)."""
+    from cyrbm import _io
+    meta = _io.read_meta(path) if os.path.isfile(path) else None
+    training = meta.get("training") if isinstance(meta, dict) else None
+    saved = training.get("settings") if isinstance(training, dict) else None
+    lateral = saved.get("lateral") if isinstance(saved, dict) else None
+    return lateral.get("reconstruction") if isinstance(lateral, dict) else None
 
 
 def _resume_settings(settings, sizes, args, checkpoint, layer_input):

@@ -162,9 +162,12 @@ Options:
   --checkpoint-every N       Most epochs between checkpoints, however short the
                              time (default: by time only).
   --resume                   Continue from the checkpoint, up to --epochs in all;
-                             settings left out are the checkpoint's, and one given
-                             that differs is refused.  dbn: a finished DBN only
-                             takes more layers (--layers).
+                             settings left out are the checkpoint's.  The options
+                             that may change are --epochs, --k, --lr, --lr-decay,
+                             the --momentum, --weight-decay and --monitor (each
+                             change is recorded in the history and printed); any
+                             other that differs is refused.  dbn: a finished DBN
+                             only takes more layers (--layers).
   --binarize MODE            Turn grey data into 0/1: threshold or stochastic.
   --threshold X              Threshold for --binarize threshold, after scaling to
                              [0, 1], strictly between 0 and 1 [default: 0.5].

@@ -84,10 +84,13 @@ def _show(option, value):
 
 def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False, layer=None):
     """With --resume: settings left out come from the checkpoint; one given that differs
-    from it is refused (it would continue silently as the checkpoint's).  ``saved``: the
-    settings of a finished DBN layer ``layer`` of the file ``checkpoint`` (read from
-    ``checkpoint`` otherwise); ``finished``: its epochs cannot change either."""
+    from it is refused unless the resume rule lets it change (cyrbm.training.resume:
+    --epochs, --k, --lr, --lr-decay, --momentum, --weight-decay, --monitor; the Trainer
+    records the change in the history).  ``saved``: the settings of a finished DBN layer
+    ``layer`` of the file ``checkpoint`` (read from ``checkpoint`` otherwise);
+    ``finished``: nothing of it can change (its epochs neither)."""
     from cyrbm import _io
+    from cyrbm.training.resume import CHANGEABLE, resume_conflict
     from cyrbm.training.trainer import parse_k
     done = None
     if saved is None:
@@ -98,6 +101,7 @@ def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False,
             return settings, None         # Trainer.fit gives the precise error
         done = meta["checkpoint"].get("epoch")
     merged = dict(settings)
+    option_of = {key: option for option, key in _TRAIN_SETTINGS.items()}
     for option, key in _TRAIN_SETTINGS.items():
         if key not in saved or (key == "epochs" and not finished):
             continue
@@ -110,12 +114,18 @@ def _merge_resume(settings, explicit, checkpoint, *, saved=None, finished=False,
                     same = parse_k(now) == parse_k(was)
                 except (ValueError, TypeError):
                     same = False
-            if not same and key != "monitor_size":
+            if same or (key == "monitor_size" and finished):
+                continue
+            if finished:
                 raise UsageError(
                     f"{option} {_show(option, now)} conflicts with the checkpoint "
-                    f"'{checkpoint}'{'' if layer is None else f' (layer {layer})'}, made "
-                    f"with {option} {_show(option, was)}; leave {option} "
-                    f"out to continue as it was, or train afresh without --resume.")
+                    f"'{checkpoint}' (layer {layer}), made with {option} "
+                    f"{_show(option, was)}; leave {option} out to continue as it was, or "
+                    f"train afresh without --resume.")
+            if key not in CHANGEABLE:
+                raise UsageError(resume_conflict(
+                    {key: was}, {key: now}, checkpoint, name_of=option_of,
+                    words=lambda name, value: f"{name} {_show(name, value)}"))
         else:
             merged[key] = was
     if "--epochs" not in explicit and isinstance(saved.get("epochs"), int):
@@ -156,6 +166,9 @@ def epoch_line(record, epoch=None):
         parts.append(f"reconstruction error {record['reconstruction_error']:.4f}")
     if "pseudo_log_likelihood" in record:
         parts.append(f"pseudo-log-likelihood {record['pseudo_log_likelihood']:.4f}")
+    if record.get("changed"):
+        from cyrbm.training.resume import describe_change
+        parts.extend(describe_change(change) for change in record["changed"])
     if "log_Z" in record:
         parts.append(f"ln Z {record['log_Z']:.3f} +- {3 * record['log_Z_se']:.3f}")
         if "log_likelihood" in record:

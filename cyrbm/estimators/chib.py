@@ -225,7 +225,7 @@ def _items(client, chunk, dbn, v, items, settings, threads, checkpoint=None):
 def _run_key(dbn, v, items, settings):
     """A checksum of what the items' numbers depend on: both layers' parameters, the
     test vectors, the settings (method, runs or repeats, seed, S or the betas, refresh,
-    the variant flag) and cyrbm's version."""
+    the variant flag) and cyrbm's version (the kernels are keyed apart: build_key)."""
     from cyrbm.models.rbm import _version
     crc = zlib.crc32(repr((_version(), items, settings[:3], settings[4:])).encode())
     arrays = [np.asarray(settings[3]), v]
@@ -245,8 +245,9 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
     that finds the file resumes after its last slice, once the file is seen to be of the
     same model, data and settings.  The grouping changes no number."""
     from cyrbm import _io
+    from cyrbm._version import build_key
     n_out = 2 if settings[0] == "chib" else 1
-    key = _run_key(dbn, v, items, settings)
+    key, build = _run_key(dbn, v, items, settings), build_key()
     out = [np.empty(items) for _ in range(n_out)]
     done, before = 0, 0.0
     if os.path.exists(path):
@@ -255,6 +256,11 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
         if any(k not in saved for k in ["key", "done", "seconds"] + names):
             raise EstimatorError(f"'{path}' is not a checkpoint of this estimator (it lacks "
                                  f"the items done).")
+        if "build" not in saved or str(saved["build"]) != build:
+            raise EstimatorError(
+                f"checkpoint '{path}' was written by another build of cyrbm's kernels "
+                f"({str(saved['build']) if 'build' in saved else 'an older one'}, not this "
+                f"build's {build}), whose numbers may differ: give a new path, or remove it.")
         if str(saved["key"]) != key:
             raise EstimatorError(f"checkpoint '{path}' was written for another model, other "
                                  f"data or other settings: give a new path, or remove it.")
@@ -279,7 +285,8 @@ def _resumable_items(path, chunk, dbn, v, items, settings, threads):
         for whole, piece in zip(out, part):
             whole[done:j1] = piece
         done, spent = j1, spent + time.perf_counter() - t0
-        _io.atomic_savez(path, {"key": np.array(key), "done": np.array(done),
+        _io.atomic_savez(path, {"key": np.array(key), "build": np.array(build),
+                                "done": np.array(done),
                                 "seconds": np.array(spent),
                                 **{f"out{k}": out[k][:done] for k in range(n_out)}})
     # the caller adds this call's own time

@@ -12,14 +12,11 @@ import numpy as np
 
 from cyrbm import _io
 from cyrbm.errors import ModelFileError, ModelMismatchError, Terminated
+from cyrbm.training.resume import resume_changes, resume_conflict
 from cyrbm.training.samplers import SAMPLERS
 
-__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_info", "RESUME_SETTINGS"]
+__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_info"]
 
-#: Settings a resumed run must share with its checkpoint (the run's random streams and
-#: arrays depend on them).  The step size may change on resume in the Python API (the
-#: command line refuses --lr, --k, --momentum and --hidden that differ from the checkpoint).
-RESUME_SETTINGS = ("method", "batch_size", "seed", "dtype")
 _TRAINER_KEYS = ("trainer_vel_W", "trainer_vel_vbias", "trainer_vel_hbias",
                  "trainer_streams", "trainer_chains")
 
@@ -39,6 +36,8 @@ def save_checkpoint(trainer, state, fingerprint):
             "data_fingerprint": fingerprint,
         },
     }
+    if state.get("changes"):           # resume changes not yet in an epoch's record
+        meta["checkpoint"]["changes"] = state["changes"]
     tracker = state.get("tracker")
     if tracker is not None and tracker.last is not None:
         meta["checkpoint"]["track"] = {**tracker.scalars(), "pending": state["track_pending"]}
@@ -60,12 +59,18 @@ def save_checkpoint(trainer, state, fingerprint):
     _io.atomic_savez(trainer.checkpoint, arrays)
     trainer._last_checkpoint_epoch = state["epoch"]
 
-def load_checkpoint(trainer, n_visible, fingerprint):
+def load_checkpoint(trainer, n_visible, fingerprint, given=None):
     """The run state of ``trainer``'s checkpoint, checked against the data (its width and
-    fingerprint) and the settings a resume must share (RESUME_SETTINGS); a
-    ModelFileError or ModelMismatchError of one sentence otherwise."""
+    fingerprint) and the resume rule (cyrbm.training.resume: a setting outside
+    CHANGEABLE that differs is refused, a change of one of CHANGEABLE is recorded in
+    ``state["changes"]`` for the history); a ModelFileError or ModelMismatchError of
+    one sentence otherwise.  ``given``: a model passed to fit with resume, refused (the
+    checkpoint's model continues, so it would be ignored)."""
     if trainer.checkpoint is None:
         raise ValueError("resume needs a checkpoint path.")
+    if given is not None:
+        raise ValueError("resume=True continues the checkpoint's own model: give no model "
+                         "with it (or start from the model without resume).")
     path = trainer.checkpoint
     if not os.path.exists(path):
         raise ModelFileError(f"cannot resume: no checkpoint '{path}' (train without resume first).")
@@ -82,16 +87,14 @@ def load_checkpoint(trainer, n_visible, fingerprint):
             f"checkpoint '{path}' has {model.n_visible} visible units but the data have {n_visible} columns.")
     if info.get("data_fingerprint") != fingerprint:
         raise ModelMismatchError(f"checkpoint '{path}' was made on different training data.")
-    for key in RESUME_SETTINGS:
-        if key in saved and saved[key] != trainer.settings()[key]:
-            raise ModelMismatchError(
-                f"checkpoint '{path}' was made with {key}={saved[key]!r}, not {trainer.settings()[key]!r}; "
-                f"resume with the same settings.")
+    settings = trainer.settings()
+    conflict = resume_conflict({**saved, "n_hidden": model.n_hidden}, settings, path)
+    if conflict is not None:
+        raise ModelMismatchError(conflict)
     if info["epoch"] > trainer.epochs:
         raise ModelMismatchError(
             f"checkpoint '{path}' has already done {info['epoch']} epochs, more than "
             f"epochs={trainer.epochs}; resume with at least {info['epoch']} epochs.")
-    trainer.n_hidden = model.n_hidden
     span = saved.get("k_span", saved.get("epochs"))      # older files: the saved epochs
     trainer.k_span = span if isinstance(span, int) and not isinstance(span, bool) and span >= 1 \
         else trainer.epochs
@@ -107,6 +110,9 @@ def load_checkpoint(trainer, n_visible, fingerprint):
                    if SAMPLERS[trainer.method].keeps_chains else None),
         "history": list(training.get("history", [])),
     }
+    pending = info.get("changes")
+    state["changes"] = (list(pending) if isinstance(pending, list) else []) + resume_changes(
+        saved, settings, state)
     SAMPLERS[trainer.method].restore(state, arrays, path)
     track = info.get("track")
     state["tracker"], state["track_state"], state["track_pending"] = None, None, []

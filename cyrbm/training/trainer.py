@@ -440,8 +440,8 @@ class Trainer:
         model : RBM, optional
             Start from this model instead of a fresh one.
         resume : bool
-            Continue from ``self.checkpoint`` (which must exist): the run then continues
-            exactly where the checkpoint left it, up to ``epochs``.
+            Continue from ``self.checkpoint`` (which must exist) exactly where it left
+            off, up to ``epochs``; settings may differ only as cyrbm.training.resume allows.
         probabilities : bool
             The rows are probabilities x in [0, 1] (e.g. a DBN layer's Q(h | v) passed up
             as probabilities, SM08 Sec. 4.1): the positive statistics are
@@ -517,7 +517,7 @@ class Trainer:
             state = self._warm_state(D, model)
             model = state["model"]
         elif resume:
-            state = self._load_checkpoint(D, fingerprint)
+            state = load_checkpoint(self, D, fingerprint, given=model)
             model = state["model"]
         else:
             if model is None:
@@ -656,6 +656,8 @@ class Trainer:
                     "seconds": seconds_before + time.perf_counter() - t0,
                 }
                 sampler.describe(state, record)
+                if state.get("changes"):        # a resume's changes (training.resume)
+                    record["changed"] = state.pop("changes")
                 if tracker is not None:
                     self._describe_track(state, record)
                 if monitor is not None:
@@ -760,9 +762,6 @@ class Trainer:
 
     def _save_checkpoint(self, state, fingerprint):
         save_checkpoint(self, state, fingerprint)
-
-    def _load_checkpoint(self, n_visible, fingerprint):
-        return load_checkpoint(self, n_visible, fingerprint)
 
     def _diverged_message(self, epoch, batch):
         where = f"epoch {epoch + 1}, batch {batch + 1}"

@@ -2,6 +2,7 @@
 on stderr for every user error, no user file replaced unless it is the output named for
 it, and resume's rules for settings left out or given.
 """
+import json
 import os
 import stat
 
@@ -76,15 +77,41 @@ def test_a_replaced_model_keeps_its_mode(tmp_path, capsys):
     assert stat.S_IMODE(os.stat(model).st_mode) == 0o640
 
 
-@pytest.mark.parametrize("option,value", [("--hidden", "20"), ("--lr", "0.2"), ("--k", "2"),
-                                          ("--momentum", "0.9")])
-def test_resume_with_conflicting_settings_is_refused(tmp_path, capsys, option, value):
+@pytest.mark.parametrize("option,value,was", [("--hidden", "20", "10"), ("--batch", "50", "100"),
+                                              ("--seed", "3", "0"), ("--method", "pcd", "cd")])
+def test_resume_with_conflicting_settings_is_refused(tmp_path, capsys, option, value, was):
+    """The resume rule (cyrbm.training.resume): a setting it does not let change is
+    refused in one sentence naming it, the checkpoint's value and the given one."""
     model = tmp_path / "m.npz"
     assert run(["train", "digits", "-o", model, "--hidden", "10", "--epochs", "1"], capsys)[0] == 0
     code, _, err = run(["train", "digits", "-o", model, option, value, "--epochs", "2",
                         "--resume"], capsys)
     assert code == 1
-    one_error_line(err, f"{option} {value} conflicts with the checkpoint")
+    one_error_line(err, f"it was made with {option} {was}, not {option} {value}, and a "
+                        f"resume may change only --epochs, --k, --lr, --lr-decay, "
+                        f"--momentum, --weight-decay, --monitor")
+
+
+@pytest.mark.parametrize("option,value,setting,was,now", [
+    ("--lr", "0.2", "learning_rate", 0.05, 0.2), ("--k", "2", "k", 1, 2),
+    ("--momentum", "0.9", "momentum", 0.5, 0.9)])
+def test_resume_with_a_changeable_setting_records_it(tmp_path, capsys, option, value,
+                                                     setting, was, now):
+    """--lr, --k, --momentum may change on resume: the change is in the history (--json)
+    and on the epoch line."""
+    model = tmp_path / "m.npz"
+    assert run(["train", "digits", "-o", model, "--hidden", "10", "--epochs", "1"], capsys)[0] == 0
+    code, out, err = run(["train", "digits", "-o", model, option, value, "--epochs", "2",
+                          "--resume", "--json"], capsys)
+    assert code == 0, err
+    history = json.loads(out)["history"]
+    assert "changed" not in history[0]
+    assert [(c["setting"], c["checkpoint"], c["now"]) for c in history[1]["changed"]] == [
+        ("epochs", 1, 2), (setting, was, now)]
+    code, out, err = run(["train", "digits", "-o", model, option, value, "--epochs", "3",
+                          "--resume"], capsys)
+    assert code == 0, err
+    assert "epochs changed on resume from 2 to 3 after update 36" in err
 
 
 def test_resume_takes_left_out_settings_from_the_checkpoint(tmp_path, capsys):
