@@ -282,10 +282,45 @@ static void test_ais(int vi, const char *isa, int f32, ptrdiff_t nA) {
     free(WB);
 }
 
+/* One half-step of R chains (R a multiple of 8): out = sigma(bias + the rows of A (lda =
+ * ldo) listed in idx / cnt, or coded in `codes` when not NULL) in column blocks of at most
+ * 4 x 64 bytes, as the engine takes them; then the draws of bernoulli8 into state, sidx,
+ * scnt. */
+static void half_step(int f32, void *out, ptrdiff_t ldo, const void *bias, const void *A,
+                      ptrdiff_t n_cols, const int32_t *idx, ptrdiff_t n_src,
+                      const int32_t *cnt, const uint8_t *codes, ptrdiff_t R, cyrbm_rng *st,
+                      uint8_t *state, int32_t *sidx, int32_t *scnt) {
+    const ptrdiff_t s = f32 ? 4 : 8, VL = 64 / s, nv = (n_cols + VL - 1) / VL;
+    const ptrdiff_t G = (n_src + 3) / 4;
+    ptrdiff_t c0, r;
+    for (c0 = 0; c0 < nv; c0 += 4) {
+        const int g = (int)(nv - c0 < 4 ? nv - c0 : 4);
+        const ptrdiff_t o = c0 * VL;
+        if (f32 && codes)
+            cyrbm_subset_sums_f32((float *)out + o, ldo, (const float *)bias + o,
+                                  (const float *)A + o, ldo, n_src, codes, G, R, g, 1);
+        else if (f32)
+            cyrbm_rowsums_f32((float *)out + o, ldo, (const float *)bias + o,
+                              (const float *)A + o, ldo, idx, n_src, cnt, R, g, 1);
+        else if (codes)
+            cyrbm_subset_sums_f64((double *)out + o, ldo, (const double *)bias + o,
+                                  (const double *)A + o, ldo, n_src, codes, G, R, g, 1);
+        else
+            cyrbm_rowsums_f64((double *)out + o, ldo, (const double *)bias + o,
+                              (const double *)A + o, ldo, idx, n_src, cnt, R, g, 1);
+    }
+    for (r = 0; r < R; r += 8) {
+        if (f32) cyrbm_bernoulli8_f32((const float *)out + r * ldo, ldo, n_cols, st + r,
+                                      state + r * n_cols, sidx + r * n_cols, scnt + r);
+        else cyrbm_bernoulli8_f64((const double *)out + r * ldo, ldo, n_cols, st + r,
+                                  state + r * n_cols, sidx + r * n_cols, scnt + r);
+    }
+}
+
 /* CD half-steps on R chains: p(h | v) by rowsums (sparse lists) or subset_sums (dense
  * codes) through sigma, h by bernoulli8; then p(v | h) from W^T, v by bernoulli8 */
 static void test_cd(int vi, const char *isa, int f32) {
-    const ptrdiff_t D = 53, M = 70, R = 16, s = f32 ? 4 : 8, VL = 64 / s;
+    const ptrdiff_t D = 53, M = 70, R = 16, s = f32 ? 4 : 8;
     const ptrdiff_t ldM = cyrbm_padded_ld(M, s), ldD = cyrbm_padded_ld(D, s);
     void *bW = xcalloc((size_t)(D * ldM * s)), *bWT = xcalloc((size_t)(M * ldD * s));
     void *bb = xcalloc((size_t)(ldD * s)), *bc = xcalloc((size_t)(ldM * s));
@@ -299,7 +334,7 @@ static void test_cd(int vi, const char *isa, int f32) {
     cyrbm_rng st[16];
     digest d;
     char name[32];
-    ptrdiff_t i, j, r, step, c0;
+    ptrdiff_t i, j, r, step;
     sm_state = 2000;
     for (i = 0; i < D; i++)
         for (j = 0; j < M; j++) {
@@ -318,48 +353,11 @@ static void test_cd(int vi, const char *isa, int f32) {
     dg_init(&d);
     for (step = 0; step < 6; step++) {
         const int dense = step % 2;
-        /* p(h | v): column blocks of at most 4 x 64 bytes, as the engine takes them */
         if (dense)
             for (r = 0; r < R; r++) cyrbm_state_codes(v + r * D, D, codes + r * ((D + 3) / 4));
-        for (c0 = 0; c0 < (M + VL - 1) / VL; c0 += 4) {
-            const int g = (int)((M + VL - 1) / VL - c0 < 4 ? (M + VL - 1) / VL - c0 : 4);
-            const ptrdiff_t o = c0 * VL;
-            if (f32 && dense)
-                cyrbm_subset_sums_f32((float *)ph + o, ldM, (float *)c + o, (float *)W + o, ldM,
-                                      D, codes, (D + 3) / 4, R, g, 1);
-            else if (f32)
-                cyrbm_rowsums_f32((float *)ph + o, ldM, (float *)c + o, (float *)W + o, ldM,
-                                  vidx, D, vcnt, R, g, 1);
-            else if (dense)
-                cyrbm_subset_sums_f64((double *)ph + o, ldM, (double *)c + o, (double *)W + o,
-                                      ldM, D, codes, (D + 3) / 4, R, g, 1);
-            else
-                cyrbm_rowsums_f64((double *)ph + o, ldM, (double *)c + o, (double *)W + o, ldM,
-                                  vidx, D, vcnt, R, g, 1);
-        }
-        for (r = 0; r < R; r += 8) {
-            if (f32) cyrbm_bernoulli8_f32((float *)ph + r * ldM, ldM, M, st + r, h + r * M,
-                                          hidx + r * M, hcnt + r);
-            else cyrbm_bernoulli8_f64((double *)ph + r * ldM, ldM, M, st + r, h + r * M,
-                                      hidx + r * M, hcnt + r);
-        }
-        /* p(v | h) */
-        for (c0 = 0; c0 < (D + VL - 1) / VL; c0 += 4) {
-            const int g = (int)((D + VL - 1) / VL - c0 < 4 ? (D + VL - 1) / VL - c0 : 4);
-            const ptrdiff_t o = c0 * VL;
-            if (f32)
-                cyrbm_rowsums_f32((float *)pv + o, ldD, (float *)b + o, (float *)WT + o, ldD,
-                                  hidx, M, hcnt, R, g, 1);
-            else
-                cyrbm_rowsums_f64((double *)pv + o, ldD, (double *)b + o, (double *)WT + o, ldD,
-                                  hidx, M, hcnt, R, g, 1);
-        }
-        for (r = 0; r < R; r += 8) {
-            if (f32) cyrbm_bernoulli8_f32((float *)pv + r * ldD, ldD, D, st + r, v + r * D,
-                                          vidx + r * D, vcnt + r);
-            else cyrbm_bernoulli8_f64((double *)pv + r * ldD, ldD, D, st + r, v + r * D,
-                                      vidx + r * D, vcnt + r);
-        }
+        half_step(f32, ph, ldM, c, W, M, vidx, D, vcnt, dense ? codes : NULL, R, st, h, hidx,
+                  hcnt);                                                    /* h | v */
+        half_step(f32, pv, ldD, b, WT, D, hidx, M, hcnt, NULL, R, st, v, vidx, vcnt);  /* v | h */
         for (r = 0; r < R; r++) {
             dg_bytes(&d, (char *)ph + r * ldM * s, (size_t)(M * s));
             dg_bytes(&d, (char *)pv + r * ldD * s, (size_t)(D * s));
