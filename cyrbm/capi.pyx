@@ -16,7 +16,16 @@ Version 5 adds the Gaussian RBM (MS09 Sec. 5.2): ``gauss_gibbs_sweeps_f32/f64`` 
 Gibbs), ``gauss_ais_log_partition_f32/f64`` (AIS from independent Gaussians, streams from
 ``make_gauss_ais_streams``) and ``gauss_exact_log_partition_f32/f64``, on the engine's
 drivers ``_gauss.gauss_engine`` and ``_gauss.gauss_exact_log_partition``.
+Version 6 adds the semi-restricted Boltzmann machine and ratio AIS between two models of
+one unit type (issue 35): ``srbm_gibbs_sweeps_f32/f64`` and ``srbm_ais_log_partition_f32/f64``
+(streams from ``make_srbm_ais_streams``) on the SRBM's one driver ``_srbm.srbm_run``, and
+``gauss_ratio_ais_f32/f64`` / ``srbm_ratio_ais_f32/f64`` (SM08 Sec. 3.2, streams from
+``make_ratio_streams``) on ``_ratio.gauss_ratio_run`` / ``srbm_ratio_run``.  Those drivers
+take arrays, so these entries hold the GIL while they wrap the caller's buffers (no copy
+of the states; float64 copies of the parameters where a driver computes in float64) and
+the drivers release it for the runs themselves.
 """
+import numpy as np
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 
@@ -37,7 +46,9 @@ from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
 from cyrbm._random import (ais_streams, bound_streams, chib_streams, gaussian_ais_streams,
-                           pt_swap_streams, sample_streams)
+                           pt_swap_streams, ratio_streams, sample_streams, srbm_ais_streams)
+from cyrbm._srbm import srbm_run as _srbm_run
+from cyrbm._ratio import gauss_ratio_run as _gauss_ratio_run, srbm_ratio_run as _srbm_ratio_run
 
 
 cdef extern from "cyrbm/cyrbm.h":
@@ -306,6 +317,184 @@ cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
                                              log_Z, n_threads)
 
 
+# ------------------------------------------------- version 6: SRBMs and ratio AIS
+# The drivers (_srbm.srbm_run, _ratio.*_ratio_run) take arrays: the entries below take the
+# GIL to wrap the caller's buffers as NumPy arrays (the states and streams without a copy,
+# so the drivers advance them in place) and call the driver the Python API calls, with
+# the same arguments, so the bits are the Python API's; the drivers run without the GIL.
+cdef object _view(const floating *p, Py_ssize_t n, Py_ssize_t m):
+    """The n x m (m = 0: n) values at p as a NumPy array of their float type, no copy."""
+    if m == 0:
+        return np.asarray(<floating[:n]> <floating *> p)
+    return np.asarray(<floating[:n, :m]> <floating *> p)
+
+
+cdef object _f64(const floating *p, Py_ssize_t n, Py_ssize_t m):
+    """The n x m (m = 0: n) values at p as a float64 copy (what the ratio drivers take)."""
+    return np.array(_view(p, n, m), dtype=np.float64)
+
+
+cdef object _doubles(const double *p, Py_ssize_t n):
+    return np.asarray(<double[:n]> <double *> p)
+
+
+cdef object _streams(cyrbm_rng *streams, Py_ssize_t n):
+    return np.asarray(<uint64_t[:n, :4]> <uint64_t *> streams)
+
+
+cdef bint _bad_ais(const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                   cyrbm_rng *streams, double *log_weights) noexcept nogil:
+    """No runs, streams or outputs, or betas not 0 = beta_0 < ... < beta_K = 1."""
+    return (runs < 1 or streams == NULL or log_weights == NULL or n_betas < 2
+            or not _anneal.valid_ladder(betas, n_betas) or betas[0] != 0.0)
+
+
+cdef bint _bad_srbm(const floating *W, const floating *vbias, const floating *hbias,
+                    const floating *L, Py_ssize_t n_visible, Py_ssize_t n_hidden) noexcept nogil:
+    return (W == NULL or vbias == NULL or hbias == NULL or L == NULL
+            or _bad_sizes(n_visible, n_hidden, 0))
+
+
+cdef int _status(exc) noexcept:
+    """The entries' status for an exception of a driver: -1 out of memory, else -2."""
+    return -1 if isinstance(exc, MemoryError) else -2
+
+
+cdef int _srbm_sweeps_gil(const floating *W, const floating *vbias, const floating *hbias,
+                          const floating *L, Py_ssize_t D, Py_ssize_t M, uint8_t *v,
+                          uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
+                          int n_threads) noexcept with gil:
+    try:
+        b = _view(vbias, D, 0)
+        hh = np.asarray(<uint8_t[:n, :M]> h) if h != NULL else np.zeros((n, M), np.uint8)
+        _srbm_run(_view(W, D, M), b, _view(hbias, M, 0), _view(L, D, D), b.astype(np.float64),
+                  np.asarray(<uint8_t[:n, :D]> v), hh, np.zeros((n, D)),
+                  np.full(steps + 1, 1.0), 1, steps + 1, False, True, _streams(streams, n),
+                  np.zeros(n), n_threads)
+    except Exception as e:
+        return _status(e)
+    return 0
+
+
+cdef int srbm_gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                           const floating *L, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                           uint8_t *v, uint8_t *h, Py_ssize_t n, int steps,
+                           cyrbm_rng *streams, int n_threads) noexcept nogil:
+    """SRBM.sample from given states (SRBM._sweeps): steps 1..steps of srbm_run at beta
+    = 1 (the base, the visible biases, multiplied by 1 - beta = 0)."""
+    if (_bad_srbm(W, vbias, hbias, L, n_visible, n_hidden) or n < 0 or steps < 0
+            or (n > 0 and (v == NULL or streams == NULL))):
+        return -2
+    if n == 0 or steps == 0:
+        return 0
+    return _srbm_sweeps_gil(W, vbias, hbias, L, n_visible, n_hidden, v, h, n, steps, streams,
+                            n_threads)
+
+
+cdef int _srbm_ais_gil(const floating *W, const floating *vbias, const floating *hbias,
+                       const floating *L, Py_ssize_t D, Py_ssize_t M, const double *base_rate,
+                       const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                       cyrbm_rng *streams, double *log_weights, double *log_Z_base,
+                       uint8_t *samples, int n_threads) noexcept with gil:
+    try:
+        base = np.zeros(D) if base_rate == NULL else np.array(_doubles(base_rate, D))
+        v = np.zeros((runs, D), dtype=np.uint8)
+        lw = _doubles(log_weights, runs)
+        lw[:] = 0.0
+        _srbm_run(_view(W, D, M), _view(vbias, D, 0), _view(hbias, M, 0), _view(L, D, D), base,
+                  v, np.zeros((runs, M), dtype=np.uint8), np.zeros((runs, D)),
+                  _doubles(betas, n_betas), 0, n_betas, True, False, _streams(streams, runs),
+                  lw, n_threads)
+        if samples != NULL:
+            np.asarray(<uint8_t[:runs, :D]> samples)[:] = v
+        if log_Z_base != NULL:            # M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18)
+            log_Z_base[0] = M * 0.6931471805599453 + float(np.sum(np.logaddexp(0.0, base)))
+    except Exception as e:
+        return _status(e)
+    return 0
+
+
+cdef int srbm_ais_log_partition(const floating *W, const floating *vbias,
+                                const floating *hbias, const floating *L,
+                                Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                                const double *base_rate, const double *betas,
+                                Py_ssize_t n_betas, Py_ssize_t runs, cyrbm_rng *streams,
+                                double *log_weights, double *log_Z_base, uint8_t *samples,
+                                int n_threads) noexcept nogil:
+    """cyrbm.models.srbm.srbm_log_partition in one call (its _srbm_runs on every run): v
+    drawn exactly from the base (step 0), then for k = 1..K the weight and a sweep at
+    beta_k, run r on streams[r]."""
+    cdef Py_ssize_t i
+    if _bad_srbm(W, vbias, hbias, L, n_visible, n_hidden) or _bad_ais(betas, n_betas, runs,
+                                                                      streams, log_weights):
+        return -2
+    if base_rate != NULL:
+        for i in range(n_visible):
+            if not isfinite(base_rate[i]):
+                return -2
+    return _srbm_ais_gil(W, vbias, hbias, L, n_visible, n_hidden, base_rate, betas, n_betas,
+                         runs, streams, log_weights, log_Z_base, samples, n_threads)
+
+
+cdef int _ratio_gil(bint gauss, const floating *W_a, const floating *vbias_a,
+                    const floating *hbias_a, const floating *x_a, Py_ssize_t MA,
+                    const floating *W_b, const floating *vbias_b, const floating *hbias_b,
+                    const floating *x_b, Py_ssize_t MB, Py_ssize_t D, void *v,
+                    const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                    cyrbm_rng *streams, double *log_weights, int n_threads) noexcept with gil:
+    """Steps 1..K of the ratio driver with weights (x: sigma, or L), then the hidden
+    layers' count (MB - MA) ln 2, as own_log_ratio's AISResult."""
+    cdef Py_ssize_t r
+    try:
+        lw = np.zeros(runs)
+        nx = 0 if gauss else D
+        states = (np.asarray(<double[:runs, :D]> <double *> v) if gauss
+                  else np.asarray(<uint8_t[:runs, :D]> <uint8_t *> v))
+        (_gauss_ratio_run if gauss else _srbm_ratio_run)(
+            _f64(W_a, D, MA), _f64(vbias_a, D, 0), _f64(hbias_a, MA, 0), _f64(x_a, D, nx),
+            _f64(W_b, D, MB), _f64(vbias_b, D, 0), _f64(hbias_b, MB, 0), _f64(x_b, D, nx),
+            states, _doubles(betas, n_betas), 1, n_betas, True, _streams(streams, runs), lw,
+            n_threads)
+        for r in range(runs):
+            log_weights[r] = lw[r] + (MB - MA) * 0.6931471805599453
+    except Exception as e:
+        return _status(e)
+    return 0
+
+
+cdef int gauss_ratio_ais(const floating *W_a, const floating *vbias_a, const floating *hbias_a,
+                         const floating *sigma_a, Py_ssize_t n_hidden_a, const floating *W_b,
+                         const floating *vbias_b, const floating *hbias_b,
+                         const floating *sigma_b, Py_ssize_t n_hidden_b, Py_ssize_t n_visible,
+                         double *v, const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                         cyrbm_rng *streams, double *log_weights, int n_threads) noexcept nogil:
+    """The runs of cyrbm.estimators.ratio.own_log_ratio between two Gaussian RBMs from
+    the starting states v (_ratio.gauss_ratio_run)."""
+    if (_bad_gauss(W_a, vbias_a, hbias_a, sigma_a, n_visible, n_hidden_a)
+            or _bad_gauss(W_b, vbias_b, hbias_b, sigma_b, n_visible, n_hidden_b)
+            or v == NULL or _bad_ais(betas, n_betas, runs, streams, log_weights)):
+        return -2
+    return _ratio_gil(True, W_a, vbias_a, hbias_a, sigma_a, n_hidden_a, W_b, vbias_b, hbias_b,
+                      sigma_b, n_hidden_b, n_visible, v, betas, n_betas, runs, streams,
+                      log_weights, n_threads)
+
+
+cdef int srbm_ratio_ais(const floating *W_a, const floating *vbias_a, const floating *hbias_a,
+                        const floating *L_a, Py_ssize_t n_hidden_a, const floating *W_b,
+                        const floating *vbias_b, const floating *hbias_b, const floating *L_b,
+                        Py_ssize_t n_hidden_b, Py_ssize_t n_visible, uint8_t *v,
+                        const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                        cyrbm_rng *streams, double *log_weights, int n_threads) noexcept nogil:
+    """The same between two SRBMs (_ratio.srbm_ratio_run, 0/1 states)."""
+    if (_bad_srbm(W_a, vbias_a, hbias_a, L_a, n_visible, n_hidden_a)
+            or _bad_srbm(W_b, vbias_b, hbias_b, L_b, n_visible, n_hidden_b)
+            or v == NULL or _bad_ais(betas, n_betas, runs, streams, log_weights)):
+        return -2
+    return _ratio_gil(False, W_a, vbias_a, hbias_a, L_a, n_hidden_a, W_b, vbias_b, hbias_b,
+                      L_b, n_hidden_b, n_visible, v, betas, n_betas, runs, streams,
+                      log_weights, n_threads)
+
+
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION
 _fill_table(&_table)
@@ -354,6 +543,21 @@ def make_gauss_ais_streams(seed, Py_ssize_t runs):
     uint64 array) for ``gauss_ais_log_partition_f32/f64``: exactly those
     ``Annealer(runs=runs, seed=seed).log_partition(gaussian_rbm, ...)`` uses."""
     return gaussian_ais_streams(seed, runs)
+
+
+def make_srbm_ais_streams(seed, Py_ssize_t runs):
+    """States of the random streams of ``runs`` AIS runs on an SRBM (a (runs, 4) uint64
+    array) for ``srbm_ais_log_partition_f32/f64``: exactly those
+    ``Annealer(runs=runs, seed=seed).log_partition(srbm, ...)`` uses."""
+    return srbm_ais_streams(seed, runs)
+
+
+def make_ratio_streams(seed, Py_ssize_t runs):
+    """States of the random streams of ``runs`` ratio-AIS runs between two Gaussian RBMs
+    or two SRBMs (a (runs, 4) uint64 array) for ``gauss_ratio_ais_f32/f64`` and
+    ``srbm_ratio_ais_f32/f64``: exactly those ``Annealer(runs=runs,
+    seed=seed).log_ratio(A, B, ...)`` gives its runs."""
+    return ratio_streams(seed, runs)
 
 
 #: Largest smaller layer ``exact_log_partition_f32/f64`` enumerate (else they return -2);

@@ -109,15 +109,15 @@ def params(m):
 
 
 def test_version_5_keeps_the_old_entries():
-    assert cyrbm.capi.C_API_VERSION == 5
+    assert cyrbm.capi.C_API_VERSION >= 5
     header = open(os.path.join(cyrbm.get_include(), "cyrbm", "cyrbm.h")).read()
     table = header.split("typedef struct cyrbm_capi {")[1].split("}")[0]
     names = [line.split("(")[1].rstrip(")") for line in table.split("\n")
              if "CYRBM_PAIR(" in line]
-    assert names == ["gibbs_sweeps", "log_unnormalized", "ais_log_partition",
-                     "exact_log_partition", "chib_log_prob", "dbn_bound_terms", "pt_sweeps",
-                     "gauss_gibbs_sweeps", "gauss_ais_log_partition",
-                     "gauss_exact_log_partition"]       # appended: the old layout unchanged
+    assert names[:10] == ["gibbs_sweeps", "log_unnormalized", "ais_log_partition",
+                          "exact_log_partition", "chib_log_prob", "dbn_bound_terms",
+                          "pt_sweeps", "gauss_gibbs_sweeps", "gauss_ais_log_partition",
+                          "gauss_exact_log_partition"]  # appended: the old layout unchanged
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

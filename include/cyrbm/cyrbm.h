@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "cyrbm/cyrbm_types.h"
 
-#define CYRBM_CAPI_VERSION 5
+#define CYRBM_CAPI_VERSION 6
 
 /* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
 #define CYRBM_AIS_STREAM_WORDS 32
@@ -194,6 +194,71 @@ CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_AIS_LOG_PARTITION, gauss_ais_log_partition)
              Py_ssize_t n_visible, Py_ssize_t n_hidden, double *log_Z, int n_threads)
 CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_EXACT_LOG_PARTITION, gauss_exact_log_partition)
 
+/* ---- version 6: the semi-restricted Boltzmann machine, and ratio AIS between two models
+ * of one unit type (issue 35) ----
+ * The SRBM (Osindero & Hinton 2008; MS09 Sec. 5.2): binary v with symmetric lateral
+ * weights L (n_visible x n_visible, C order, zero diagonal), binary h, energy
+ * -b.v - c.h - v^T W h - v^T L v / 2.  The drivers behind these entries take arrays: the
+ * entries take the GIL (PyGILState_Ensure; callable with or without it) to wrap the
+ * caller's buffers, and the drivers release it for the runs themselves. */
+
+/* steps sweeps on n chains: h ~ p(h | v) at once, then each v_i ~ p(v_i | h, v_-i) in
+ * unit order.  v: in/out, n x n_visible uint8; h: out (or NULL), n x n_hidden uint8, the
+ * last hidden states; streams: n cyrbm_rng (cyrbm.capi.make_streams(seed, n)), advanced.
+ * The v returned is SRBM.sample(n, steps, seed=seed, init=v) bit for bit. */
+#define CYRBM_SIG_SRBM_GIBBS_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *L, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, uint8_t *v, uint8_t *h, Py_ssize_t n, int steps, \
+             cyrbm_rng *streams, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_SRBM_GIBBS_SWEEPS, srbm_gibbs_sweeps)
+
+/* ln Z by AIS from independent visible units of log-odds base_rate (its hidden units
+ * free) to the SRBM, beta scaling W, L and the hidden layer, as cyrbm.Annealer(runs,
+ * schedule=betas, seed).log_partition(srbm, base_rate=base_rate): the same log weights,
+ * bit for bit, with streams = cyrbm.capi.make_srbm_ais_streams(seed, runs).
+ *   base_rate:    n_visible float64 log-odds (NULL: zeros).
+ *   betas:        n_betas inverse temperatures, 0 = beta_0 < ... < beta_K = 1.
+ *   streams:      runs cyrbm_rng, advanced in place.
+ *   log_weights:  out, runs float64 ln w; Z-hat = Z_A mean(w).
+ *   log_Z_base:   out (or NULL), ln Z_A = n_hidden ln 2 + sum_i softplus(base_rate_i).
+ *   samples:      out (or NULL), runs x n_visible uint8, each run's final v. */
+#define CYRBM_SIG_SRBM_AIS_LOG_PARTITION(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *L, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, const double *base_rate, const double *betas, \
+             Py_ssize_t n_betas, Py_ssize_t runs, cyrbm_rng *streams, double *log_weights, \
+             double *log_Z_base, uint8_t *samples, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_SRBM_AIS_LOG_PARTITION, srbm_ais_log_partition)
+
+/* ln(Z_B / Z_A) by ratio AIS (SM08 Sec. 3.2, Eq. 13-17, both hidden layers explicit)
+ * between two Gaussian RBMs of one visible layer: A (W_a n_visible x n_hidden_a, vbias_a,
+ * hbias_a, sigma_a) and B (the same with _b).  runs runs from the states v (runs x
+ * n_visible float64, in/out: the final states on return; exact draws of A, or states of
+ * Gibbs chains on A), each step k = 1..K adding ln p*_k(v) - ln p*_{k-1}(v) to its log
+ * weight, then one sweep at beta_k (hA, hB, then v); run r draws from streams[r]
+ * (cyrbm.capi.make_ratio_streams(seed, runs)), advanced.  log_weights (out, runs):
+ * ln w + (n_hidden_b - n_hidden_a) ln 2, so ln(Z_B / Z_A) = ln mean(exp(log_weights));
+ * with v the starting states of cyrbm.Annealer(runs, schedule=betas, seed).log_ratio(A,
+ * B), its log_weights bit for bit.  In float64 (float32 parameters converted exactly);
+ * -2 also for a sigma that is not positive. */
+#define CYRBM_SIG_GAUSS_RATIO_AIS(T, F) \
+    int (*F)(const T *W_a, const T *vbias_a, const T *hbias_a, const T *sigma_a, \
+             Py_ssize_t n_hidden_a, const T *W_b, const T *vbias_b, const T *hbias_b, \
+             const T *sigma_b, Py_ssize_t n_hidden_b, Py_ssize_t n_visible, double *v, \
+             const double *betas, Py_ssize_t n_betas, Py_ssize_t runs, cyrbm_rng *streams, \
+             double *log_weights, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_RATIO_AIS, gauss_ratio_ais)
+
+/* The same between two SRBMs (L_a, L_b n_visible x n_visible; v runs x n_visible uint8):
+ * v_i | hA, hB, v_-i one unit at a time, of log-odds (1 - beta) (b_a + W_a h_a + L_a v)_i
+ * + beta (b_b + W_b h_b + L_b v)_i. */
+#define CYRBM_SIG_SRBM_RATIO_AIS(T, F) \
+    int (*F)(const T *W_a, const T *vbias_a, const T *hbias_a, const T *L_a, \
+             Py_ssize_t n_hidden_a, const T *W_b, const T *vbias_b, const T *hbias_b, \
+             const T *L_b, Py_ssize_t n_hidden_b, Py_ssize_t n_visible, uint8_t *v, \
+             const double *betas, Py_ssize_t n_betas, Py_ssize_t runs, cyrbm_rng *streams, \
+             double *log_weights, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_SRBM_RATIO_AIS, srbm_ratio_ais)
+
 typedef struct cyrbm_capi {
     int version;
     CYRBM_PAIR(gibbs_sweeps)
@@ -210,6 +275,11 @@ typedef struct cyrbm_capi {
     CYRBM_PAIR(gauss_gibbs_sweeps)
     CYRBM_PAIR(gauss_ais_log_partition)
     CYRBM_PAIR(gauss_exact_log_partition)
+    /* version 6 */
+    CYRBM_PAIR(srbm_gibbs_sweeps)
+    CYRBM_PAIR(srbm_ais_log_partition)
+    CYRBM_PAIR(gauss_ratio_ais)
+    CYRBM_PAIR(srbm_ratio_ais)
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */
