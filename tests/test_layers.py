@@ -44,7 +44,7 @@ API_ORDER = [
     {"estimators.chib"},
     {"estimators.bounds"},
     # training them
-    {"training", "training.modehop", "training.tracking"},
+    {"training", "training.modehop", "training.tracking", "training.pt_tracking"},
     {"training.samplers"},
     {"training.checkpoints"},
     {"training.trainer"},

@@ -190,6 +190,16 @@ class Layers:
         """None if a Trainer method trains this class, else the sentence that refuses it."""
         return None
 
+    def _tempered_log_p(self, v, betas):
+        """ln p*_beta(v) of the class's tempered family (the one its PT ladders sample,
+        stated in its ``sample``) for rows ``v`` at each column of ``betas`` (rows x n),
+        float64, from ``_tempered_parts``: g + beta e + sum_j softplus(beta x_j).  The
+        PT tracker of ln Z (cyrbm.training.pt_tracking) weighs the ladders' states by it."""
+        g, e, x = self._tempered_parts(v)
+        betas = np.asarray(betas, np.float64)
+        return np.stack([g + b * e + np.sum(np.logaddexp(0.0, b[:, None] * x), axis=1)
+                         for b in betas.T], axis=1)
+
     def _same_class(self, model):
         if type(model) is not type(self):
             raise ModelTypeError(f"a ladder model must be a {type(self).__name__} like the "
@@ -499,6 +509,22 @@ class RBM(Layers):
     def _start_units(self):
         """The units an exact ln Z (and an exact draw) enumerates: the smaller layer."""
         return min(self.n_visible, self.n_hidden)
+
+    def _tempered_log_p(self, v, betas):
+        """ln p*_beta(v) = b^T v + sum_j softplus(c_j + beta (W^T v)_j) of CRI10's family
+        (beta W, b, c) for 0/1 rows ``v`` at each column of ``betas`` (rows x n), float64."""
+        v = np.asarray(v, np.float64)
+        u = v @ self.W.astype(np.float64)
+        c, betas = self.hbias.astype(np.float64), np.asarray(betas, np.float64)
+        bv = v @ self.vbias.astype(np.float64)
+        return np.stack([bv + np.sum(np.logaddexp(0.0, c + b[:, None] * u), axis=1)
+                         for b in betas.T], axis=1)
+
+    def _tempered_base_log_partition(self):
+        """ln Z of CRI10's family at beta = 0, (0, b, c): sum_i softplus(b_i) +
+        sum_j softplus(c_j), the units independent (the PT tracker's anchor)."""
+        return float(np.sum(np.logaddexp(0.0, self.vbias.astype(np.float64)))
+                     + np.sum(np.logaddexp(0.0, self.hbias.astype(np.float64))))
 
     def _unconnected(self, n, rng):
         """This model with W = 0, its ln Z in closed form (sum_i softplus(b_i) +

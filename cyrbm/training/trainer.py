@@ -702,17 +702,13 @@ class Trainer:
         when the state has none yet; None without tracking."""
         if not self.track_logz:
             return None
-        from cyrbm.training.tracking import LogZTracker
         tracker = state.get("tracker")
-        if tracker is None:
-            tracker = LogZTracker(self.seed, runs=self.track_runs, betas=self.track_betas,
-                                  refine=self.track_refine, threads=n_threads,
-                                  state=state.get("track_state"))
+        if tracker is None:     # the method's own (samplers: PT's follows its ladders)
+            tracker = SAMPLERS[self.method].tracker(self, n_threads, state.get("track_state"))
             state["tracker"] = tracker
             state.setdefault("track_pending", [])
-            if tracker.last is None:
-                state["track_pending"].append(self._track_record(
-                    tracker, tracker.begin(model), n_threads))
+            if tracker.last is None and (first := tracker.begin(model)) is not None:
+                state["track_pending"].append(self._track_record(tracker, first, n_threads))
         return tracker
 
     def _track(self, state, tracker, model, n_threads):
