@@ -6,11 +6,11 @@ tracking: ``cyrbm.Trainer(H, method="pt", epochs=E, batch_size=B, chains=M,
 temperatures=K, monitor_size=0, progress=False, seed=0, threads=T).fit(X)``, and the
 same with ``track_logz=True, track_every=S``.  It prints the CPU time of each whole
 ``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
-when other programs share the cores) and its wall clock, the minimum of each over
---repeat alternating runs, the extra share, and the tracked curve (ln Z +- se per
+when other programs share the cores) and its wall clock, the minimum of each over the
+alternating runs (repeat), the extra share, and the tracked curve (ln Z +- se per
 epoch, the smallest effective sample size and BAR overlap of the epoch's updates).
-With --ais R, the last model's ln Z is also measured by a fresh AIS (R runs of
---betas betas from the data's base rate) to compare with the tracked value.
+With a number of AIS runs (ais), the last model's ln Z is also measured by a fresh
+AIS (its betas from the data's base rate) to compare with the tracked value.
 
 Usage:
   pt_track.py [DATA] [options]

@@ -126,13 +126,14 @@ class Trainer:
         Track ln Z through training (cyrbm.training.tracking): a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch and, in the first
         epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
-        rung's ln Z
-        exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
-        (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
-        times the betas, by the log weights' variance, up to ``track_refine`` times
+        rung's ln Z exact, each next one's by Bennett's acceptance ratio over ratio AIS
+        both ways (``track_runs`` runs each way, ``track_betas`` betas, run again with 2
+        to 16 times the betas, by the log weights' variance, up to ``track_refine`` times
         while fewer than 5 runs overlap: cyrbm.training.tracking.refine_factor), the
-        variances summed.  The
-        history records then hold ``tracked`` (the rungs of the epoch: ``update``,
+        variances summed.  Method "pt" has its own tracker instead (DCB11,
+        cyrbm.training.pt_tracking): a Kalman filter over ln Z at the ladders'
+        temperatures from their own states, moved every ``track_every`` updates (None:
+        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  The history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
         ``log_likelihood_interval``, +- 3 se) and the last rung's figures.
