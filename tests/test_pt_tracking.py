@@ -174,3 +174,19 @@ def test_refusals():
         Trainer(4, **{**SETTINGS, "temperatures": [0.5, 1.0]}).fit(data_of(0))
     with pytest.raises(ValueError, match="track_overlap"):
         Trainer(4, **SETTINGS, track_overlap=0.5).fit(data_of(0))
+
+
+@pytest.mark.parametrize("units, noise", [({"lateral": True}, None),
+                                          ({"visible": "gaussian"}, 0.3)])
+def test_other_unit_types_within_their_error(units, noise):
+    # an SRBM's and a Gaussian RBM's tempered families (beta scales W, c and L): the
+    # last record of a few runs within TOL standard errors of exact ln Z
+    X = data_of(0)
+    if noise is not None:
+        X = X + np.random.default_rng(0).normal(0, noise, X.shape)
+    for seed in range(3):
+        trainer = Trainer(6, **{**SETTINGS, "epochs": 3, "learning_rate": 0.05}, seed=seed,
+                          **units)
+        model = trainer.fit(X)
+        last = trainer.history[-1]
+        assert abs(last["log_Z"] - model.log_partition()) <= TOL * last["log_Z_se"]

@@ -95,12 +95,11 @@ def bennett_pairs(w_forward, w_reverse):
     (n x K).  Pairing the draws by ladder lets bridges that share draws, and the Deltas
     of the same draws, have their covariances from the same sums."""
     wf, wr = (np.asarray(w, np.float64) for w in (w_forward, w_reverse))
-    n = wf.shape[1]
 
     def balance(d):
         return (np.sum(expit(wf - d[:, None]), axis=1)
                 - np.sum(expit(wr + d[:, None]), axis=1))
-    one_sided = np.stack([logmeanexp_rows(wf), -logmeanexp_rows(wr)])
+    one_sided = np.stack([logmeanexp(wf, axis=1), -logmeanexp(wr, axis=1)])
     lo, hi = one_sided.min(axis=0), one_sided.max(axis=0)
     width = np.maximum(1.0, hi - lo)
     while np.any(short := balance(lo) < 0):
@@ -127,12 +126,6 @@ def bennett_pairs(w_forward, w_reverse):
     overlap = np.minimum(1.0, 4.0 * np.mean(e / (1.0 + e) ** 2, axis=1))
     influence = u / u.mean(axis=1, keepdims=True) - v / v.mean(axis=1, keepdims=True)
     return d, overlap, influence.T
-
-
-def logmeanexp_rows(a):
-    """ln mean exp of each row of ``a``."""
-    top = a.max(axis=1, keepdims=True)
-    return top[:, 0] + np.log(np.mean(np.exp(a - top), axis=1))
 
 
 class PTLogZTracker:
