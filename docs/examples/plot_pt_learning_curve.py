@@ -7,7 +7,9 @@ Train a 64 × 16 RBM on the bundled 8 × 8 digits by parallel tempering with
 :mod:`cyrbm.training.pt_tracking`) follows ln Z from the ladders' states, with a Kalman
 filter over the temperatures, and gives the mean test ln p(v) at every epoch with its
 error band (± 3 standard errors of ln Z). With 16 hidden units ln Z is also exact, drawn
-as crosses: the tracked curve should hold it within its band.
+as crosses: the tracked curve should hold it within its band.  (At learning rate 0.1
+the updates outrun the chains, the importance weights degenerate and the tracked ln Z
+drifts low: the records then carry ``overlap_warning``; see the user guide.)
 """
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,7 +18,7 @@ import cyrbm
 
 X, T = cyrbm.load_data("digits:train"), cyrbm.load_data("digits:test")
 exact = []
-trainer = cyrbm.Trainer(16, method="pt", epochs=10, batch_size=20, learning_rate=0.1,
+trainer = cyrbm.Trainer(16, method="pt", epochs=10, batch_size=20, learning_rate=0.02,
                         chains=50, temperatures=11, seed=0, progress=False,
                         track_logz=True)
 trainer.callback = lambda record: exact.append(trainer.model.log_partition())
