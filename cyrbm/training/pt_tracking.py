@@ -35,8 +35,10 @@ ladder's influence values) and the variance of ln Z is their spread, sum_m E_Km^
 (M (M - 1)), the variance over independent replicas, which counts errors that persist
 from update to update with the chains as well.  The coverage test in
 tests/test_pt_tracking.py checks it against exact ln Z; with 24 ladders instead of 64
-the small-sample biases of ln mean exp and BAR made mean z^2 1.2 to 2.3.  A single update whose weights are too degenerate for a
-delta-method variance to mean anything (effective sample size below MIN_ESS_FRACTION of
+the small-sample biases of ln mean exp and BAR made mean z^2 1.2 to 2.3.
+
+A single update whose weights are too degenerate for a delta-method variance to mean
+anything (effective sample size below MIN_ESS_FRACTION of
 the chains at some temperature), or a pair of temperatures whose BAR overlap holds fewer
 than ``tracking.MIN_OVERLAP_RUNS`` chains, is flagged: the record's ``overlap_warning``
 (printed by ``cyrbm train``), as the checkpoint ladder flags its links.  Everything
@@ -210,7 +212,8 @@ class PTLogZTracker:
     def _set_reference(self, model, temps, update):
         ref = model.copy()
         ref.meta = {}
-        self.last, self.temps, self.ref_update = ref, np.asarray(temps, np.float64).copy(), int(update)
+        self.last, self.ref_update = ref, int(update)
+        self.temps = np.asarray(temps, np.float64).copy()
         self.draws = self.log_p = None
 
     def _observe(self, ladders):

@@ -133,7 +133,8 @@ class Trainer:
         variances summed.  Method "pt" has its own tracker instead (DCB11,
         cyrbm.training.pt_tracking): a Kalman filter over ln Z at the ladders'
         temperatures from their own states, moved every ``track_every`` updates (None:
-        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  The history records then hold ``tracked`` (the rungs of the epoch: ``update``,
+        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  The
+        history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
         ``log_likelihood_interval``, +- 3 se) and the last rung's figures.
