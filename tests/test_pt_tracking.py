@@ -28,6 +28,8 @@ from cyrbm.models.srbm import SRBM
 from cyrbm.training import pt_tracking
 from cyrbm.training.tracking import bennett_acceptance_ratio
 
+from _commands import interrupted_fit
+
 SEEDS = 60
 MAX_3SIGMA_MISSES = 2
 TOL = 4.0
@@ -206,3 +208,18 @@ def test_warns_where_the_updates_outrun_the_draws():
     assert any(r.get("overlap_warning") for r in trainer.history[2:])
     assert "effective sample size" in next(r["overlap_warning"] for r in trainer.history
                                            if r.get("overlap_warning"))
+
+
+@pytest.mark.parametrize("every", [None, 4])
+def test_interrupted_and_resumed_mid_epoch_same_bits(tmp_path, every):
+    # Ctrl-C after an epoch stops the run at the next batch: its checkpoint holds the
+    # filter mid-epoch (with track_every, draws waiting for their transition)
+    X = data_of(5)
+    kw = {**SETTINGS, "epochs": 3, "track_every": every, "seed": 5}
+    ck = tmp_path / "ck.npz"
+    interrupted_fit(Trainer(6, checkpoint=ck, **kw), X)
+    resumed = Trainer(6, checkpoint=ck, **kw)
+    resumed.fit(X, resume=True)
+    straight = Trainer(6, **kw)
+    straight.fit(X)
+    assert [r["tracked"] for r in resumed.history] == [r["tracked"] for r in straight.history]
