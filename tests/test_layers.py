@@ -46,7 +46,8 @@ API_ORDER = [
     {"estimators.chib"},
     {"estimators.bounds"},
     # training them
-    {"training", "training.modehop", "training.tracking", "training.resume"},
+    {"training", "training.modehop", "training.tracking", "training.resume",
+     "training.pt_tracking"},
     {"training.samplers"},
     {"training.checkpoints"},
     {"training.trainer"},

@@ -180,10 +180,13 @@ Options:
                              model's checkpoints, the first exact, Bennett's
                              acceptance ratio over AIS both ways between neighbours)
                              and print it per epoch, with the mean log-likelihood of
-                             the test data (--data) and its +- 3 se interval.
+                             the test data (--data) and its +- 3 se interval (method
+                             pt: a Kalman filter over ln Z at the ladder's
+                             temperatures from its own states, DCB11, instead).
   --track-every N            train --track-logz: updates between the ladder's models
                              (default: one at the end of every epoch, and in the first
-                             epoch after updates 1, 2, 4, 8, ...).
+                             epoch after updates 1, 2, 4, 8, ...); for method pt,
+                             between the filter's moves (default: every update).
   --track-refine N           train --track-logz: run a link short of overlap again with
                              more betas, up to N times (default: {d.TRACK_REFINE}).
   --track-overlap X          train --track-logz: also take the model as a rung when

@@ -328,6 +328,13 @@ class GaussianRBM(Layers):
         """The units an exact draw (and the exact ln Z) enumerates: the hidden layer."""
         return self.n_hidden
 
+    def _tempered_base_log_partition(self):
+        """ln Z of the tempered family at beta = 0 (W = c = 0): independent Gaussians
+        and free hidden units, sum_i ln(sqrt(2 pi) sigma_i) + n_hidden ln 2."""
+        sigma = np.broadcast_to(np.asarray(self.sigma, np.float64), (self.n_visible,))
+        return float(np.sum(0.5 * np.log(2 * np.pi) + np.log(sigma))
+                     + self.n_hidden * np.log(2.0))
+
     def _unconnected(self, n, rng):
         """This model with W = 0, its ln Z in closed form (sum_i ln(sqrt(2 pi) s_i) +
         sum_j softplus(c_j)) and ``n`` exact draws v ~ N(b, s^2) (normals from ``rng``):

@@ -190,6 +190,16 @@ class Layers:
         """None if a Trainer method trains this class, else the sentence that refuses it."""
         return None
 
+    def _tempered_log_p(self, v, betas):
+        """ln p*_beta(v) of the class's tempered family (the one its PT ladders sample,
+        stated in its ``sample``) for rows ``v`` at each column of ``betas`` (rows x n),
+        float64, from ``_tempered_parts``: g + beta e + sum_j softplus(beta x_j).  The
+        PT tracker of ln Z (cyrbm.training.pt_tracking) weighs the ladders' states by it."""
+        g, e, x = self._tempered_parts(v)
+        betas = np.asarray(betas, np.float64)
+        return np.stack([g + b * e + np.sum(np.logaddexp(0.0, b[:, None] * x), axis=1)
+                         for b in betas.T], axis=1)
+
     def _same_class(self, model):
         if type(model) is not type(self):
             raise ModelTypeError(f"a ladder model must be a {type(self).__name__} like the "
@@ -499,6 +509,28 @@ class RBM(Layers):
     def _start_units(self):
         """The units an exact ln Z (and an exact draw) enumerates: the smaller layer."""
         return min(self.n_visible, self.n_hidden)
+
+    def _tempered_log_p(self, v, betas):
+        """ln p*_beta(v) = b^T v + sum_j softplus(c_j + beta (W^T v)_j) of CRI10's family
+        (beta W, b, c) for 0/1 rows ``v`` at each column of ``betas`` (rows x n), float64.
+        W^T v and the softplus terms in W's dtype (float32: several times faster, each
+        term within an ulp of float32), summed in float64."""
+        dt = self.W.dtype
+        u = np.asarray(v, dt) @ self.W
+        c, betas = self.hbias, np.asarray(betas, dt)
+        bv = np.asarray(v, np.float64) @ self.vbias.astype(np.float64)
+        out = np.empty((u.shape[0], betas.shape[1]))
+        for i in range(betas.shape[1]):
+            y = c + betas[:, i, None] * u
+            out[:, i] = bv + np.sum(np.maximum(y, 0) + np.log1p(np.exp(-np.abs(y))), axis=1,
+                                    dtype=np.float64)
+        return out
+
+    def _tempered_base_log_partition(self):
+        """ln Z of CRI10's family at beta = 0, (0, b, c): sum_i softplus(b_i) +
+        sum_j softplus(c_j), the units independent (the PT tracker's anchor)."""
+        return float(np.sum(np.logaddexp(0.0, self.vbias.astype(np.float64)))
+                     + np.sum(np.logaddexp(0.0, self.hbias.astype(np.float64))))
 
     def _unconnected(self, n, rng):
         """This model with W = 0, its ln Z in closed form (sum_i softplus(b_i) +

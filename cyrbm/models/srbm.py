@@ -388,6 +388,12 @@ class SRBM(Layers):
         """The units an exact draw (and the exact ln Z) enumerates: the visible layer."""
         return self.n_visible
 
+    def _tempered_base_log_partition(self):
+        """ln Z of the tempered family at beta = 0 (W = c = L = 0): independent visible
+        units of biases b and free hidden ones, sum_i softplus(b_i) + n_hidden ln 2."""
+        return float(np.sum(np.logaddexp(0.0, self.vbias.astype(np.float64)))
+                     + self.n_hidden * np.log(2.0))
+
     def _unconnected(self, n, rng):
         """This model with W = 0 and L = 0, its ln Z in closed form (sum_i softplus(b_i)
         + sum_j softplus(c_j)) and ``n`` exact draws of its v (uniforms from ``rng``):

@@ -175,6 +175,11 @@ class TemperedChains:
         return self.engine.visible(self.order[:, -1] if ladders is None
                                    else self.order[ladders, -1])
 
+    def tempered_states(self):
+        """Every chain's state, grouped by temperature: rows k M .. (k + 1) M - 1 are the
+        states at T_k of ladders 0 .. M - 1 (the PT tracker's draws of each R_k)."""
+        return self.engine.visible(self.order.T.ravel())
+
     def top_inputs(self, ladders):
         """W^T v of the T = 1 states of the given ladders (the engine's kept hidden
         inputs, current after the swaps of ``step``), or None without swaps (K = 0)."""
@@ -298,6 +303,10 @@ class TemperedStates(TemperedChains):
     def top(self, ladders=None):
         """The beta = 1 state of each ladder (M x n_visible), or of the given ladders."""
         return self.v[self.order[:, -1] if ladders is None else self.order[ladders, -1]]
+
+    def tempered_states(self):
+        """Every chain's state, grouped by temperature (as TemperedChains')."""
+        return self.v[self.order.T.ravel()]
 
     def top_inputs(self, ladders):
         """None: the training step computes the hidden inputs of the states itself."""

@@ -54,6 +54,14 @@ class _Sampler:
         return {}
 
     @classmethod
+    def tracker(cls, trainer, n_threads, state):
+        """The ln Z tracker of ``trainer.track_logz`` for this method: the ladder of
+        checkpoints (cyrbm.training.tracking), continued from a checkpoint's ``state``."""
+        from cyrbm.training.tracking import LogZTracker
+        return LogZTracker(trainer.seed, runs=trainer.track_runs, betas=trainer.track_betas,
+                           refine=trainer.track_refine, threads=n_threads, state=state)
+
+    @classmethod
     def restore(cls, state, arrays, path):
         """Read this sampler's arrays of a checkpoint into ``state``."""
         if not cls.keys:
@@ -139,6 +147,8 @@ class _PT(_Sampler):
     def negative_phase(self, model, state, k, n_threads):
         # one PT round, its T = 1 states with their hidden inputs as the engine kept them
         ladders, M = self.ladders, self.ladders.M
+        if state.get("tracker") is not None:      # its draws of the last round's model
+            state["tracker"].before_round(model, ladders, state["n_updates"], n_threads)
         ladders.step(model, n_threads=n_threads)
         pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
         chains, inputs = ladders.top(pick), ladders.top_inputs(pick)
@@ -151,6 +161,18 @@ class _PT(_Sampler):
         ladders.window[1] += M
         ladders.adapt(self.trainer.adapt_every * M)
         return chains, inputs, 0
+
+    @classmethod
+    def tracker(cls, trainer, n_threads, state):
+        """PT's own tracker of ln Z (cyrbm.training.pt_tracking, DCB11): from the ladders'
+        states at every update (or every ``track_every``); ``track_overlap`` is the
+        ladder's."""
+        from cyrbm.training.pt_tracking import PTLogZTracker
+        if trainer.track_overlap is not None:
+            raise ValueError("track_overlap places the rungs of the checkpoint ladder, which "
+                             "PT training does not use: PT tracks ln Z at every update.")
+        return PTLogZTracker(trainer.temperatures, every=trainer.track_every,
+                             threads=n_threads, state=state)
 
     def keep(self, state):
         state["pt"].update(self.ladders.arrays())

@@ -126,12 +126,14 @@ class Trainer:
         Track ln Z through training (cyrbm.training.tracking): a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch and, in the first
         epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
-        rung's ln Z
-        exact, each next one's by Bennett's acceptance ratio over ratio AIS both ways
-        (``track_runs`` runs each way, ``track_betas`` betas, run again with 2 to 16
-        times the betas, by the log weights' variance, up to ``track_refine`` times
+        rung's ln Z exact, each next one's by Bennett's acceptance ratio over ratio AIS
+        both ways (``track_runs`` runs each way, ``track_betas`` betas, run again with 2
+        to 16 times the betas, by the log weights' variance, up to ``track_refine`` times
         while fewer than 5 runs overlap: cyrbm.training.tracking.refine_factor), the
-        variances summed.  The
+        variances summed.  Method "pt" has its own tracker instead (DCB11,
+        cyrbm.training.pt_tracking): a Kalman filter over ln Z at the ladders'
+        temperatures from their own states, moved every ``track_every`` updates (None:
+        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
@@ -704,17 +706,13 @@ class Trainer:
         when the state has none yet; None without tracking."""
         if not self.track_logz:
             return None
-        from cyrbm.training.tracking import LogZTracker
         tracker = state.get("tracker")
-        if tracker is None:
-            tracker = LogZTracker(self.seed, runs=self.track_runs, betas=self.track_betas,
-                                  refine=self.track_refine, threads=n_threads,
-                                  state=state.get("track_state"))
+        if tracker is None:     # the method's own (samplers: PT's follows its ladders)
+            tracker = SAMPLERS[self.method].tracker(self, n_threads, state.get("track_state"))
             state["tracker"] = tracker
             state.setdefault("track_pending", [])
-            if tracker.last is None:
-                state["track_pending"].append(self._track_record(
-                    tracker, tracker.begin(model), n_threads))
+            if tracker.last is None and (first := tracker.begin(model)) is not None:
+                state["track_pending"].append(self._track_record(tracker, first, n_threads))
         return tracker
 
     def _track(self, state, tracker, model, n_threads):

@@ -1,0 +1,109 @@
+"""The cost of tracking ln Z through PT training from its own tempered draws (issue 36,
+target: at most 10% of the PT training's time; cyrbm.training.pt_tracking).
+
+Trains the same RBM by parallel tempering in one process, alternately without and with
+tracking: ``cyrbm.Trainer(H, method="pt", epochs=E, batch_size=B, chains=M,
+temperatures=K, monitor_size=0, progress=False, seed=0, threads=T).fit(X)``, and the
+same with ``track_logz=True, track_every=S``.  It prints the CPU time of each whole
+``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
+when other programs share the cores) and its wall clock, the minimum of each over the
+alternating runs (repeat), the extra share, and the tracked curve (ln Z +- se per
+epoch, the smallest effective sample size and BAR overlap of the epoch's updates).
+With a number of AIS runs (ais), the model after each epoch of the last tracked run is
+also measured by a fresh AIS (its betas from the data's base rate) to compare with the
+tracked value: the difference and its z-score over both errors.
+
+Usage:
+  pt_track.py [DATA] [options]
+
+Arguments:
+  DATA                "mnistlike" (bench/mnistlike.py, --rows images; the default), or a
+                      data file or bundled data set for cyrbm.load_data (binarized at 0.5).
+
+Options:
+  --rows=N            Training rows of mnistlike [default: 10000].
+  --hidden=H          Hidden units [default: 500].
+  --batch=B           Mini-batch size [default: 100].
+  --chains=M          PT ladders [default: 100].
+  --temperatures=K    PT temperatures [default: 21].
+  --epochs=E          Epochs of each fit [default: 2].
+  --lr=X              Learning rate [default: 0.01].
+  --track-every=S     Updates between the tracker's transitions (default: every update).
+  --repeat=R          Alternating runs of each; the minimum is reported [default: 2].
+  --threads=T         cyrbm threads [default: 1].
+  --ais=R             Fresh AIS runs on the last model (0: none) [default: 0].
+  --betas=N           Betas of the fresh AIS [default: 14500].
+  -h --help           Show this text.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+from docopt import docopt
+
+import cyrbm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))     # mnistlike
+
+
+def main(argv=None):
+    args = docopt(__doc__, argv=argv)
+    H, B, E = int(args["--hidden"]), int(args["--batch"]), int(args["--epochs"])
+    every = None if args["--track-every"] is None else int(args["--track-every"])
+    threads, repeat = int(args["--threads"]), int(args["--repeat"])
+    if args["DATA"] in (None, "mnistlike"):
+        from mnistlike import mnistlike
+        X = mnistlike(int(args["--rows"]), seed=0)
+        source = "MNIST-like digits (bench/mnistlike.py)"
+    else:
+        X = cyrbm.load_data(args["DATA"], binarize="threshold")
+        source = args["DATA"]
+    settings = dict(method="pt", epochs=E, batch_size=B, chains=int(args["--chains"]),
+                    temperatures=int(args["--temperatures"]),
+                    learning_rate=float(args["--lr"]), monitor_size=0, progress=False,
+                    seed=0, threads=threads)
+    print(f"data: {source}, {X.shape[0]} x {X.shape[1]}; {H} hidden, PT with "
+          f"{settings['chains']} ladders of {settings['temperatures']} temperatures, batch "
+          f"{B}, {E} epochs, {threads} thread(s); tracking: a transition every "
+          f"{every or 1} update(s); cyrbm {cyrbm.__version__} ({cyrbm.config()['kernels']})")
+    times = {"plain": [], "tracked": []}
+    trainer = None
+    for _ in range(repeat):
+        for name in ("plain", "tracked"):
+            extra = dict(track_logz=True, track_every=every) if name == "tracked" else {}
+            t = cyrbm.Trainer(H, **settings, **extra)
+            if name == "tracked":
+                models = []
+                t.callback = lambda record, t=t, models=models: models.append(t.model.copy())
+            c0, w0 = time.process_time(), time.perf_counter()
+            t.fit(X)
+            times[name].append((time.process_time() - c0, time.perf_counter() - w0))
+            if name == "tracked":
+                trainer = t
+    plain = min(c for c, _ in times["plain"])
+    tracked = min(c for c, _ in times["tracked"])
+    wall = (min(w for _, w in times["plain"]), min(w for _, w in times["tracked"]))
+    print(f"PT training: CPU {plain:.2f} s (wall {wall[0]:.2f} s); with tracking: CPU "
+          f"{tracked:.2f} s (wall {wall[1]:.2f} s); extra CPU {100 * (tracked / plain - 1):+.1f}%"
+          f" (wall {100 * (wall[1] / wall[0] - 1):+.1f}%)")
+    for r in trainer.history:
+        ess = min(x["ess"] for x in r["tracked"])
+        overlap = min(x["overlap"] for x in r["tracked"])
+        print(f"  epoch {r['epoch']}: ln Z = {r['log_Z']:.3f} +- {r['log_Z_se']:.3f} "
+              f"(smallest ESS fraction {ess:.3f}, BAR overlap {overlap:.3f})"
+              + (f"  WARNING: {r['overlap_warning']}" if r.get("overlap_warning") else ""))
+    runs = int(args["--ais"])
+    for record, model in zip(trainer.history, models if runs else []):
+        ann = cyrbm.Annealer(runs, f"linear:{int(args['--betas'])}", seed=1, threads=threads,
+                             progress=False)
+        res = ann.log_partition(model, data=X)
+        se = float(np.exp(res.log_sigma - res.log_Z))       # of ln Z-hat, delta method
+        z = (record["log_Z"] - res.log_Z) / np.hypot(record["log_Z_se"], se)
+        print(f"  epoch {record['epoch']}: fresh AIS ({runs} runs, {args['--betas']} betas) "
+              f"ln Z = {res.log_Z:.3f} +- {se:.3f}; tracked - AIS = "
+              f"{record['log_Z'] - res.log_Z:+.3f} (z = {z:+.2f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

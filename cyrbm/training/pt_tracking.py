@@ -1,0 +1,365 @@
+"""ln Z through parallel-tempering training, from training's own tempered draws
+(Desjardins, Courville & Bengio, "On Tracking the Partition Function", NIPS 2011).
+
+PT training (``Trainer(method="pt")``) keeps M ladders of chains at inverse temperatures
+0 = beta_0 < ... < beta_K = 1 of the model class's tempered family (``_tempered_log_p``:
+CRI10's (beta W, b, c) for a binary RBM; beta scaling W, c and L for a Gaussian RBM or
+an SRBM).  The tracker follows the vector zeta = (ln Z_1, ..., ln Z_K) of the family's
+log partition functions at the current parameters; ln Z_0 is known exactly
+(``_tempered_base_log_partition``: independent units), the anchor.  Before each round
+of the ladders (the sampler calls :meth:`PTLogZTracker.before_round`), the states the
+last round left at temperature k are M draws of p_k under the parameters theta of that
+round, and give
+
+* an observation (DCB11 Sec. 3.2): ln Z_{k+1} - ln Z_k at theta for every neighbouring
+  pair, by bridge sampling with the states at both temperatures, in its optimal form,
+  Bennett's acceptance ratio (``bennett_pairs``: w_F = ln p*_{k+1} - ln p*_k at the
+  states of k, w_R the reverse at those of k + 1), with its asymptotic variance as the
+  observation noise;
+* a transition (DCB11 Sec. 3.1): the change of ln Z_k from theta to the new parameters
+  theta' (and a re-tuned beta'_k of an adaptive ladder) by importance sampling,
+  Delta_k = ln mean_m exp(ln p*'_k(x_m) - ln p*_k(x_m)), with the delta-method
+  variance (1 / M) (mean w^2 / (mean w)^2 - 1) as the process noise;
+* a Kalman filter (DCB11 Sec. 3.3) over zeta: predict zeta + Delta, P + diag(var Delta);
+  update with the K bridge observations y_k = zeta_{k+1} - zeta_k (zeta_0 = ln Z_0
+  exact), noise diag(var y_k).  The filter's first state is the chain of bridges itself
+  (the posterior under a flat prior).  The posterior variance of ln Z_K = ln Z is the
+  error bar.
+
+Variances from a handful of chains: the filter's gain uses the asymptotic (delta-method)
+covariances of each update's estimates over the M ladders (the draws paired by ladder,
+so estimates from shared states covary).  The error bar does not trust those alone: the
+M ladders are independent chains, so the filter carries each ladder's first-order share
+of its error (``influence``: the observation's gain and the transitions applied to each
+ladder's influence values) and the variance of ln Z is their spread, sum_m E_Km^2 /
+(M (M - 1)), the variance over independent replicas, which counts errors that persist
+from update to update with the chains as well.  The coverage test in
+tests/test_pt_tracking.py checks it against exact ln Z; with 24 ladders instead of 64
+the small-sample biases of ln mean exp and BAR made mean z^2 1.2 to 2.3.
+
+A single update whose weights are too degenerate for a delta-method variance to mean
+anything (effective sample size below MIN_ESS_FRACTION of
+the chains at some temperature), or a pair of temperatures whose BAR overlap holds fewer
+than ``tracking.MIN_OVERLAP_RUNS`` chains, is flagged: the record's ``overlap_warning``
+(printed by ``cyrbm train``), as the checkpoint ladder flags its links.  Everything
+assumes the states are draws of the current tempered models: when training outruns the
+chains, the weights degenerate and ln Z drifts low by more than the error bar (on the
+digits, 64 x 16 at learning rate 0.1: 0.3 to 1.9 nats, 3 to 20 standard errors, where
+the smallest effective sample size was 0.05 to 0.27; docs/user_guide/train.rst), hence
+the threshold of one half.
+
+Cost: every ``every`` updates (None: every update, as DCB11) two free energies of all
+M (K + 1) states (one matrix product each); the observation runs once after each
+transition.  Records (``step``) are made where the Trainer asks for a rung.
+"""
+import math
+
+import numpy as np
+
+from cyrbm.errors import ModelFileError
+from cyrbm.estimators.results import logmeanexp
+from cyrbm.models.kinds import MODEL_CLASSES
+from cyrbm.models.rbm import RBM, expit
+from cyrbm.training.tracking import MIN_OVERLAP_RUNS, LogZTracker
+
+__all__ = ["PTLogZTracker", "MIN_ESS_FRACTION", "importance_log_ratio", "top_log_ratio",
+           "bennett_pairs"]
+
+#: an update whose importance weights have an effective sample size (Kong 1992) below
+#: this fraction of the chains at some temperature is flagged
+MIN_ESS_FRACTION = 0.5
+
+
+def importance_log_ratio(log_w):
+    """ln Z'/Z = ln mean exp(log_w) from log weights ln p*'(x) - ln p*(x) of draws x of
+    p (DCB11 Eq. 5); each draw's influence w_m / mean w - 1 (the delta method: the
+    estimate's error is their mean, its variance (1/n)(mean w^2 / (mean w)^2 - 1)); and
+    the effective sample size over n, (sum w)^2 / (n sum w^2)."""
+    lw = np.asarray(log_w, np.float64)
+    w = np.exp(lw - lw.max())
+    n = w.size
+    ess = float(w.sum() ** 2 / (n * np.dot(w, w)))
+    return logmeanexp(lw), w / w.mean() - 1.0, ess
+
+
+def top_log_ratio(log_a, log_b):
+    """ln Z'_K / Z_K through draws x of p_{K-1}: ln mean e^a - ln mean e^b with a = ln
+    p*'_K(x) - ln p*_{K-1}(x) (mean e^a -> Z'_K / Z_{K-1}) and b = ln p*_K(x) - ln
+    p*_{K-1}(x) (-> Z_K / Z_{K-1}); each draw's influence A / mean A - B / mean B; the
+    effective sample size over n of the weights e^a."""
+    a, b = (np.asarray(x, np.float64) for x in (log_a, log_b))
+    A, B = np.exp(a - a.max()), np.exp(b - b.max())
+    ess = float(A.sum() ** 2 / (A.size * np.dot(A, A)))
+    return logmeanexp(a) - logmeanexp(b), A / A.mean() - B / B.mean(), ess
+
+
+def bennett_pairs(w_forward, w_reverse):
+    """Bennett's acceptance ratio for K pairs at once (rows of the K x n arrays of log
+    weights: w_F = ln p*_B - ln p*_A at n draws of A, w_R = ln p*_A - ln p*_B at n draws
+    of B): the root Delta of sum_F sigma(w_F - Delta) = sum_R sigma(w_R + Delta), the
+    equation :func:`cyrbm.training.tracking.bennett_acceptance_ratio` solves for one pair
+    by bisection, here by Newton's method kept inside the bisection's bracket (one
+    update asks for K of them).  Returns (Delta, overlap, influence): the overlap as
+    there (Shirts et al. 2003), and each pair of draws' influence on Delta by the optimal
+    bridge (Meng & Wong 1996) at the root, u / mean u - v / mean v with u = sigma(w_F -
+    Delta), v = sigma(w_R + Delta), whose mean square over n is BAR's asymptotic variance
+    (n x K).  Pairing the draws by ladder lets bridges that share draws, and the Deltas
+    of the same draws, have their covariances from the same sums."""
+    wf, wr = (np.asarray(w, np.float64) for w in (w_forward, w_reverse))
+
+    def balance(d):
+        return (np.sum(expit(wf - d[:, None]), axis=1)
+                - np.sum(expit(wr + d[:, None]), axis=1))
+    one_sided = np.stack([logmeanexp(wf, axis=1), -logmeanexp(wr, axis=1)])
+    lo, hi = one_sided.min(axis=0), one_sided.max(axis=0)
+    width = np.maximum(1.0, hi - lo)
+    while np.any(short := balance(lo) < 0):
+        lo = np.where(short, lo - width, lo)
+        width *= 2
+    while np.any(short := balance(hi) > 0):
+        hi = np.where(short, hi + width, hi)
+        width *= 2
+    d = 0.5 * (lo + hi)
+    for _ in range(200):
+        u, v = expit(wf - d[:, None]), expit(wr + d[:, None])
+        f = u.sum(axis=1) - v.sum(axis=1)
+        lo, hi = np.where(f > 0, d, lo), np.where(f > 0, hi, d)
+        slope = -(np.sum(u * (1 - u), axis=1) + np.sum(v * (1 - v), axis=1))
+        step = np.where(slope < 0, d - f / np.where(slope < 0, slope, -1.0), np.nan)
+        new = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
+        done = np.all(np.abs(new - d) <= 1e-13 * (1.0 + np.abs(d)))
+        d = new
+        if done:
+            break
+    u, v = expit(wf - d[:, None]), expit(wr + d[:, None])
+    x = np.concatenate([d[:, None] - wf, wr + d[:, None]], axis=1)
+    e = np.exp(-np.abs(x))
+    overlap = np.minimum(1.0, 4.0 * np.mean(e / (1.0 + e) ** 2, axis=1))
+    influence = u / u.mean(axis=1, keepdims=True) - v / v.mean(axis=1, keepdims=True)
+    return d, overlap, influence.T
+
+
+class PTLogZTracker:
+    """The Kalman filter over ln Z at PT's temperatures (see the module's text).
+
+    Parameters
+    ----------
+    temperatures : array
+        The ladder's starting betas (beta_0 must be 0, at least two).
+    every : int or None
+        Updates between transitions (None: every update).
+    threads : int or None
+        Unused (the sums are NumPy's, the same bits for any number of threads); kept for
+        the Trainer's tracker protocol.
+    state : dict, optional
+        ``arrays()`` / ``scalars()`` of a checkpoint, to continue exactly.
+    """
+
+    def __init__(self, temperatures, *, every=None, threads=None, state=None):
+        temps = np.asarray(temperatures, np.float64)
+        if temps.size < 2 or temps[0] != 0.0:
+            raise ValueError("tracking ln Z through PT training anchors it at temperature 0, "
+                             "where it is known exactly: give a ladder of at least two "
+                             "temperatures that starts at 0.")
+        self.every = None if every is None else int(every)
+        self.threads = threads
+        self.last = None          # the parameters theta_ref the filter's state is at
+        self.temps = temps.copy()  # ... and their betas
+        self.ref_update = 0       # updates done at theta_ref
+        self.mean = self.cov = None
+        self.influence = None     # K x M: each ladder's share of the state's error
+        self.draws = self.log_p = None   # the states drawn at theta_ref, ln p*_k of them
+        self.min_ess = self.min_overlap = 1.0
+        self.warning = None
+        self.transitions = 0
+        self._previous_update = None
+        self._ladders = None      # the sampler's ladders, met at its first round
+        if state is not None:
+            self._restore(state)
+
+    # ------------------------------------------------------------ the filter
+    def begin(self, model):
+        """Start at the initial model: no record (nothing is drawn from it yet)."""
+        self._set_reference(model, self.temps, 0)
+        return None
+
+    @property
+    def last_update(self):
+        """The update of the last record (None before the first)."""
+        return self._previous_update
+
+    def before_round(self, model, ladders, n_updates, threads=None):
+        """The PT sampler's hook, before the round after ``n_updates`` updates (``model``
+        then has theta_{n_updates}): observe the states the last round drew at
+        theta_ref, and move the filter to ``model`` when a transition is due."""
+        self._ladders = ladders
+        if n_updates == self.ref_update + 1 and self.draws is None:
+            self._observe(ladders)
+        if n_updates > self.ref_update and (self.every is None or n_updates % self.every == 0):
+            self._transition(model, ladders.temps, n_updates)
+
+    def step(self, model, update):
+        """The record of ``model`` after ``update`` updates (the Trainer's rung): the
+        filter is moved to it first."""
+        if update > self.ref_update:
+            if self.draws is None:
+                if self._ladders is None or update != self.ref_update + 1:
+                    raise RuntimeError("the PT tracker missed the draws of its parameters.")
+                self._observe(self._ladders)
+            self._transition(model, self._ladders.temps, update)
+        return self._record(update)
+
+    def _set_reference(self, model, temps, update):
+        ref = model.copy()
+        ref.meta = {}
+        self.last, self.ref_update = ref, int(update)
+        self.temps = np.asarray(temps, np.float64).copy()
+        self.draws = self.log_p = None
+
+    def _observe(self, ladders):
+        """The bridge observations at theta_ref from the ladders' states (drawn there)."""
+        x = np.ascontiguousarray(ladders.tempered_states())
+        K1, t = self.temps.size, self.temps
+        K, M = K1 - 1, x.shape[0] // K1
+        if M < 2:
+            raise ValueError("tracking ln Z through PT takes its error bar from the spread "
+                             "over independent ladders: give chains of at least 2.")
+        k = np.repeat(np.arange(K1), M)
+        betas = np.stack([t[np.maximum(k - 1, 0)], t[k], t[np.minimum(k + 1, K1 - 1)]], axis=1)
+        lp = self.last._tempered_log_p(x, betas)            # (K1 M) x 3
+        self.draws, self.log_p = x, lp
+        pairs = np.arange(K)
+        wf = (lp[:, 2] - lp[:, 1]).reshape(K1, M)[:-1]   # ln p*_{j+1} - ln p*_j, draws of p_j
+        wr = (lp[:, 0] - lp[:, 1]).reshape(K1, M)[1:]    # ln p*_j - ln p*_{j+1}, of p_{j+1}
+        y, overlap, psi = bennett_pairs(wf, wr)
+        for j in pairs[overlap * M < MIN_OVERLAP_RUNS]:
+            self._warn(f"temperatures {t[j]:.4g} and {t[j + 1]:.4g} overlap too little "
+                       f"(BAR overlap {overlap[j]:.3f}: {overlap[j] * M:.1f} of {M} chains, "
+                       f"fewer than {MIN_OVERLAP_RUNS:g})")
+        self.min_overlap = min(self.min_overlap, float(overlap.min()))
+        R = psi.T @ psi / (M * M)
+        z0 = self.last._tempered_base_log_partition()
+        if self.mean is None:
+            # a flat prior: the first state is the chain of bridges from the anchor
+            L = np.tril(np.ones((K, K)))
+            self.mean, self.cov = z0 + np.cumsum(y), L @ R @ L.T
+            self.influence = L @ psi.T
+            return
+        H = np.eye(K) - np.eye(K, k=-1)           # y_j = zeta_{j+1} - zeta_j, zeta_0 exact
+        y_obs = y.copy()
+        y_obs[0] += z0
+        P = self.cov
+        S = H @ P @ H.T + R
+        gain = np.linalg.solve(S, H @ P).T         # P H^T S^-1 (S symmetric)
+        self.mean = self.mean + gain @ (y_obs - H @ self.mean)
+        A = np.eye(K) - gain @ H
+        P = A @ P @ A.T + gain @ R @ gain.T           # Joseph form
+        self.cov = 0.5 * (P + P.T)
+        self.influence = A @ self.influence + gain @ psi.T
+
+    def _transition(self, model, temps, update):
+        """Predict: the filter moved from (theta_ref, betas) to (``model``, ``temps``) by
+        importance sampling with the draws at theta_ref (DCB11 Sec. 3.1).  The top
+        temperature's draws made the update itself (its negative phase), which lowered
+        ln p* at them: weighed there, they would put Delta_K low (by about one of its
+        standard errors an update on the 10 x 6 models of the tests).  So ln Z_K moves by
+        the draws one temperature down, as a ratio (``top_log_ratio``).  The process
+        noise is the covariance of the Deltas over the ladders."""
+        K1 = self.temps.size
+        K, M = K1 - 1, self.draws.shape[0] // K1
+        t = np.asarray(temps, np.float64)
+        k = np.repeat(np.arange(K1), M)
+        new = model._tempered_log_p(self.draws, np.stack([t[k], t[np.minimum(k + 1, K1 - 1)]],
+                                                         axis=1))
+        lw = (new[:, 0] - self.log_p[:, 1]).reshape(K1, M)
+        below = slice((K1 - 2) * M, (K1 - 1) * M)
+        delta, psi = np.empty(K), np.empty((M, K))
+        for k in range(1, K1):
+            if k < K1 - 1:
+                delta[k - 1], psi[:, k - 1], ess = importance_log_ratio(lw[k])
+            else:
+                delta[k - 1], psi[:, k - 1], ess = top_log_ratio(
+                    new[below, 1] - self.log_p[below, 1],
+                    self.log_p[below, 2] - self.log_p[below, 1])
+            if ess < MIN_ESS_FRACTION:
+                self._warn(f"the update's importance weights at temperature {t[k]:.4g} have "
+                           f"an effective sample size of {ess * M:.1f} of {M} chains")
+            self.min_ess = min(self.min_ess, ess)
+        self.mean = self.mean + delta
+        self.cov = self.cov + psi.T @ psi / (M * M)
+        self.influence = self.influence + psi.T
+        self.transitions += 1
+        self._set_reference(model, t, update)
+
+    def _warn(self, what):
+        self.warning = what
+
+    # -------------------------------------------------------------- records
+    def log_Z(self):
+        """(ln Z at beta = 1, its standard error) of the filter's parameters: the
+        variance over the M independent ladders of their accumulated influence on
+        ln Z_K, sum_m E_Km^2 / (M (M - 1)) (see the module's text)."""
+        E = self.influence[-1]
+        return float(self.mean[-1]), math.sqrt(float(np.dot(E, E)) / (E.size * (E.size - 1)))
+
+    def _record(self, update):
+        log_Z, se = self.log_Z()
+        rec = {"update": int(update), "log_Z": log_Z, "log_Z_se": se,
+               "ess": self.min_ess, "overlap": self.min_overlap, "overlap_warning": None}
+        if self.warning is not None:
+            rec["overlap_warning"] = (
+                f"tracking ln Z through PT, up to update {update}: {self.warning}, too few "
+                f"for the error bar of ln Z to be trusted from here on: use more chains, "
+                f"more temperatures, a smaller learning rate, or track every update.")
+        self.min_ess = self.min_overlap = 1.0
+        self.warning = None
+        self._previous_update = int(update)
+        return rec
+
+    log_likelihood = LogZTracker.log_likelihood
+
+    # ------------------------------------------------------------- checkpoints
+    def arrays(self):
+        """The filter's arrays for a checkpoint: theta_ref's, its betas, the state and
+        covariance, and the pending draws with their ln p* (empty when none)."""
+        D = self.last.n_visible
+        arrays = {k: a for k, a in self.last.to_arrays().items() if k != "meta"}
+        K = self.temps.size - 1
+        return {**arrays, "temps": self.temps,
+                "chains": self.draws if self.draws is not None else np.zeros((0, D), np.uint8),
+                "log_p": self.log_p if self.log_p is not None else np.zeros((0, 3)),
+                "mean": self.mean if self.mean is not None else np.zeros(0),
+                "cov": self.cov if self.cov is not None else np.zeros((0, K)),
+                "influence": (self.influence if self.influence is not None
+                              else np.zeros((K, 0)))}
+
+    def scalars(self):
+        """The filter's numbers for a checkpoint's meta."""
+        return {"ref_update": self.ref_update, "min_ess": self.min_ess,
+                "min_overlap": self.min_overlap, "warning": self.warning,
+                "transitions": self.transitions, "previous_update": self._previous_update,
+                "visible": getattr(self.last, "visible", "binary"),
+                "arrays": sorted(self.arrays())}
+
+    def _restore(self, state):
+        kind = MODEL_CLASSES.get(state.get("visible", "binary"), RBM)
+        missing = [k for k in state.get("arrays", ()) if k not in state]
+        if missing or "temps" not in state:
+            raise ModelFileError("the checkpoint's tracked ln Z lacks part of the PT "
+                                 "tracker's state, so it cannot be continued; train again "
+                                 "from the start to track ln Z.")
+        self.last = kind.from_arrays({k: state[k] for k in state if k in (
+            "W", "vbias", "hbias", "sigma", "L")}, "a tracked ln Z's checkpoint")
+        self.temps = np.asarray(state["temps"], np.float64)
+        pending = state["chains"].shape[0] > 0
+        self.draws = np.ascontiguousarray(state["chains"]) if pending else None
+        self.log_p = np.asarray(state["log_p"], np.float64) if pending else None
+        self.mean = np.asarray(state["mean"], np.float64) if state["mean"].size else None
+        self.cov = np.asarray(state["cov"], np.float64) if self.mean is not None else None
+        self.influence = (np.asarray(state["influence"], np.float64)
+                          if self.mean is not None else None)
+        self.ref_update = int(state["ref_update"])
+        self.min_ess, self.min_overlap = float(state["min_ess"]), float(state["min_overlap"])
+        self.warning, self.transitions = state["warning"], int(state["transitions"])
+        prev = state["previous_update"]
+        self._previous_update = None if prev is None else int(prev)
