@@ -4,7 +4,7 @@ target: at most 10% of the PT training's time; cyrbm.training.pt_tracking).
 Trains the same RBM by parallel tempering in one process, alternately without and with
 tracking: ``cyrbm.Trainer(H, method="pt", epochs=E, batch_size=B, chains=M,
 temperatures=K, monitor_size=0, progress=False, seed=0, threads=T).fit(X)``, and the
-same with ``track_logz=True, track_every=S``.  It prints the CPU time of each whole
+same with ``track_logz="filter", track_every=S``.  It prints the CPU time of each
 ``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
 when other programs share the cores) and its wall clock, the minimum of each over the
 alternating runs (repeat), the extra share, and the tracked curve (ln Z +- se per
@@ -71,7 +71,7 @@ def main(argv=None):
     trainer = None
     for _ in range(repeat):
         for name in ("plain", "tracked"):
-            extra = dict(track_logz=True, track_every=every) if name == "tracked" else {}
+            extra = dict(track_logz="filter", track_every=every) if name == "tracked" else {}
             t = cyrbm.Trainer(H, **settings, **extra)
             if name == "tracked":
                 models = []

@@ -37,7 +37,7 @@ INIT_SCALE = 0.3
 
 SETTINGS = dict(method="pt", batch_size=10, epochs=6, learning_rate=0.1, momentum=0.5,
                 chains=64, temperatures=6, monitor_size=0, progress=False,
-                track_logz=True)
+                track_logz="filter")
 
 
 def data_of(seed, n=60, D=10):
@@ -202,7 +202,7 @@ def test_warns_where_the_updates_outrun_the_draws():
     X = load_data("digits:train")
     trainer = Trainer(16, method="pt", epochs=4, batch_size=20, learning_rate=0.1, chains=50,
                       temperatures=11, seed=0, progress=False, monitor_size=0,
-                      track_logz=True)
+                      track_logz="filter")
     trainer.fit(X)
     assert trainer.history[0].get("overlap_warning") is None
     assert any(r.get("overlap_warning") for r in trainer.history[2:])

@@ -29,8 +29,8 @@ Usage:
               [--no-progress] [--json]
               [--temperatures T] [--chains C] [--hop-prob P] [--modes K] [--radius R]
               [--hop-weight W] [--swap-threshold X] [--max-rungs N] [--visible TYPE]
-              [--track-logz] [--track-every N] [--track-refine N]
-              [--track-overlap X]
+              [--track-logz] [--tracker NAME] [--track-every N]
+              [--track-refine N] [--track-overlap X]
               [--data DATA] [--plot FILE] [--sigma S] [--learn-sigma] [--whiten KIND]
               [--lateral] [--reconstruction HOW]
   cyrbm info [MODEL] [--json]
@@ -180,9 +180,12 @@ Options:
                              model's checkpoints, the first exact, Bennett's
                              acceptance ratio over AIS both ways between neighbours)
                              and print it per epoch, with the mean log-likelihood of
-                             the test data (--data) and its +- 3 se interval (method
-                             pt: a Kalman filter over ln Z at the ladder's
-                             temperatures from its own states, DCB11, instead).
+                             the test data (--data) and its +- 3 se interval.
+  --tracker NAME             train --track-logz: ladder (the above, every method) or
+                             filter (method pt: a Kalman filter over ln Z at the
+                             tempered ladders' temperatures from their own states,
+                             DCB11; it drifts low on large models, see the user
+                             guide) [default: ladder].
   --track-every N            train --track-logz: updates between the ladder's models
                              (default: one at the end of every epoch, and in the first
                              epoch after updates 1, 2, 4, 8, ...); for method pt,
@@ -346,7 +349,7 @@ _VALUE_OPTIONS = {
     "--swap-threshold", "--max-rungs", "--layers", "--samples", "--entropy", "--logz",
     "--n", "--steps", "--sampler", "--ladder", "--shape", "--save-schedule", "--simulate", "--plot",
     "--repeats", "--base-model", "--base-logz", "--layer-input", "--scheduler",
-    "--track-every", "--track-refine", "--track-overlap", "--sigma", "--whiten", "--top", "--reconstruction",
+    "--track-every", "--track-refine", "--track-overlap", "--tracker", "--sigma", "--whiten", "--top", "--reconstruction",
 }
 _FLAG_OPTIONS = {"--resume", "--no-progress", "--json", "--exact", "--help", "--version",
                  "--init-transpose", "--trace", "--track-logz", "--learn-sigma",

@@ -263,7 +263,10 @@ def cmd_train(args, out):
     quiet = args["--json"]
     lines = not (quiet or args["--no-progress"])
 
-    track = args["--track-logz"]
+    track = args["--track-logz"] and args["--tracker"]
+    if "--tracker" in args["__explicit__"] and not track:
+        raise UsageError("--tracker is an option of train --track-logz; add --track-logz "
+                         "to track ln Z through training.")
     track_every = _whole(args, "--track-every", 1, optional=True)
     track_refine = _whole(args, "--track-refine", 0, optional=True)
     track_overlap = _real(args, "--track-overlap", low=0, high=1, low_open=True,

@@ -14,7 +14,7 @@ from cyrbm import _gibbs, defaults
 from cyrbm._random import make_streams, seed_sequence
 from cyrbm.errors import ModelFileError
 
-__all__ = ["SAMPLERS"]
+__all__ = ["SAMPLERS", "TRACKERS", "check_tracker"]
 
 #: AMH's proposal kernels (h*, a_i, H) are recomputed every so many updates (hop)
 _PROPOSAL_EVERY = 10
@@ -164,9 +164,11 @@ class _PT(_Sampler):
 
     @classmethod
     def tracker(cls, trainer, n_threads, state):
-        """PT's own tracker of ln Z (cyrbm.training.pt_tracking, DCB11): from the ladders'
-        states at every update (or every ``track_every``); ``track_overlap`` is the
-        ladder's."""
+        """With ``track_logz="filter"``, PT's own tracker of ln Z
+        (cyrbm.training.pt_tracking, DCB11): from the ladders' states at every update (or
+        every ``track_every``); ``track_overlap`` is the ladder's.  Else the ladder."""
+        if trainer.track_logz != "filter":
+            return super().tracker(trainer, n_threads, state)
         from cyrbm.training.pt_tracking import PTLogZTracker
         if trainer.track_overlap is not None:
             raise ValueError("track_overlap places the rungs of the checkpoint ladder, which "
@@ -324,3 +326,24 @@ class _PTT(_Sampler):
 
 #: the sampler of each method
 SAMPLERS = {"cd": _CD, "pcd": _PCD, "pt": _PT, "amh": _AMH, "ptt": _PTT}
+
+#: the trackers of ln Z through training: the checkpoint ladder serves every method,
+#: the Kalman filter over PT's own ladders only method "pt"
+TRACKERS = ("ladder", "filter")
+
+
+def check_tracker(track_logz, method):
+    """``Trainer(track_logz=...)`` as the tracker's name: False (none), "ladder" (True
+    too) or "filter" (method "pt" only), or a ValueError in one sentence."""
+    if track_logz is None or track_logz is False:
+        return False
+    if track_logz is True:
+        return "ladder"
+    if track_logz not in TRACKERS:
+        raise ValueError(f"track_logz is True, False or one of the trackers "
+                         f"{', '.join(map(repr, TRACKERS))}, not {track_logz!r}.")
+    if track_logz == "filter" and method != "pt":
+        raise ValueError(f"track_logz='filter' follows the tempered ladders of method "
+                         f"'pt', not method {method!r}: use track_logz=True (the "
+                         f"checkpoint ladder) with it.")
+    return track_logz

@@ -41,7 +41,7 @@ from cyrbm.models.rbm import RBM, Layers
 from cyrbm.models.srbm import DAMPING, MEAN_FIELD_STEPS, check_lateral_settings
 from cyrbm.training.checkpoints import (_InterruptFlag, _fingerprint, load_checkpoint,
                                         save_checkpoint)
-from cyrbm.training.samplers import SAMPLERS
+from cyrbm.training.samplers import SAMPLERS, check_tracker
 
 METHODS = ("cd", "pcd", "pt", "amh", "ptt")
 #: the method each sampler setting belongs to
@@ -122,18 +122,21 @@ class Trainer:
     checkpoint_every : int or None
         Most epochs between checkpoints: one is written after this many epochs even if
         ``checkpoint_seconds`` have not passed (None: by time only).
-    track_logz : bool
-        Track ln Z through training (cyrbm.training.tracking): a ladder of the model at every
+    track_logz : bool or {"ladder", "filter"}
+        Track ln Z through training.  True or "ladder" (every method): the checkpoint
+        ladder (cyrbm.training.tracking), a ladder of the model at every
         ``track_every`` updates (None: at the end of every epoch and, in the first
         epoch, after updates 1, 2, 4, 8, ..., where the model moves fastest), its first
         rung's ln Z exact, each next one's by Bennett's acceptance ratio over ratio AIS
         both ways (``track_runs`` runs each way, ``track_betas`` betas, run again with 2
         to 16 times the betas, by the log weights' variance, up to ``track_refine`` times
         while fewer than 5 runs overlap: cyrbm.training.tracking.refine_factor), the
-        variances summed.  Method "pt" has its own tracker instead (DCB11,
+        variances summed.  "filter" (method "pt" only; DCB11,
         cyrbm.training.pt_tracking): a Kalman filter over ln Z at the ladders'
         temperatures from their own states, moved every ``track_every`` updates (None:
-        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  The
+        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  It is
+        calibrated on small models but drifts low on 784 x 500 digits (bench/README.md),
+        so the ladder stays the default.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
@@ -263,7 +266,7 @@ class Trainer:
         if self.lateral and MODEL_CLASSES[visible].real_valued:
             raise ValueError("an SRBM (lateral=True) has binary visible units: do not give "
                              "it visible='gaussian'.")
-        self.track_logz = bool(track_logz)
+        self.track_logz = check_tracker(track_logz, method)
         self.track_every = (None if track_every is None
                             else check_whole(track_every, "track_every", 1))
         self.track_runs = check_whole(track_runs, "track_runs", 2)
@@ -394,9 +397,9 @@ class Trainer:
             "n_hidden": self.n_hidden, "dtype": self.dtype.name,
             "monitor_size": self.monitor_size,
             **SAMPLERS[self.method].settings(self),
-            **({"track_logz": {"every": self.track_every, "runs": self.track_runs,
-                               "betas": self.track_betas, "refine": self.track_refine,
-                               "overlap": self.track_overlap}}
+            **({"track_logz": {"tracker": self.track_logz, "every": self.track_every,
+                               "runs": self.track_runs, "betas": self.track_betas,
+                               "refine": self.track_refine, "overlap": self.track_overlap}}
                if self.track_logz else {}),
             **({"visible": self.visible} if MODEL_CLASSES[self.visible].real_valued else {}),
             **({"learn_sigma": True} if self.learn_sigma else {}),

@@ -3,7 +3,7 @@ The learning curve of parallel-tempering training
 =================================================
 
 Train a 64 × 16 RBM on the bundled 8 × 8 digits by parallel tempering with
-``track_logz=True``: PT's own tracker (Desjardins, Courville & Bengio 2011,
+``track_logz="filter"``: PT's own tracker (Desjardins, Courville & Bengio 2011,
 :mod:`cyrbm.training.pt_tracking`) follows ln Z from the ladders' states, with a Kalman
 filter over the temperatures, and gives the mean test ln p(v) at every epoch with its
 error band (± 3 standard errors of ln Z). With 16 hidden units ln Z is also exact, drawn
@@ -20,7 +20,7 @@ X, T = cyrbm.load_data("digits:train"), cyrbm.load_data("digits:test")
 exact = []
 trainer = cyrbm.Trainer(16, method="pt", epochs=10, batch_size=20, learning_rate=0.02,
                         chains=50, temperatures=11, seed=0, progress=False,
-                        track_logz=True)
+                        track_logz="filter")
 trainer.callback = lambda record: exact.append(trainer.model.log_partition())
 trainer.fit(X, test_data=T)
 
