@@ -267,6 +267,9 @@ def cmd_train(args, out):
     if "--tracker" in args["__explicit__"] and not track:
         raise UsageError("--tracker is an option of train --track-logz; add --track-logz "
                          "to track ln Z through training.")
+    if track not in (False, "ladder") and (track != "filter" or settings["method"] != "pt"):
+        raise UsageError(f"--tracker is ladder or filter (with --method pt only), not "
+                         f"{track} with --method {settings['method']}.")
     track_every = _whole(args, "--track-every", 1, optional=True)
     track_refine = _whole(args, "--track-refine", 0, optional=True)
     track_overlap = _real(args, "--track-overlap", low=0, high=1, low_open=True,

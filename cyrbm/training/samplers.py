@@ -147,8 +147,10 @@ class _PT(_Sampler):
     def negative_phase(self, model, state, k, n_threads):
         # one PT round, its T = 1 states with their hidden inputs as the engine kept them
         ladders, M = self.ladders, self.ladders.M
-        if state.get("tracker") is not None:      # its draws of the last round's model
-            state["tracker"].before_round(model, ladders, state["n_updates"], n_threads)
+        tracker = state.get("tracker")
+        if tracker is not None and self.trainer.track_logz == "filter":
+            # the filter's draws of the model before this update: the last round's
+            tracker.before_round(model, ladders, state["n_updates"], n_threads)
         ladders.step(model, n_threads=n_threads)
         pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
         chains, inputs = ladders.top(pick), ladders.top_inputs(pick)
