@@ -154,7 +154,8 @@ class _RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """p(h = 1 | v) for each row (SM08 Eq. 5), in the fitted dtype."""
         check_is_fitted(self)
         X = self._checked(X, reset=False)
-        return self.to_model().hidden_probs(X, probabilities=True)
+        model = self.to_model()
+        return model.hidden_probs(X, probabilities=True).astype(model.dtype, copy=False)
 
     def score_samples(self, X):
         """ln p(v) = -F(v) - ln Z of each row (SM08 Eq. 2-3), float64; see the class."""
