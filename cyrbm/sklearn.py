@@ -51,6 +51,14 @@ __all__ = ["BernoulliRBM", "GaussianRBM", "ValuesAboveOneWarning"]
 _SEED_LIMIT = 2 ** 31 - 1
 
 
+def _keep_parameters(estimator, arguments):
+    """Store each ``__init__`` argument unchanged under its own name (scikit-learn's
+    convention: no validation in ``__init__``)."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 class ValuesAboveOneWarning(DataConversionWarning):
     """BernoulliRBM was given values above 1 and reads them as 1 (probabilities)."""
 
@@ -273,19 +281,7 @@ class BernoulliRBM(_RBMEstimator):
     def __init__(self, n_components=256, *, learning_rate=0.1, batch_size=10, n_iter=10,
                  verbose=0, random_state=None, method="pcd", k=1, momentum=0.0,
                  weight_decay=0.0, ais_runs=100, ais_schedule="paper", threads=None):
-        self.n_components = n_components
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.method = method
-        self.k = k
-        self.momentum = momentum
-        self.weight_decay = weight_decay
-        self.ais_runs = ais_runs
-        self.ais_schedule = ais_schedule
-        self.threads = threads
+        _keep_parameters(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -420,21 +416,7 @@ class GaussianRBM(_RBMEstimator):
                  verbose=0, random_state=None, method="cd", k=1, momentum=0.0,
                  weight_decay=0.0, sigma=1.0, learn_sigma=False, ais_runs=100,
                  ais_schedule="paper", threads=None):
-        self.n_components = n_components
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.method = method
-        self.k = k
-        self.momentum = momentum
-        self.weight_decay = weight_decay
-        self.sigma = sigma
-        self.learn_sigma = learn_sigma
-        self.ais_runs = ais_runs
-        self.ais_schedule = ais_schedule
-        self.threads = threads
+        _keep_parameters(self, locals())
 
     @property
     def _trainer_settings(self):
