@@ -66,9 +66,8 @@ class ValuesAboveOneWarning(DataConversionWarning):
 class _RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """What both estimators share: training by :class:`cyrbm.Trainer`, ``partial_fit``
     continuing it, ``transform`` = p(h = 1 | v), ``score_samples`` = ln p(v) with ln Z
-    exact or by AIS.  A subclass names its model class and checks its input."""
+    exact or by AIS.  A subclass checks its input and converts to and from its model."""
 
-    _model_class = None
     #: Trainer settings of the subclass's unit type
     _trainer_settings = {}
 
@@ -86,14 +85,15 @@ class _RBMEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return X.toarray() if _sparse.issparse(X) else X
 
     # -------------------------------------------------------------- training
+    def _print_epoch(self, record):
+        """``verbose``: scikit-learn's line for one epoch of training's history."""
+        pll = record.get("pseudo_log_likelihood")
+        pll = "nan" if pll is None else f"{pll:.2f}"
+        print(f"[{type(self).__name__}] Iteration {record['epoch']}, "
+              f"pseudo-likelihood = {pll}, time = {record['seconds']:.2f}s")
+
     def _trainer(self, dtype, epochs, seed):
-        callback = None
-        if self.verbose:
-            def callback(record):
-                pll = record.get("pseudo_log_likelihood")
-                pll = "nan" if pll is None else f"{pll:.2f}"
-                print(f"[{type(self).__name__}] Iteration {record['epoch']}, "
-                      f"pseudo-likelihood = {pll}, time = {record['seconds']:.2f}s")
+        callback = self._print_epoch if self.verbose else None
         return Trainer(self.n_components, method=self.method, k=self.k, epochs=epochs,
                        batch_size=self.batch_size, learning_rate=self.learning_rate,
                        momentum=self.momentum, weight_decay=self.weight_decay, seed=seed,
