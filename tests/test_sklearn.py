@@ -187,7 +187,7 @@ def test_feature_names_out_and_pandas_output(method):
     out = rbm.set_output(transform="pandas").transform(frame)
     assert isinstance(out, pd.DataFrame) and list(out.columns) == names
     np.testing.assert_array_equal(out.to_numpy(), rbm.set_output(transform="default")
-                                  .transform(frame.to_numpy()))
+                                  .transform(frame))
 
 
 # ---------------------------------------------------------------- grey data, range
