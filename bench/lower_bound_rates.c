@@ -1,0 +1,173 @@
+/* Machine rates for bench/lower_bound.py: the operations AIS and the Chib-style
+ * estimator must do, each timed alone at its best (data in L1 unless said), on
+ * `nthreads` OpenMP threads at once (each thread its own buffers; a shared table where
+ * the engine shares one).  Every function returns wall seconds; the caller divides its
+ * operation count by them.  exp is vmath.h's own polynomial (the kernels' exp), in
+ * 64-byte vectors (GCC vector extensions: AVX-512 where -march=native has it).
+ * Built by lower_bound.py with  cc -O3 -march=native -fopenmp -shared -fPIC
+ * -I cyrbm/_kernels. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+#include "vmath.h"
+
+typedef double vd __attribute__((vector_size(64), aligned(64)));
+typedef uint64_t vq __attribute__((vector_size(64), aligned(64)));
+typedef float vf __attribute__((vector_size(64), aligned(64)));
+typedef uint32_t vu __attribute__((vector_size(64), aligned(64)));
+#define ASQ(x) ((vq)(x))
+#define ASD(x) ((vd)(x))
+#define ASU(x) ((vu)(x))
+#define ASF(x) ((vf)(x))
+#define MASKQ(c) ((vq)(c))
+#define MASKU(c) ((vu)(c))
+CYRBM_DEFINE_EXP_D(lb_exp_d, vd, vq, ASQ, ASD, MASKQ)
+CYRBM_DEFINE_EXP_F(lb_exp_f, vf, vu, ASU, ASF, MASKU)
+
+static volatile double lb_sink;
+
+/* n (multiple of 16) float32 exp(-|x|) per rep from an L1 array */
+double lb_exp_f32(int n, long reps, int nthreads) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vf *x = aligned_alloc(64, (size_t)n * 4);
+        vf acc = (vf){0};
+        long r;
+        int i;
+        for (i = 0; i < n / 16; i++)
+            for (int l = 0; l < 16; l++) x[i][l] = (float)((i * 16 + l) % 97) * 0.1f - 4.8f;
+        for (r = 0; r < reps; r++)
+            for (i = 0; i < n / 16; i++) acc += lb_exp_f(ASF(ASU(x[i]) | 0x80000000u));
+        lb_sink += acc[0] + acc[15];
+        free(x);
+    }
+    return omp_get_wtime() - t0;
+}
+
+/* n (multiple of 8) float64 exp(-|x|) per rep from an L1 array */
+double lb_exp_f64(int n, long reps, int nthreads) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vd *x = aligned_alloc(64, (size_t)n * 8);
+        vd acc = (vd){0};
+        long r;
+        int i;
+        for (i = 0; i < n / 8; i++)
+            for (int l = 0; l < 8; l++) x[i][l] = (double)((i * 8 + l) % 97) * 0.1 - 4.8;
+        for (r = 0; r < reps; r++)
+            for (i = 0; i < n / 8; i++) acc += lb_exp_d(ASD(ASQ(x[i]) | 0x8000000000000000ULL));
+        lb_sink += acc[0] + acc[7];
+        free(x);
+    }
+    return omp_get_wtime() - t0;
+}
+
+/* xoshiro256++ on 8 interleaved lanes (rng.h's AIS layout): `words` 64-bit outputs per
+ * thread (a multiple of 8) */
+double lb_xoshiro(long words, int nthreads) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vq s0 = (vq){1, 2, 3, 4, 5, 6, 7, 8}, s1 = s0 * 3 + 11, s2 = s0 * 7 + 5,
+           s3 = s0 * 13 + 1, acc = (vq){0};
+        long k;
+        for (k = 0; k < words / 8; k++) {
+            const vq t = s1 << 17;
+            const vq y = s0 + s3;
+            acc ^= ((y << 23) | (y >> 41)) + s0;
+            s2 ^= s0;
+            s3 ^= s1;
+            s1 ^= s2;
+            s0 ^= s3;
+            s2 ^= t;
+            s3 = (s3 << 45) | (s3 >> 19);
+        }
+        lb_sink += (double)(acc[0] ^ acc[7]);
+    }
+    return omp_get_wtime() - t0;
+}
+
+/* out[0:ld] += sum_q table[idx[q], 0:ld], ld a multiple of 128, 8 vectors of columns in
+ * registers at a time (the engine's row sums), `reps` times, each thread its own out */
+double lb_row_add(const float *table, int ld, const int32_t *idx, int nidx, long reps,
+                  int nthreads) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vf *out = aligned_alloc(64, (size_t)ld * 4);
+        long r;
+        int c, q, k;
+        memset(out, 0, (size_t)ld * 4);
+        for (r = 0; r < reps; r++)
+            for (c = 0; c < ld; c += 128) {
+                vf a[8];
+                for (k = 0; k < 8; k++) a[k] = (vf){0};
+                for (q = 0; q < nidx; q++) {
+                    const vf *w = (const vf *)(table + (ptrdiff_t)idx[q] * ld + c);
+                    for (k = 0; k < 8; k++) a[k] += w[k];
+                }
+                for (k = 0; k < 8; k++) out[c / 16 + k] += a[k];
+            }
+        lb_sink += out[0][0];
+        free(out);
+    }
+    return omp_get_wtime() - t0;
+}
+
+/* read n floats (a multiple of 128) of a shared table `reps` times per thread: the
+ * bandwidth from wherever a table of that size lives (L1, L2, L3) */
+double lb_stream(const float *table, long n, long reps, int nthreads) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vf a[8];
+        long r, i;
+        int k;
+        for (k = 0; k < 8; k++) a[k] = (vf){0};
+        for (r = 0; r < reps; r++)
+            for (i = 0; i < n; i += 128)
+                for (k = 0; k < 8; k++) a[k] += *(const vf *)(table + i + 16 * k);
+        lb_sink += a[0][0] + a[7][3];
+    }
+    return omp_get_wtime() - t0;
+}
+
+/* the Chib-style estimator's inner product: P *= A + B * e over n floats (a multiple of
+ * 128) from L1, `reps` times per thread, in 8 independent product chains (the machine's
+ * rate) or, with kernel_chains, in the kernel's 2 (chib_logprod's 128-byte logical lanes,
+ * fixed for the same bits in every variant: a chain of latencies) */
+#define LB_LOGPROD(NC)                                                                    \
+    for (r = 0; r < reps; r++)                                                            \
+        for (i = 0; i < n / 16; i += NC)                                                  \
+            for (k = 0; k < NC; k++) p[k] *= A[i + k] + B[i + k] * E[i + k];
+double lb_logprod(int n, long reps, int nthreads, int kernel_chains) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(nthreads)
+    {
+        vf *A = aligned_alloc(64, (size_t)n * 4), *B = aligned_alloc(64, (size_t)n * 4),
+           *E = aligned_alloc(64, (size_t)n * 4);
+        vf p[8];
+        long r;
+        int i, k;
+        for (k = 0; k < 8; k++) p[k] = (vf){0} + 1.0f;
+        for (i = 0; i < n / 16; i++) {
+            A[i] = (vf){0} + 0.5f;
+            B[i] = (vf){0} + 0.5f;
+            E[i] = (vf){0} + 1.0f;
+        }
+        if (kernel_chains) {
+            LB_LOGPROD(2)
+        } else {
+            LB_LOGPROD(8)
+        }
+        lb_sink += p[0][0] + p[1][0] + p[7][0];
+        free(A);
+        free(B);
+        free(E);
+    }
+    return omp_get_wtime() - t0;
+}
