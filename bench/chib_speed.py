@@ -49,6 +49,17 @@ def sp(x):
     return np.logaddexp(0.0, x)
 
 
+def site_delta(W1T, W2, vw, b2, h, y, z, j):
+    """ln P*(v, h1 with h_j = 1) - ln P*(v, h1 with h_j = 0), the top layer summed out
+    (MS09 Sec. 3), from the inputs y = W1 h1 + b1 and z = W2^T h1 + c2 (NumPy)."""
+    w1, w2 = W1T[j], W2[j]
+    if h[j]:
+        yon, yoff, zon, zoff = y, y - w1, z, z - w2
+    else:
+        yon, yoff, zon, zoff = y + w1, y, z + w2, z
+    return vw[j] + b2[j] - (sp(yon) - sp(yoff)).sum() + (sp(zon) - sp(zoff)).sum()
+
+
 def numpy_estimate(layers, v, log_z, S, rng):
     """MS09 Figure 1 in plain NumPy (float64): the same algorithm, vectorized per site."""
     low, top = layers
@@ -63,12 +74,7 @@ def numpy_estimate(layers, v, log_z, S, rng):
         return W1 @ h + b1, h @ W2 + c2
 
     def delta(h, y, z, j):
-        w1, w2 = W1T[j], W2[j]
-        if h[j]:
-            yon, yoff, zon, zoff = y, y - w1, z, z - w2
-        else:
-            yon, yoff, zon, zoff = y + w1, y, z + w2, z
-        return vw[j] + b2[j] - (sp(yon) - sp(yoff)).sum() + (sp(zon) - sp(zoff)).sum()
+        return site_delta(W1T, W2, vw, b2, h, y, z, j)
 
     def flip(h, y, z, j, on):
         h[j] = on

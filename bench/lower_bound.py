@@ -201,8 +201,10 @@ def ais_bound(fl, r, steps, runs, nt, D, M, rates):
     return dict(add=t_add, exp=t_exp, rng=t_rng, compute=t_add + t_exp + t_rng, memory=t_mem)
 
 
-def time_regions(model, bA_stored, betas, runs, nt, seed):
-    """cyrbm's engine over the whole schedule, each region's steps timed (wall, CPU)."""
+def time_regions(model, bA_stored, betas, runs, nt, seed, weights=True):
+    """cyrbm's engine over the whole schedule, each region's steps timed (wall, CPU);
+    without ``weights``, the last region's steps make the transitions alone (no log
+    weights: what they cost)."""
     eng = _engine.GibbsEngine(bA_stored, None, None, model.W, model.vbias, model.hbias,
                               ais_streams(seed, runs, 0), dtype=model.dtype, n_threads=nt,
                               refresh_every=200)
@@ -211,7 +213,10 @@ def time_regions(model, bA_stored, betas, runs, nt, seed):
     wall, cpu = [], []
     for r in range(3):
         t0, c0 = time.perf_counter(), time.process_time()
-        eng.anneal(betas, cuts[r], cuts[r + 1])
+        if weights or r < 2:
+            eng.anneal(betas, cuts[r], cuts[r + 1])
+        else:
+            eng.steps(betas, cuts[r], cuts[r + 1], K, weights=False)
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return wall, cpu, eng.log_weights
@@ -222,6 +227,7 @@ def simulate_chib(layers, V, S, seed):
     """The counts of one Chib-style estimate per vector (MS09 Figure 1, as
     cyrbm_chib_items runs it), in NumPy float64: sites visited, flips of h1, refreshes
     (active units then), draws."""
+    from chib_speed import site_delta
     low, top = layers
     W1, b1, c1 = (x.astype(np.float64) for x in (low.W, low.vbias, low.hbias))
     W2, c2 = top.W.astype(np.float64), top.hbias.astype(np.float64)
@@ -229,19 +235,13 @@ def simulate_chib(layers, V, S, seed):
     W1T = np.ascontiguousarray(W1.T)
     H1 = W1.shape[1]
     rng = np.random.default_rng(seed)
-    sp = lambda x: np.logaddexp(0.0, x)  # noqa: E731
     tot = dict(sites=0, flips=0, refresh_rows=0, refreshes=0, draws=0, passes=0)
     for v in V.astype(np.float64):
         vw = v @ W1
         x = vw + c1
 
         def delta(h, y, z, j):
-            w1, w2 = W1T[j], W2[j]
-            if h[j]:
-                yon, yoff, zon, zoff = y, y - w1, z, z - w2
-            else:
-                yon, yoff, zon, zoff = y + w1, y, z + w2, z
-            return vw[j] + b2[j] - (sp(yon) - sp(yoff)).sum() + (sp(zon) - sp(zoff)).sum()
+            return site_delta(W1T, W2, vw, b2, h, y, z, j)
 
         def refresh(h):
             tot["refreshes"] += 1
@@ -376,7 +376,7 @@ def main(argv=None):
                        progress=False).log_partition(model, base_rate=bA_stored)
         reg = region_of(betas[1:])
         steps = np.array([np.sum(reg == r) for r in range(3)], dtype=float)   # k = 1..K
-        rows, ratios = [], {}
+        rows, ratios, no_weights = [], {}, {}
         for nt in threads:
             walls, cpus = [], []
             for _ in range(repeat):
@@ -388,6 +388,10 @@ def main(argv=None):
                     raise SystemExit(f"region-by-region ln Z {lz!r} != Annealer's {ref.log_Z!r}")
                 print(f"  {nt} thread(s): regions {', '.join(f'{x:.3f}' for x in w)} s wall "
                       f"(CPU {', '.join(f'{x:.3f}' for x in c)} s)", flush=True)
+            w, c, _ = time_regions(model, bA_stored, betas, args.runs, nt, seed=0, weights=False)
+            no_weights[nt] = w[2]
+            print(f"  {nt} thread(s): [0.9, 1] without the log weights {w[2]:.3f} s wall "
+                  f"(CPU {c[2]:.3f} s)", flush=True)
             walls, cpus = np.array(walls), np.array(cpus)
             for r, (name, _, _) in enumerate(REGIONS):
                 bd = ais_bound(fl, r, steps[r], args.runs, nt, D, M, rates[nt])

@@ -11,60 +11,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
-#include "vmath.h"
 
+/* 64-byte native vectors, then vmath.h's vector exp (vexp_f, vexp_d) as a kernel
+ * variant instantiates it (simd.h's names) */
 typedef double vd __attribute__((vector_size(64), aligned(64)));
 typedef uint64_t vq __attribute__((vector_size(64), aligned(64)));
 typedef float vf __attribute__((vector_size(64), aligned(64)));
 typedef uint32_t vu __attribute__((vector_size(64), aligned(64)));
-#define ASQ(x) ((vq)(x))
-#define ASD(x) ((vd)(x))
-#define ASU(x) ((vu)(x))
-#define ASF(x) ((vf)(x))
-#define MASKQ(c) ((vq)(c))
-#define MASKU(c) ((vu)(c))
-CYRBM_DEFINE_EXP_D(lb_exp_d, vd, vq, ASQ, ASD, MASKQ)
-CYRBM_DEFINE_EXP_F(lb_exp_f, vf, vu, ASU, ASF, MASKU)
+#define CYRBM_SIMD_H 1
+#define CYRBM_VBYTES 64
+#include "vmath.h"
 
 static volatile double lb_sink;
 
-/* n (multiple of 16) float32 exp(-|x|) per rep from an L1 array */
-double lb_exp_f32(int n, long reps, int nthreads) {
-    double t0 = omp_get_wtime();
-#pragma omp parallel num_threads(nthreads)
-    {
-        vf *x = aligned_alloc(64, (size_t)n * 4);
-        vf acc = (vf){0};
-        long r;
-        int i;
-        for (i = 0; i < n / 16; i++)
-            for (int l = 0; l < 16; l++) x[i][l] = (float)((i * 16 + l) % 97) * 0.1f - 4.8f;
-        for (r = 0; r < reps; r++)
-            for (i = 0; i < n / 16; i++) acc += lb_exp_f(ASF(ASU(x[i]) | 0x80000000u));
-        lb_sink += acc[0] + acc[15];
-        free(x);
+/* n (a multiple of the lanes) exp(-|x|) per rep from an L1 array of type V (lanes of
+ * T, sign bit SIGN, bits U) */
+#define LB_EXP(NAME, V, T, U, VEXP, SIGN)                                                 \
+    double NAME(int n, long reps, int nthreads) {                                         \
+        const int nl = (int)(sizeof(V) / sizeof(T));                                      \
+        double t0 = omp_get_wtime();                                                      \
+        _Pragma("omp parallel num_threads(nthreads)") {                                   \
+            V *x = aligned_alloc(64, (size_t)n * sizeof(T));                              \
+            V acc = (V){0};                                                               \
+            long r;                                                                       \
+            int i, l;                                                                     \
+            for (i = 0; i < n / nl; i++)                                                  \
+                for (l = 0; l < nl; l++) x[i][l] = (T)((i * nl + l) % 97) * (T)0.1 - (T)4.8; \
+            for (r = 0; r < reps; r++)                                                    \
+                for (i = 0; i < n / nl; i++) acc += VEXP((V)((U)x[i] | SIGN));             \
+            lb_sink += (double)acc[0] + (double)acc[nl - 1];                              \
+            free(x);                                                                      \
+        }                                                                                 \
+        return omp_get_wtime() - t0;                                                      \
     }
-    return omp_get_wtime() - t0;
-}
-
-/* n (multiple of 8) float64 exp(-|x|) per rep from an L1 array */
-double lb_exp_f64(int n, long reps, int nthreads) {
-    double t0 = omp_get_wtime();
-#pragma omp parallel num_threads(nthreads)
-    {
-        vd *x = aligned_alloc(64, (size_t)n * 8);
-        vd acc = (vd){0};
-        long r;
-        int i;
-        for (i = 0; i < n / 8; i++)
-            for (int l = 0; l < 8; l++) x[i][l] = (double)((i * 8 + l) % 97) * 0.1 - 4.8;
-        for (r = 0; r < reps; r++)
-            for (i = 0; i < n / 8; i++) acc += lb_exp_d(ASD(ASQ(x[i]) | 0x8000000000000000ULL));
-        lb_sink += acc[0] + acc[7];
-        free(x);
-    }
-    return omp_get_wtime() - t0;
-}
+LB_EXP(lb_exp_f32, vf, float, vu, vexp_f, 0x80000000u)
+LB_EXP(lb_exp_f64, vd, double, vq, vexp_d, 0x8000000000000000ULL)
 
 /* xoshiro256++ on 8 interleaved lanes (rng.h's AIS layout): `words` 64-bit outputs per
  * thread (a multiple of 8) */
