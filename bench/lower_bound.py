@@ -3,7 +3,7 @@
 AIS (SM08 Sec. 3, Eq. 13-18): the paper setting of bench/ais_speed.py, a 784 x 500 RBM
 trained with CD1 on the MNIST-like digits (bench/mnistlike.py, the model cached in
 bench/.cache), 100 runs from the base rate, the paper's 14,500 betas.  Per region of the
-schedule ([0, 0.5) step 1e-3, [0.5, 0.9) step 1e-4, [0.9, 1] step 1e-4):
+schedule ([0, 0.5) step 1e-3, [0.5, 0.9) step 1e-4, [0.9, 1] step 1e-5):
 
 * flips: the visible and hidden units that change per run and step, counted on a
   float32 NumPy re-implementation of the same transitions (``--sim-runs`` runs; other
