@@ -157,7 +157,7 @@ def main():
         tn = (time.perf_counter() - t) / m
         print(f"NumPy reference: {tn:.1f} s per vector (10,000 in {tn * 10000 / 3600:.0f} h): "
               f"cyrbm is {tn * rate:.0f}x faster")
-    print(f"MS09: about 50 minutes for 50 vectors (60 s a vector) on a 3 GHz Xeon")
+    print("MS09: about 50 minutes for 50 vectors (60 s a vector) on a 3 GHz Xeon")
 
 
 if __name__ == "__main__":
