@@ -2,7 +2,6 @@
 are built in a temporary directory and must give the Python API's answers exactly."""
 import importlib
 import os
-import textwrap
 
 import numpy as np
 import pytest
