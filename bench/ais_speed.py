@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from mnistlike import mnistlike  # noqa: E402
+from numpy_ais import numpy_ais  # noqa: E402
 
 import cyrbm  # noqa: E402
 from cyrbm import RBM, Trainer  # noqa: E402
@@ -64,40 +65,6 @@ def trained_model(n_hidden, path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     model.save(path)
     return model
-
-
-def numpy_ais(model, bA, betas, runs, seed):
-    """Base-rate AIS (SM08 Eq. 13-18) in float32 NumPy; returns the log weights."""
-    from scipy.special import expit
-    rng = np.random.default_rng(seed)
-    W = model.W.astype(np.float32)
-    WT = np.ascontiguousarray(W.T)
-    b = model.vbias.astype(np.float32)
-    a = model.hbias.astype(np.float32)
-    bA32 = bA.astype(np.float32)
-    D, M = W.shape
-    v = (rng.random((runs, D), dtype=np.float32) < expit(bA32)).astype(np.float32)
-    logw = np.zeros(runs)
-    x = np.empty((runs, M), np.float32)
-    y = np.empty((runs, D), np.float32)
-    dbias = (bA32.astype(np.float64) - b.astype(np.float64))
-    K = betas.size - 1
-    for k in range(1, K + 1):
-        bp, bc = float(betas[k - 1]), float(betas[k])
-        np.matmul(v, W, out=x)
-        x += a
-        xd = x.astype(np.float64)
-        logw += (bp - bc) * (v @ dbias) + (np.logaddexp(0.0, bc * xd)
-                                           - np.logaddexp(0.0, bp * xd)).sum(axis=1)
-        if k < K:
-            h = (rng.random((runs, M), dtype=np.float32)
-                 < expit(np.float32(bc) * x)).astype(np.float32)
-            np.matmul(h, WT, out=y)
-            y += b
-            y *= np.float32(bc)
-            y += np.float32(1.0 - bc) * bA32
-            v = (rng.random((runs, D), dtype=np.float32) < expit(y)).astype(np.float32)
-    return logw
 
 
 def blas_floor(D, M, runs, steps, seed, dtype=np.float32):
