@@ -47,6 +47,9 @@ Options:
   --betas=N           Betas of the fresh AIS [default: 14500].
   --threads=T         cyrbm threads [default: 1].
   --per-k             Print every temperature's paths at the last epoch.
+  --equilibrate=R     Also run R more PT rounds at each epoch's model, from the
+                      training ladders' states there, and take the bridges again
+                      (whether the states, not the estimators, are off) [default: 0].
   --cost=N            Then time, alternately N times at the last model, one PT round
                       and the tracker's parts (processor time, median and best)
                       [default: 0].
@@ -144,8 +147,12 @@ def main(argv=None):
                       chains=int(args["--chains"]), temperatures=int(args["--temperatures"]),
                       learning_rate=float(args["--lr"]), monitor_size=0, progress=False,
                       seed=0, threads=threads, track_logz="filter")
-    models = []
-    t.callback = lambda record: models.append(t.model.copy())
+    models, states = [], []
+
+    def keep(record):
+        models.append(t.model.copy())
+        states.append(np.array(pt_tracking_ladders().tempered_states()))
+    t.callback = keep
     t.fit(X)
     # the last round's states (of the model before the last update), then one more
     # round at the last model: the last update one- and two-sided, the last bridges
@@ -165,7 +172,9 @@ def main(argv=None):
     cr = np.cumsum([diag.dr[i] for i in range(n2)], axis=0)
     print("epoch | reference | filter (se) | bridges alone (se) | one-sided path | "
           "two-sided path | reverse path | update ESS at K, median / min | update ESS, all k, min | "
-          "two-sided overlap at K, min | bridge overlap, min | bridge one-sided ESS, min")
+          "two-sided overlap at K, min | bridge overlap, min | bridge one-sided ESS, min"
+          + (f" | bridges after {args['--equilibrate']} more rounds (se)"
+             if int(args["--equilibrate"]) else ""))
     for e, (rec, m) in enumerate(zip(t.history, models), start=1):
         n = e * per_epoch
         if H <= 24:
@@ -187,7 +196,9 @@ def main(argv=None):
               f"{diag.bridge[n][-1]:.3f} ({diag.bridge_se[n]:.3f}) | "
               f"{start + c1[n - 1][-1]:.3f} | {two:.3f} | {rev:.3f} | "
               f"{np.median(ess_K):.3f} / {ess_K.min():.3f} | {ess_all:.3f} | {ov2:.3f} | "
-              f"{bov:.3f} | {bess:.3f}", flush=True)
+              f"{bov:.3f} | {bess:.3f}" + equilibrated(m, states[e - 1], ladders.temps,
+                                                      int(args["--equilibrate"]), threads),
+              flush=True)
     if args["--per-k"]:
         n = E * per_epoch
         temps = np.asarray(ladders.temps)
@@ -201,6 +212,25 @@ def main(argv=None):
                   f"{rev:+.3f}")
     if int(args["--cost"]):
         cost(t.model, ladders, int(args["--cost"]), threads)
+
+
+def equilibrated(model, x, temps, rounds, threads):
+    """The bridges' ln Z (se) at ``model`` after ``rounds`` more PT rounds from the
+    ladders' states ``x`` (grouped by temperature) at fixed parameters."""
+    if not rounds:
+        return ""
+    from cyrbm.models.tempering import TemperedChains
+    temps = np.asarray(temps, np.float64)
+    K1 = temps.size
+    M = x.shape[0] // K1
+    runs = x.reshape(K1, M, -1).transpose(1, 0, 2).reshape(M * K1, -1)   # run m K1 + k
+    chains = TemperedChains(temps, model.n_visible, model.n_hidden, M, n_threads=threads,
+                            seed=7, init=runs)
+    for _ in range(rounds):
+        chains.step(model, n_threads=threads)
+    d = Diagnosis()
+    d.bridges(model, np.ascontiguousarray(chains.tempered_states()), temps, 0)
+    return f" | {d.bridge[0][-1]:.3f} ({d.bridge_se[0]:.3f})"
 
 
 def cost(model, ladders, n, threads):
