@@ -43,7 +43,7 @@ Options:
   --temperatures=K    PT temperatures [default: 21].
   --epochs=E          Epochs [default: 5].
   --lr=X              Learning rate [default: 0.01].
-  --ais=R             Fresh AIS runs at each epoch's end [default: 100].
+  --ais=R             Fresh AIS runs at each epoch's end (0: none) [default: 100].
   --betas=N           Betas of the fresh AIS [default: 14500].
   --threads=T         cyrbm threads [default: 1].
   --per-k             Print every temperature's paths at the last epoch.
@@ -179,6 +179,8 @@ def main(argv=None):
         n = e * per_epoch
         if H <= 24:
             ref, ref_se = m.log_partition(), 0.0
+        elif not int(args["--ais"]):
+            ref = ref_se = float("nan")
         else:
             ann = cyrbm.Annealer(int(args["--ais"]), f"linear:{int(args['--betas'])}", seed=1,
                                  threads=threads, progress=False)

@@ -172,10 +172,6 @@ class PTLogZTracker:
         self.min_ess = self.min_overlap = 1.0
         self.warning = None
         self.transitions = 0
-        # the last transition's top step, until the next round's draws redo it: the
-        # parameters before it, its provisional Delta_K and every ladder's influence
-        self.prev = self.prev_psi = None
-        self.prev_top = 0.0
         self._previous_update = None
         self._ladders = None      # the sampler's ladders, met at its first round
         if state is not None:
@@ -232,8 +228,6 @@ class PTLogZTracker:
         betas = np.stack([t[np.maximum(k - 1, 0)], t[k], t[np.minimum(k + 1, K1 - 1)]], axis=1)
         lp = self.last._tempered_log_p(x, betas)            # (K1 M) x 3
         self.draws, self.log_p = x, lp
-        if self.prev is not None:
-            self._reverse_top(x[K * M:], lp[K * M:, 1])
         pairs = np.arange(K)
         wf = (lp[:, 2] - lp[:, 1]).reshape(K1, M)[:-1]   # ln p*_{j+1} - ln p*_j, draws of p_j
         wr = (lp[:, 0] - lp[:, 1]).reshape(K1, M)[1:]    # ln p*_j - ln p*_{j+1}, of p_{j+1}
@@ -262,34 +256,6 @@ class PTLogZTracker:
         P = A @ P @ A.T + gain @ R @ gain.T           # Joseph form
         self.cov = 0.5 * (P + P.T)
         self.influence = A @ self.influence + gain @ psi.T
-
-    def _reverse_top(self, top, log_p_top):
-        """Redo the last transition's step of ln Z_K by reverse importance sampling with
-        the top temperature's draws of the round after it (``top``, drawn at the new
-        parameters theta, not used to make the update; ``log_p_top`` their ln p*_K):
-        Delta_K = -ln mean exp(ln p*_K(x; theta_prev) - ln p*_K(x; theta)).  The draws of
-        before the update made it (its negative phase): it lowered their ln p*, so
-        forward weights at them put Delta_K low by about the update's self-term (on the
-        784 x 500 digits run of bench/README.md, about a tenth of a nat per update);
-        the temperature below (``top_log_ratio``, the provisional step) leaves that out
-        but weighs across a bridge as well, whose weights degenerate on large models.
-        The filter has not moved since the transition, so its mean, covariance and the
-        ladders' influence take the difference of the two steps exactly."""
-        M = top.shape[0]
-        lw = self.prev._tempered_log_p(top, np.ones((M, 1)))[:, 0] - log_p_top
-        d, psi, ess = importance_log_ratio(lw)
-        if ess < MIN_ESS_FRACTION:
-            self._warn(f"the update's reverse importance weights at temperature 1 have an "
-                       f"effective sample size of {ess * M:.1f} of {M} chains")
-        self.min_ess = min(self.min_ess, ess)
-        old = self.prev_psi
-        new = old.copy()
-        new[:, -1] = -psi
-        self.mean[-1] += -d - self.prev_top
-        self.cov = self.cov + (new.T @ new - old.T @ old) / (M * M)
-        self.influence[-1] += new[:, -1] - old[:, -1]
-        self.prev = self.prev_psi = None
-        self.prev_top = 0.0
 
     def _transition(self, model, temps, update):
         """Predict: the filter moved from (theta_ref, betas) to (``model``, ``temps``) by
@@ -323,8 +289,6 @@ class PTLogZTracker:
         self.cov = self.cov + psi.T @ psi / (M * M)
         self.influence = self.influence + psi.T
         self.transitions += 1
-        # the top step is provisional until the next round's draws (``_reverse_top``)
-        self.prev, self.prev_psi, self.prev_top = self.last, psi, float(delta[-1])
         self._set_reference(model, t, update)
 
     def _warn(self, what):
@@ -367,17 +331,13 @@ class PTLogZTracker:
                 "mean": self.mean if self.mean is not None else np.zeros(0),
                 "cov": self.cov if self.cov is not None else np.zeros((0, K)),
                 "influence": (self.influence if self.influence is not None
-                              else np.zeros((K, 0))),
-                **({f"prev_{k}": a for k, a in self.prev.to_arrays().items() if k != "meta"}
-                   if self.prev is not None else {}),
-                "prev_psi": self.prev_psi if self.prev is not None else np.zeros((0, K))}
+                              else np.zeros((K, 0)))}
 
     def scalars(self):
         """The filter's numbers for a checkpoint's meta."""
         return {"ref_update": self.ref_update, "min_ess": self.min_ess,
                 "min_overlap": self.min_overlap, "warning": self.warning,
                 "transitions": self.transitions, "previous_update": self._previous_update,
-                "prev_top": self.prev_top,
                 "visible": getattr(self.last, "visible", "binary"),
                 "arrays": sorted(self.arrays())}
 
@@ -388,15 +348,8 @@ class PTLogZTracker:
             raise ModelFileError("the checkpoint's tracked ln Z lacks part of the PT "
                                  "tracker's state, so it cannot be continued; train again "
                                  "from the start to track ln Z.")
-        names = ("W", "vbias", "hbias", "sigma", "L")
-        self.last = kind.from_arrays({k: state[k] for k in state if k in names},
-                                     "a tracked ln Z's checkpoint")
-        if state.get("prev_psi") is not None and state["prev_psi"].size:
-            self.prev = kind.from_arrays({k: state[f"prev_{k}"] for k in names
-                                          if f"prev_{k}" in state},
-                                         "a tracked ln Z's checkpoint")
-            self.prev_psi = np.asarray(state["prev_psi"], np.float64)
-            self.prev_top = float(state["prev_top"])
+        self.last = kind.from_arrays({k: state[k] for k in state if k in (
+            "W", "vbias", "hbias", "sigma", "L")}, "a tracked ln Z's checkpoint")
         self.temps = np.asarray(state["temps"], np.float64)
         pending = state["chains"].shape[0] > 0
         self.draws = np.ascontiguousarray(state["chains"]) if pending else None
