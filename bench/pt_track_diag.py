@@ -50,6 +50,9 @@ Options:
   --equilibrate=R     Also run R more PT rounds at each epoch's model, from the
                       training ladders' states there, and take the bridges again
                       (whether the states, not the estimators, are off) [default: 0].
+  --rounds=R          PT rounds per update in training (cyrbm's PT takes 1; the others
+                      are the bench's own, to see whether the tracker holds when the
+                      ladders follow the model) [default: 1].
   --cost=N            Then time, alternately N times at the last model, one PT round
                       and the tracker's parts (processor time, median and best)
                       [default: 0].
@@ -143,6 +146,15 @@ def main(argv=None):
         return hook(self, model, ladders, n_updates, threads)
 
     pt_tracking.PTLogZTracker.before_round = before_round
+    rounds = int(args["--rounds"])
+    if rounds > 1:
+        from cyrbm.models.tempering import TemperedChains
+        one_round = TemperedChains.step
+
+        def more_rounds(self, model, n_threads=None):
+            for _ in range(rounds):
+                one_round(self, model, n_threads=n_threads)
+        TemperedChains.step = more_rounds
     t = cyrbm.Trainer(H, method="pt", epochs=E, batch_size=int(args["--batch"]),
                       chains=int(args["--chains"]), temperatures=int(args["--temperatures"]),
                       learning_rate=float(args["--lr"]), monitor_size=0, progress=False,
@@ -154,6 +166,8 @@ def main(argv=None):
         states.append(np.array(pt_tracking_ladders().tempered_states()))
     t.callback = keep
     t.fit(X)
+    if rounds > 1:
+        TemperedChains.step = one_round
     # the last round's states (of the model before the last update), then one more
     # round at the last model: the last update one- and two-sided, the last bridges
     ladders = pt_tracking_ladders()
@@ -163,7 +177,7 @@ def main(argv=None):
     diag(t.model, ladders, n_last + 1)
     print(f"{X.shape[0]} x {X.shape[1]} {source}, {H} hidden, PT {args['--chains']} "
           f"ladders x {args['--temperatures']} temperatures, batch {args['--batch']}, "
-          f"lr {args['--lr']}, {E} epochs; cyrbm {cyrbm.__version__}")
+          f"lr {args['--lr']}, {E} epochs, {rounds} round(s) per update; cyrbm {cyrbm.__version__}")
     per_epoch = n_last // E
     start = diag.bridge[0][-1]
     c1 = np.cumsum([diag.d1[i] for i in range(n_last)], axis=0)
