@@ -82,6 +82,18 @@ CYRBM_INLINE vf CYRBM_K(cyrbm_ak_unif_f32)(const vq *rb, int q) {
 #endif
 }
 
+/* The first and second of two consecutive int32 list entries (unit numbers, >= 0) read
+ * as one uint64 e (memcpy): the first is at the lower address, the low half on a
+ * little-endian machine. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define CYRBM_AK_PAIR_LO(e) ((ptrdiff_t)((e) >> 32))
+#define CYRBM_AK_PAIR_HI(e) ((ptrdiff_t)(uint32_t)(e))
+#else
+#define CYRBM_AK_PAIR_LO(e) ((ptrdiff_t)(uint32_t)(e))
+#define CYRBM_AK_PAIR_HI(e) ((ptrdiff_t)((e) >> 32))
+#endif
+
 /* Multiply the running product *P (kept as mantissa * 2^*E) by f, exactly rescaled. */
 static inline void cyrbm_ak_mulexp(double *P, double *E, double f) {
     int e;

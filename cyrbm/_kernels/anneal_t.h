@@ -76,14 +76,22 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
                         VT a0 = (VT){0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
                            a7 = a0;
                         for (q = q0; q + 8 <= qe; q += 8) {
-                            a0 += VLOAD(bq + (ptrdiff_t)l[q] * CHUNK);
-                            a1 += VLOAD(bq + (ptrdiff_t)l[q + 1] * CHUNK);
-                            a2 += VLOAD(bq + (ptrdiff_t)l[q + 2] * CHUNK);
-                            a3 += VLOAD(bq + (ptrdiff_t)l[q + 3] * CHUNK);
-                            a4 += VLOAD(bq + (ptrdiff_t)l[q + 4] * CHUNK);
-                            a5 += VLOAD(bq + (ptrdiff_t)l[q + 5] * CHUNK);
-                            a6 += VLOAD(bq + (ptrdiff_t)l[q + 6] * CHUNK);
-                            a7 += VLOAD(bq + (ptrdiff_t)l[q + 7] * CHUNK);
+                            /* the 8 entries in 4 loads of two: a row costs one load of
+                             * W^T and half a load of the list (the loads are what bounds
+                             * this loop; bench/lower_bound_update.c) */
+                            uint64_t e01, e23, e45, e67;
+                            memcpy(&e01, l + q, 8);
+                            memcpy(&e23, l + q + 2, 8);
+                            memcpy(&e45, l + q + 4, 8);
+                            memcpy(&e67, l + q + 6, 8);
+                            a0 += VLOAD(bq + CYRBM_AK_PAIR_LO(e01) * CHUNK);
+                            a1 += VLOAD(bq + CYRBM_AK_PAIR_HI(e01) * CHUNK);
+                            a2 += VLOAD(bq + CYRBM_AK_PAIR_LO(e23) * CHUNK);
+                            a3 += VLOAD(bq + CYRBM_AK_PAIR_HI(e23) * CHUNK);
+                            a4 += VLOAD(bq + CYRBM_AK_PAIR_LO(e45) * CHUNK);
+                            a5 += VLOAD(bq + CYRBM_AK_PAIR_HI(e45) * CHUNK);
+                            a6 += VLOAD(bq + CYRBM_AK_PAIR_LO(e67) * CHUNK);
+                            a7 += VLOAD(bq + CYRBM_AK_PAIR_HI(e67) * CHUNK);
                         }
                         if (q < qe) a0 += VLOAD(bq + (ptrdiff_t)l[q] * CHUNK);
                         if (q + 1 < qe) a1 += VLOAD(bq + (ptrdiff_t)l[q + 1] * CHUNK);
