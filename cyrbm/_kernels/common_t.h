@@ -53,14 +53,7 @@ void TN(cyrbm_srbm_steps)(const cyrbm_srbm_pair *P, uint8_t *restrict v, uint8_t
                           double *logw) {
     /* the lateral unit type's instance of the one Gibbs driver (unit_gibbs_t.h over
      * unit_srbm_t.h, included after this file), on the one run given */
-    cyrbm_gibbs_runs S;
-    S.v = v;
-    S.h = h;
-    S.streams = rng;
-    S.logw = logw;
-    S.p = NULL;
-    S.p_step = 0;
-    S.y = y;
-    S.fresh = fresh;
+    const cyrbm_gibbs_runs S = {.v = v, .h = h, .streams = rng, .logw = logw, .y = y,
+                                .fresh = fresh};
     TN(cyrbm_gibbs_srbm)(P, &S, 0, 1, betas, k0, k1, weights, x);
 }

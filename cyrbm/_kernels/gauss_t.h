@@ -154,15 +154,8 @@ void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_
                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
                            int weights, cyrbm_rng *streams, double *logw, T *p,
                            ptrdiff_t p_step, void *work) {
-    cyrbm_gibbs_runs S;
-    S.v = v;
-    S.h = h;
-    S.streams = streams;
-    S.logw = logw;
-    S.p = p;
-    S.p_step = p_step;
-    S.y = NULL;
-    S.fresh = 0;
+    const cyrbm_gibbs_runs S = {.v = v, .h = h, .streams = streams, .logw = logw, .p = p,
+                                .p_step = p_step};
     FN(cyrbm_gibbs_gauss)(P, &S, r0, r1, betas, k0, k1, weights, work);
 }
 
