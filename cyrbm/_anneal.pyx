@@ -241,11 +241,10 @@ cdef inline Py_ssize_t _at_least(Py_ssize_t n, Py_ssize_t m) noexcept nogil:
 
 
 cdef inline void *_take(char *base, size_t *total, size_t nbytes) noexcept nogil:
-    """The next buffer of ``nbytes`` of a layout: 64-byte aligned, 64 zero bytes after
-    it.  With ``base`` NULL only ``total`` (the bytes needed) advances."""
-    cdef size_t at = (total[0] + 63) & ~(<size_t> 63)
-    total[0] = at + nbytes + 64
-    return NULL if base == NULL else <void *> (base + at)
+    """The next buffer of ``nbytes`` of a layout, from the one aligned bump allocator
+    (kernels.h: cyrbm_take): 64-byte aligned, with 64 zero bytes after it.  With
+    ``base`` NULL only ``total`` (the bytes needed) advances."""
+    return cyrbm_take(base, total, nbytes + 64)
 
 
 cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:

@@ -11,6 +11,11 @@
  *              cyrbm_bernoulli8
  *   gauss      AIS steps of a Gaussian-visible RBM (cyrbm_gauss_block), its hidden
  *              probabilities and weight gradient (cyrbm_gauss_hidden, _gradient)
+ *   units      the unit-type table (kernels.h: cyrbm_unit_type): each visible unit
+ *              type's instance of the one Gibbs driver (unit_gibbs_t.h) through the
+ *              table, Gaussian units with p(h | v) at a step, lateral (SRBM) units over
+ *              several runs, which must give the bits of the thin entries
+ *              (cyrbm_gauss_block, cyrbm_srbm_steps run by run)
  *   stream     the random stream itself: xoshiro256++ outputs and the AIS lane seeding
  *
  * and prints, per variant and test, a 64-bit FNV-1a hash of the outputs' bytes and the
@@ -434,6 +439,115 @@ static void test_gauss(int vi, const char *isa, int f32) {
     free(W); free(b); free(c); free(sg); free(v); free(p); free(out); free(h); free(bwork);
 }
 
+/* The unit-type table: each type's instance of the one Gibbs driver must give the bits of
+ * its thin entry; the line hashes the driver's outputs. */
+static int units_bad = 0;
+static void units_same(const char *what, const void *a, const void *b, size_t n) {
+    if (memcmp(a, b, n) != 0) {
+        fprintf(stderr, "kernel_harness: the unit-type table's %s differs from its entry\n", what);
+        units_bad = 1;
+    }
+}
+static void test_units(int vi, const char *isa, int f32) {
+    const cyrbm_unit_type *G = &cyrbm_kernels()->units[CYRBM_UNIT_GAUSS];
+    const cyrbm_unit_type *L = &cyrbm_kernels()->units[CYRBM_UNIT_SRBM];
+    const ptrdiff_t D = 11, M = 17, R = 21, K = 30, s = f32 ? 4 : 8;
+    double mu[11], sd[11], bA[11], betas[31], logw[2][21], y[2][21 * 11];
+    void *W = xcalloc((size_t)(D * M * s)), *b = xcalloc((size_t)(D * s));
+    void *c = xcalloc((size_t)(M * s)), *sg = xcalloc((size_t)(D * s));
+    void *Lw = xcalloc((size_t)(D * D * s));
+    void *v[2], *p[2];
+    uint8_t *h[2], *vb[2];
+    size_t wb = G->work_bytes(D, M) > L->work_bytes(D, M) ? G->work_bytes(D, M)
+                                                         : L->work_bytes(D, M);
+    void *bwork = xcalloc((wb + 63) / 64 * 64), *work = ALIGN64(bwork);
+    cyrbm_rng st[2][21];
+    cyrbm_gauss_pair P;
+    cyrbm_srbm_pair Q;
+    cyrbm_gibbs_runs S;
+    digest d;
+    char name[32];
+    ptrdiff_t i, j, k, r;
+    int t;
+    sm_state = 5000;
+    for (i = 0; i < D * M; i++) put(f32, W, i, sm_unif(-0.4, 0.4));
+    for (i = 0; i < D; i++) {
+        put(f32, b, i, sm_unif(-1.0, 1.0));
+        put(f32, sg, i, sm_unif(0.5, 1.5));
+        mu[i] = sm_unif(-0.5, 0.5);
+        sd[i] = sm_unif(0.7, 1.3);
+        bA[i] = sm_unif(-1.0, 1.0);
+        for (j = 0; j < i; j++) {
+            const double l = sm_unif(-0.5, 0.5);
+            put(f32, Lw, i * D + j, l);
+            put(f32, Lw, j * D + i, l);
+        }
+    }
+    for (j = 0; j < M; j++) put(f32, c, j, sm_unif(-1.0, 1.0));
+    for (k = 0; k <= K; k++) betas[k] = (double)k / (double)K;
+    sm_streams(st[0], R);
+    memcpy(st[1], st[0], sizeof st[0]);
+    for (t = 0; t < 2; t++) {
+        v[t] = xcalloc((size_t)(R * D * s));
+        p[t] = xcalloc((size_t)(R * M * s));
+        h[t] = xcalloc((size_t)(R * M));
+        vb[t] = xcalloc((size_t)(R * D));
+        for (r = 0; r < R; r++) logw[t][r] = 0.0;
+    }
+    /* Gaussian units: the entry (t = 0), then the table's driver (t = 1) */
+    P.D = D; P.M = M; P.W = W; P.b = b; P.c = c; P.s = sg; P.mu = mu; P.sd = sd;
+    if (f32) cyrbm_gauss_block_f32(&P, v[0], h[0], 0, R, betas, 0, K + 1, 1, st[0], logw[0],
+                                   p[0], K / 2, work);
+    else cyrbm_gauss_block_f64(&P, v[0], h[0], 0, R, betas, 0, K + 1, 1, st[0], logw[0],
+                               p[0], K / 2, work);
+    memset(&S, 0, sizeof S);
+    S.v = v[1]; S.h = h[1]; S.streams = st[1]; S.logw = logw[1]; S.p = p[1]; S.p_step = K / 2;
+    (f32 ? G->gibbs_f32 : G->gibbs_f64)(&P, &S, 0, R, betas, 0, K + 1, 1, work);
+    units_same("Gaussian states", v[0], v[1], (size_t)(R * D * s));
+    units_same("Gaussian p(h | v)", p[0], p[1], (size_t)(R * M * s));
+    units_same("Gaussian hidden states", h[0], h[1], (size_t)(R * M));
+    units_same("Gaussian log weights", logw[0], logw[1], sizeof logw[0]);
+    units_same("Gaussian streams", st[0], st[1], sizeof st[0]);
+    dg_init(&d);
+    dg_double(&d, logw[1], (size_t)R);
+    dg_bytes(&d, v[1], (size_t)(R * D * s));
+    dg_bytes(&d, p[1], (size_t)(R * M * s));
+    dg_bytes(&d, h[1], (size_t)(R * M));
+    dg_bytes(&d, st[1], sizeof st[1]);
+    sprintf(name, "unit_gauss_%s", f32 ? "f32" : "f64");
+    emit(vi, isa, name, &d);
+    /* lateral units: run by run through the entry, then all runs through the table */
+    Q.D = D; Q.M = M; Q.W = W; Q.b = b; Q.c = c; Q.L = Lw; Q.bA = bA;
+    for (t = 0; t < 2; t++) {
+        for (r = 0; r < R; r++) logw[t][r] = 0.0;
+        memset(h[t], 0, (size_t)(R * M));
+        memset(y[t], 0, sizeof y[t]);
+    }
+    for (r = 0; r < R; r++) {
+        if (f32) cyrbm_srbm_steps_f32(&Q, vb[0] + r * D, h[0] + r * M, y[0] + r * D, work,
+                                      betas, 0, K + 1, 1, 1, &st[0][r], &logw[0][r]);
+        else cyrbm_srbm_steps_f64(&Q, vb[0] + r * D, h[0] + r * M, y[0] + r * D, work,
+                                  betas, 0, K + 1, 1, 1, &st[0][r], &logw[0][r]);
+    }
+    memset(&S, 0, sizeof S);
+    S.v = vb[1]; S.h = h[1]; S.streams = st[1]; S.logw = logw[1]; S.y = y[1]; S.fresh = 1;
+    (f32 ? L->gibbs_f32 : L->gibbs_f64)(&Q, &S, 0, R, betas, 0, K + 1, 1, work);
+    units_same("lateral states", vb[0], vb[1], (size_t)(R * D));
+    units_same("lateral hidden states", h[0], h[1], (size_t)(R * M));
+    units_same("lateral fields", y[0], y[1], sizeof y[0]);
+    units_same("lateral log weights", logw[0], logw[1], sizeof logw[0]);
+    units_same("lateral streams", st[0], st[1], sizeof st[0]);
+    dg_init(&d);
+    dg_double(&d, logw[1], (size_t)R);
+    dg_bytes(&d, vb[1], (size_t)(R * D));
+    dg_bytes(&d, h[1], (size_t)(R * M));
+    dg_bytes(&d, st[1], sizeof st[1]);
+    sprintf(name, "unit_srbm_%s", f32 ? "f32" : "f64");
+    emit(vi, isa, name, &d);
+    for (t = 0; t < 2; t++) { free(v[t]); free(p[t]); free(h[t]); free(vb[t]); }
+    free(W); free(b); free(c); free(sg); free(Lw); free(bwork);
+}
+
 /* the random stream itself: xoshiro256++ outputs, the 53-bit uniforms, the AIS lanes */
 static void test_stream(int vi, const char *isa) {
     cyrbm_rng r;
@@ -481,6 +595,7 @@ int main(int argc, char **argv) {
             test_ais(nv, isa, f32, 29);
             test_cd(nv, isa, f32);
             test_gauss(nv, isa, f32);
+            test_units(nv, isa, f32);
         }
         if (nv > 0)
             for (j = 0; j < n_lines[nv]; j++)
@@ -494,5 +609,5 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kernel_harness: no variant ran\n");
         return 2;
     }
-    return bad;
+    return bad || units_bad;
 }

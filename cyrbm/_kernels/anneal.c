@@ -177,11 +177,15 @@ static inline void cyrbm_ak_group_rows(const uint8_t *s, ptrdiff_t groups, int32
 #include "float_t.h"
 #include "anneal_t.h"
 #include "gauss_t.h"
+#include "unit_gauss_t.h"
+#include "unit_gibbs_t.h"
 #undef CYRBM_FT
 #define CYRBM_FT 64
 #include "float_t.h"
 #include "anneal_t.h"
 #include "gauss_t.h"
+#include "unit_gauss_t.h"
+#include "unit_gibbs_t.h"
 
 /* The float64-only kernels below use the float64 instance of anneal_t.h's softplus sum
  * (cyrbm_ak_softplus_sum: the one the log weights use). */

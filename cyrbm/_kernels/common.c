@@ -112,10 +112,14 @@ static void cyrbm_hidden_half(const double *restrict x, ptrdiff_t M, double beta
 #define CYRBM_FT 32
 #include "float_t.h"
 #include "common_t.h"
+#include "unit_srbm_t.h"
+#include "unit_gibbs_t.h"
 #undef CYRBM_FT
 #define CYRBM_FT 64
 #include "float_t.h"
 #include "common_t.h"
+#include "unit_srbm_t.h"
+#include "unit_gibbs_t.h"
 
 size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize, char *base,
                          cyrbm_chib_work *W) {

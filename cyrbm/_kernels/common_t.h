@@ -51,52 +51,9 @@ void TN(cyrbm_srbm_steps)(const cyrbm_srbm_pair *P, uint8_t *restrict v, uint8_t
                           double *restrict y, double *restrict x, const double *betas,
                           ptrdiff_t k0, ptrdiff_t k1, int weights, int fresh, cyrbm_rng *rng,
                           double *logw) {
-    const T *W = (const T *)P->W, *b = (const T *)P->b, *c = (const T *)P->c;
-    const T *L = (const T *)P->L;
-    const double *bA = P->bA;
-    const ptrdiff_t D = P->D, M = P->M;
-    double *u = x + M;
-    ptrdiff_t k, i, j, l;
-    for (k = k0; k < k1; k++) {
-        const double beta = betas[k];
-        double lw = 0.0;
-        if (k == 0) {
-            for (i = 0; i < D; i++) v[i] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(bA[i]));
-            TN(cyrbm_srbm_field)(L, v, D, y);
-            continue;
-        }
-        if ((k == k0 && fresh) || k % CYRBM_SRBM_REFRESH == 0) TN(cyrbm_srbm_field)(L, v, D, y);
-        for (j = 0; j < M; j++) x[j] = (double)c[j];
-        for (i = 0; i < D; i++)
-            if (v[i]) {
-                const T *row = W + i * M;
-                for (j = 0; j < M; j++) x[j] += (double)row[j];
-            }
-        if (weights) {
-            double q = 0.0;
-            for (i = 0; i < D; i++)
-                if (v[i]) q += (double)b[i] + 0.5 * y[i] - bA[i];
-            lw = (beta - betas[k - 1]) * q;
-        }
-        cyrbm_hidden_half(x, M, beta, betas[k - 1], weights, lw, logw, rng, h);
-        for (i = 0; i < D; i++) {
-            const T *row = W + i * M;
-            double s = 0.0;
-            for (j = 0; j < M; j++)
-                if (h[j]) s += (double)row[j];
-            u[i] = s;
-        }
-        for (i = 0; i < D; i++) {
-            const double a = (1.0 - beta) * bA[i] + beta * ((double)b[i] + u[i] + y[i]);
-            const uint8_t on = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(a));
-            if (on != v[i]) {                  /* a flip moves every other unit's field */
-                const T *row = L + i * D;
-                v[i] = on;
-                if (on)
-                    for (l = 0; l < D; l++) y[l] += (double)row[l];
-                else
-                    for (l = 0; l < D; l++) y[l] -= (double)row[l];
-            }
-        }
-    }
+    /* the lateral unit type's instance of the one Gibbs driver (unit_gibbs_t.h over
+     * unit_srbm_t.h, included after this file), on the one run given */
+    const cyrbm_gibbs_runs S = {.v = v, .h = h, .streams = rng, .logw = logw, .y = y,
+                                .fresh = fresh};
+    TN(cyrbm_gibbs_srbm)(P, &S, 0, 1, betas, k0, k1, weights, x);
 }

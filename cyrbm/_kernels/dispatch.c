@@ -45,6 +45,14 @@ CYRBM_BUILT(DECLARE_FILL)
 static cyrbm_kernel_table table;
 
 #define FILL_COMMON(RET, NAME, PARAMS, ARGS) table.NAME = cyrbm_##NAME;
+/* the unit-type table: each unit type's instances of the one Gibbs driver, as the table
+ * now holds them (the variant's, or the compiled-once ones) */
+#define FILL_UNIT(NAME_, UPPER, LANES, WORK)                                              \
+    table.units[CYRBM_UNIT_##UPPER].name = #NAME_;                                        \
+    table.units[CYRBM_UNIT_##UPPER].lanes = LANES;                                        \
+    table.units[CYRBM_UNIT_##UPPER].work_bytes = WORK;                                    \
+    table.units[CYRBM_UNIT_##UPPER].gibbs_f32 = table.gibbs_##NAME_##_f32;                \
+    table.units[CYRBM_UNIT_##UPPER].gibbs_f64 = table.gibbs_##NAME_##_f64;
 
 const cyrbm_kernel_table *cyrbm_kernels(void) { return &table; }
 
@@ -79,6 +87,7 @@ static int take(const char *isa, const char *want) {
     if (got == NULL) return 0;
     table.isa = got;
     CYRBM_COMMON_KERNELS(FILL_COMMON)
+    CYRBM_UNIT_TYPES(FILL_UNIT)
     return 1;
 }
 

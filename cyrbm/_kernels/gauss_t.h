@@ -144,137 +144,19 @@ CYRBM_INLINE void FN(gauss_draw_visible)(uint64_t *st, T *vt, ptrdiff_t D, const
     }
 }
 
-/* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block). */
+/* Steps k0 <= k < k1 of the runs r0 <= r < r1 (kernels.h: gauss_block): the Gaussian
+ * unit type's instance of the one Gibbs driver (unit_gibbs_t.h over unit_gauss_t.h,
+ * included after this file), its runs given as arrays. */
+void FN(cyrbm_gibbs_gauss)(const void *P, const cyrbm_gibbs_runs *S, ptrdiff_t r0,
+                           ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
+                           int weights, void *work);
 void FN(cyrbm_gauss_block)(const cyrbm_gauss_pair *P, T *v, uint8_t *h, ptrdiff_t r0,
                            ptrdiff_t r1, const double *betas, ptrdiff_t k0, ptrdiff_t k1,
                            int weights, cyrbm_rng *streams, double *logw, T *p,
                            ptrdiff_t p_step, void *work) {
-    const T *W = (const T *)P->W, *b = (const T *)P->b, *c = (const T *)P->c;
-    const T *s = (const T *)P->s;
-    const double *mu = P->mu, *sd = P->sd;
-    const ptrdiff_t D = P->D, M = P->M;
-    size_t total = 0;
-    T *vt = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
-    T *a = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
-    T *x = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
-    T *ht = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
-    uint64_t *st = (uint64_t *)cyrbm_take((char *)work, &total, 4 * GAUSS_GL * sizeof(uint64_t));
-    double *lw = (double *)cyrbm_take((char *)work, &total, GAUSS_GL * sizeof(double));
-    double *rsd = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
-    double *rs = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
-    double *cA = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
-    double *cB = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
-    double *cC = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
-    T *u = a;                           /* W h reuses v / s's room (not needed then) */
-    ptrdiff_t b0, i, j, k;
-    int l, g, w;
-    for (i = 0; i < D; i++) {
-        rsd[i] = 1.0 / sd[i];
-        rs[i] = 1.0 / (double)s[i];
-    }
-    for (b0 = r0; b0 < r1; b0 += GAUSS_GL) {
-        const int n = (int)(r1 - b0 < GAUSS_GL ? r1 - b0 : GAUSS_GL);
-        int drew_h = 0;
-        /* the block in: chains side by side; lanes past the last chain get zeros and a
-         * fixed stream, and are never written back */
-        for (i = 0; i < D; i++)
-            for (l = 0; l < GAUSS_GL; l++)
-                vt[i * GAUSS_GL + l] = l < n ? v[(b0 + l) * D + i] : (T)0;
-        for (w = 0; w < 4; w++)
-            for (l = 0; l < GAUSS_GL; l++)
-                st[w * GAUSS_GL + l] = l < n ? streams[b0 + l].s[w]
-                                             : 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1);
-        for (l = 0; l < GAUSS_GL; l++) lw[l] = l < n ? logw[b0 + l] : 0.0;
-        for (k = k0; k < k1; k++) {
-            const double beta = betas[k];
-            if (k == 0) {           /* the exact draw from the base: v_i = mu_i + sd_i z */
-                FN(gauss_draw_visible)(st, vt, D, mu, NULL, sd, NULL);
-                continue;
-            }
-            /* x = c + W^T (v / s) */
-            for (i = 0; i < D; i++) {
-                const VT si = BC_T(s[i]);
-                for (g = 0; g < GAUSS_GV; g++)
-                    VSTORE(a + i * GAUSS_GL + g * VL, VLOAD(vt + i * GAUSS_GL + g * VL) / si);
-            }
-            FN(gauss_product)(W, M, 0, c, a, D, 0, M, x);
-            if (p != NULL && k == p_step) {
-                /* the model's p(h | v) = sigma(x), as cyrbm_gauss_hidden has it (the same
-                 * product, the same logistic), through ht before the draws fill it */
-                for (j = 0; j < M; j++)
-                    for (g = 0; g < GAUSS_GV; g++)
-                        VSTORE(ht + j * GAUSS_GL + g * VL, VSIG(VLOAD(x + j * GAUSS_GL + g * VL)));
-                for (l = 0; l < n; l++)
-                    for (j = 0; j < M; j++) p[(b0 + l) * M + j] = ht[j * GAUSS_GL + l];
-            }
-            /* per float64 vector of lanes: the log weight, then the hidden draws */
-            for (g = 0; g < GAUSS_GD; g++) {
-                vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
-                vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
-                vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
-                const double prev = betas[k - 1];
-                vd q = BCD(0.0), pos = BCD(0.0), logs = BCD(0.0);
-                vd prodk = BCD(1.0), prodp = BCD(1.0);
-                if (weights) {
-                    for (i = 0; i < D; i++) {
-                        const vd vi = VLOADD(vt + i * GAUSS_GL + g * VLD);
-                        const vd dA = (vi - mu[i]) * rsd[i], dB = (vi - (double)b[i]) * rs[i];
-                        q = q + 0.5 * (dA * dA - dB * dB);
-                    }
-                }
-                for (j = 0; j < M; j++) {
-                    const vd xj = VLOADD(x + j * GAUSS_GL + g * VLD), y = beta * xj;
-                    const vd ax = ASD(ASQ(xj) & ~(vq){0} >> 1);   /* |x_j| */
-                    const vd e = vexp_d(BCD(0.0) - beta * ax);
-                    vd uu;
-                    vq on;
-                    if (weights) {
-                        pos = pos + ASD(~MASKQ(xj < 0.0) & ASQ(xj));
-                        prodk = prodk * (1.0 + e);
-                        prodp = prodp * (1.0 + vexp_d(BCD(0.0) - prev * ax));
-                        if ((j & 63) == 63 || j == M - 1) {
-                            logs = logs + (vlog_d(prodk) - vlog_d(prodp));
-                            prodk = BCD(1.0);
-                            prodp = BCD(1.0);
-                        }
-                    }
-                    GAUSS_U53(s0, s1, s2, s3, uu);
-                    on = CYRBM_DRAW_D(uu, y, e);
-                    VSTORED(ht + j * GAUSS_GL + g * VLD, ASD(on & ASQ(BCD(1.0))));
-                }
-                if (weights) {
-                    const vd add = (beta - prev) * (q + pos) + logs;
-                    st_d(lw + g * VLD, ld_d(lw + g * VLD) + add);
-                }
-                st_q(st + g * VLD, s0);
-                st_q(st + GAUSS_GL + g * VLD, s1);
-                st_q(st + 2 * GAUSS_GL + g * VLD, s2);
-                st_q(st + 3 * GAUSS_GL + g * VLD, s3);
-            }
-            drew_h = 1;
-            /* u = W h, then each v_i from its Gaussian conditional: precision
-             * lam_i = (1 - beta) / sd_i^2 + beta / s_i^2, mean ((1 - beta) mu_i / sd_i^2
-             * + beta (b_i / s_i^2 + u_i / s_i)) / lam_i: v_i = A_i + B_i u_i + C_i z
-             * (at beta = 1: A = b, B = C = s) */
-            FN(gauss_product)(W, M, 1, NULL, ht, M, 0, D, u);
-            for (i = 0; i < D; i++) {
-                const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
-                const double lam = pa + beta / (si * si);
-                cA[i] = beta == 1.0 ? (double)b[i] : (pa * mu[i] + beta * (double)b[i] / (si * si)) / lam;
-                cB[i] = beta == 1.0 ? si : beta / (si * lam);
-                cC[i] = beta == 1.0 ? si : 1.0 / sqrt(lam);
-            }
-            FN(gauss_draw_visible)(st, vt, D, cA, cB, cC, u);
-        }
-        /* the block out */
-        for (l = 0; l < n; l++) {
-            for (i = 0; i < D; i++) v[(b0 + l) * D + i] = vt[i * GAUSS_GL + l];
-            for (w = 0; w < 4; w++) streams[b0 + l].s[w] = st[w * GAUSS_GL + l];
-            logw[b0 + l] = lw[l];
-            if (drew_h)
-                for (j = 0; j < M; j++) h[(b0 + l) * M + j] = ht[j * GAUSS_GL + l] != (T)0;
-        }
-    }
+    const cyrbm_gibbs_runs S = {.v = v, .h = h, .streams = streams, .logw = logw, .p = p,
+                                .p_step = p_step};
+    FN(cyrbm_gibbs_gauss)(P, &S, r0, r1, betas, k0, k1, weights, work);
 }
 
 /* p[r * M + j] = sigma(x_rj), x = c + W^T (v_r / s), for the runs r0 <= r < r1: the
@@ -377,11 +259,4 @@ void FN(cyrbm_gauss_gradient)(const T *a, const T *p, const T *b, const T *q, pt
     }
 }
 
-#undef GAUSS_GL
-#undef GAUSS_GV
-#undef GAUSS_GD
-#undef GAUSS_TILE
-#undef GAUSS_GROWS
-#undef GAUSS_GCOLS
-#undef GAUSS_U53
-#undef GAUSS_NORMAL2
+/* the GAUSS_* macros stay defined for unit_gauss_t.h, which undefines them */

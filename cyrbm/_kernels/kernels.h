@@ -201,6 +201,12 @@ typedef struct {
                                ptrdiff_t k1, int weights, cyrbm_rng *streams,             \
                                double *logw, FT *p, ptrdiff_t p_step, void *work),        \
       (P, v, h, r0, r1, betas, k0, k1, weights, streams, logw, p, p_step, work))         \
+    /* the same, as the Gaussian unit type's instance of the one Gibbs driver over the  \
+     * runs S (unit_gibbs_t.h; the unit-type table: cyrbm_unit_type) */                  \
+    X(void, gibbs_gauss_##FS, (const void *P, const cyrbm_gibbs_runs *S, ptrdiff_t r0,    \
+                               ptrdiff_t r1, const double *betas, ptrdiff_t k0,           \
+                               ptrdiff_t k1, int weights, void *work),                    \
+      (P, S, r0, r1, betas, k0, k1, weights, work))                                       \
     /* the CD step's p(h | v) of runs [r0, r1) (OUT p, runs x M; scratch work) */        \
     X(void, gauss_hidden_##FS, (const cyrbm_gauss_pair *P, const FT *v, ptrdiff_t r0,     \
                                 ptrdiff_t r1, FT *p, void *work), (P, v, r0, r1, p, work)) \
@@ -284,6 +290,20 @@ typedef struct {
     const double *bA;               /* D: the base's visible log-odds */
 } cyrbm_srbm_pair;
 
+/* The runs of a visible layer's one Gibbs driver (unit_gibbs_t.h), any unit type: row r
+ * of each array belongs to run r.  The unit types read what they have (NULL otherwise). */
+typedef struct {
+    void *v;                        /* R x D visible states (INOUT): the unit type's (T for
+                                     * Gaussian units, uint8_t 0 / 1 for lateral ones) */
+    uint8_t *h;                     /* R x M hidden states (OUT, when a step drew them) */
+    cyrbm_rng *streams;             /* R chain streams (INOUT) */
+    double *logw;                   /* R log weights (INOUT; read when `weights`) */
+    void *p;                        /* R x M of T or NULL: p(h | v) at step p_step (OUT) */
+    ptrdiff_t p_step;
+    double *y;                      /* R x D: the lateral field L v (INOUT; SRBM) */
+    int fresh;                      /* recompute kept sums (y) from v at the first step */
+} cyrbm_gibbs_runs;
+
 /* Runs of a Gaussian block (gauss_t.h): one chain per lane, 16 whatever the vector width */
 #define CYRBM_GAUSS_LANES 16
 /* The bytes of a thread's scratch for cyrbm_gauss_block on D visible and M hidden units
@@ -296,6 +316,11 @@ static inline size_t cyrbm_gauss_work_bytes(ptrdiff_t D, ptrdiff_t M) {
  * panel of at most four vectors (of at most 64 bytes) a row. */
 static inline size_t cyrbm_gauss_gradient_work_bytes(ptrdiff_t B) {
     return (size_t)B * 4 * 64 + 64;
+}
+/* The bytes of a thread's scratch for the lateral unit type's driver (cyrbm_srbm_steps'
+ * x: M + D doubles, and one spare). */
+static inline size_t cyrbm_srbm_work_bytes(ptrdiff_t D, ptrdiff_t M) {
+    return (size_t)(M + D + 1) * sizeof(double);
 }
 
 /* ---- no vector code, compiled once (common.c) ----
@@ -313,14 +338,21 @@ static inline size_t cyrbm_gauss_gradient_work_bytes(ptrdiff_t B) {
  * stop_watch_begin / _end: see "stopping on Ctrl-C" above.
  * srbm_steps: steps k0 <= k < k1 of one run between the two models of a cyrbm_srbm_pair
  *   (common_t.h): h | v at once, v | h one unit at a time (INOUT v, h, y = L v, rng,
- *   logw; `fresh`: recompute y from v first; scratch x of M + D doubles). */
+ *   logw; `fresh`: recompute y from v first; scratch x of M + D doubles).
+ * gibbs_srbm: the same for the runs [r0, r1) of S, one after another: the lateral unit
+ *   type's instance of the one Gibbs driver (unit_gibbs_t.h; scratch of
+ *   cyrbm_srbm_work_bytes). */
 #define CYRBM_COMMON_TYPED_KERNELS(X, FT, FS)                                             \
     X(int32_t, bernoulli_##FS, (const FT *p, ptrdiff_t n, cyrbm_rng *rng, uint8_t *state, \
                                 int32_t *idx), (p, n, rng, state, idx))                   \
     X(void, srbm_steps_##FS, (const cyrbm_srbm_pair *P, uint8_t *v, uint8_t *h, double *y, \
                               double *x, const double *betas, ptrdiff_t k0, ptrdiff_t k1, \
                               int weights, int fresh, cyrbm_rng *rng, double *logw),      \
-      (P, v, h, y, x, betas, k0, k1, weights, fresh, rng, logw))
+      (P, v, h, y, x, betas, k0, k1, weights, fresh, rng, logw))                         \
+    X(void, gibbs_srbm_##FS, (const void *P, const cyrbm_gibbs_runs *S, ptrdiff_t r0,     \
+                              ptrdiff_t r1, const double *betas, ptrdiff_t k0,            \
+                              ptrdiff_t k1, int weights, void *work),                     \
+      (P, S, r0, r1, betas, k0, k1, weights, work))
 #define CYRBM_COMMON_KERNELS(X)                                                           \
     CYRBM_EACH_TYPE(CYRBM_COMMON_TYPED_KERNELS, X)                                        \
     X(void, stop_watch_begin, (void), ())                                                 \
@@ -340,12 +372,38 @@ static inline size_t cyrbm_gauss_gradient_work_bytes(ptrdiff_t B) {
     CYRBM_EACH_TYPE(CYRBM_GIBBS_KERNELS, X) CYRBM_EACH_TYPE(CYRBM_ANNEAL_KERNELS, X)      \
     CYRBM_EACH_TYPE(CYRBM_CHIB_KERNELS, X) CYRBM_DOUBLE_KERNELS(X)
 
+/* ---- the unit types of the visible layer (the per-unit-type table) ----
+ * One Gibbs driver (unit_gibbs_t.h) is written once over a small protocol of the
+ * operations that differ by unit type, and specialised at compile time for each type by
+ * its header: unit_gauss_t.h (Gaussian units, per instruction set, in anneal.c) and
+ * unit_srbm_t.h (binary units with lateral weights, compiled once, in common.c).
+ * CYRBM_UNIT_TYPES(U) lists them, U(name, NAME, lanes, work_bytes): the kernels
+ * gibbs_<name>_f32 / _f64 (in the lists above), the runs a block moves together (a
+ * thread takes whole blocks), a thread's scratch for D visible and M hidden units.  The
+ * binary RBM's engine (anneal_t.h: flips followed, subset tables) is not an instance. */
+typedef void (*cyrbm_gibbs_driver)(const void *P, const cyrbm_gibbs_runs *S, ptrdiff_t r0,
+                                   ptrdiff_t r1, const double *betas, ptrdiff_t k0,
+                                   ptrdiff_t k1, int weights, void *work);
+typedef struct cyrbm_unit_type {
+    const char *name;               /* "gauss", "srbm" */
+    ptrdiff_t lanes;                /* runs of a block */
+    size_t (*work_bytes)(ptrdiff_t D, ptrdiff_t M);
+    cyrbm_gibbs_driver gibbs_f32, gibbs_f64;  /* the driver's instances (P: the type's pair) */
+} cyrbm_unit_type;
+#define CYRBM_UNIT_TYPES(U)                                                               \
+    U(gauss, GAUSS, CYRBM_GAUSS_LANES, cyrbm_gauss_work_bytes)                            \
+    U(srbm, SRBM, 1, cyrbm_srbm_work_bytes)
+#define CYRBM_UNIT_ENUM(name, NAME, lanes, work) CYRBM_UNIT_##NAME,
+enum cyrbm_unit_id { CYRBM_UNIT_TYPES(CYRBM_UNIT_ENUM) CYRBM_UNIT_COUNT };
+
 /* The one dispatch table: every kernel, the variant's where it has variants (dispatch.c
- * fills it with one variant for all families at once), and the name of that variant. */
+ * fills it with one variant for all families at once), the unit-type table over those
+ * kernels (units[CYRBM_UNIT_<NAME>], filled with them), and the name of that variant. */
 #define CYRBM_TABLE_MEMBER(RET, NAME, PARAMS, ARGS) RET(*NAME) PARAMS;
 typedef struct cyrbm_kernel_table {
     CYRBM_VARIANT_KERNELS(CYRBM_TABLE_MEMBER)
     CYRBM_COMMON_KERNELS(CYRBM_TABLE_MEMBER)
+    cyrbm_unit_type units[CYRBM_UNIT_COUNT];
     const char *isa;
 } cyrbm_kernel_table;
 

@@ -1,0 +1,209 @@
+/* The Gaussian visible unit type (MS09 Sec. 5.2) of the one Gibbs driver (unit_gibbs_t.h):
+ * its operations, for one parameter type T, on gauss_t.h's products and draws (included
+ * after gauss_t.h from anneal.c, so compiled once per instruction set; its GAUSS_*
+ * macros are undefined at the end of this file).  Model and base: kernels.h,
+ * cyrbm_gauss_pair; the lanes, the order of the draws and the log weight: gauss_t.h.
+ *
+ * A block is CYRBM_GAUSS_LANES = 16 runs, one per lane, kept transposed (unit-major):
+ * f(v) = v / s, x = c + W^T (v / s) and u = W h are gauss_product's dense products; the
+ * hidden draws and the log weight go per float64 vector of lanes; v_i | h is normal with
+ * precision lam_i = (1 - beta) / sd_i^2 + beta / s_i^2. */
+
+#define UNIT_LANES CYRBM_GAUSS_LANES
+#define UNIT_PAIR cyrbm_gauss_pair
+#define UF(x) FN(x##_gauss)
+
+typedef struct {
+    const T *W, *b, *c, *s;
+    const double *mu, *sd;
+    ptrdiff_t D, M;
+    T *vt, *a, *x, *ht, *u;         /* the block: v, v / s, x, h (lanes), u = W h */
+    uint64_t *st;                   /* the lanes' streams, 4 x 16 words */
+    double *lw;                     /* the lanes' log weights */
+    double *rsd, *rs;               /* 1 / sd, 1 / s */
+    double *cA, *cB, *cC;           /* v_i = A_i + B_i u_i + C_i z at this beta */
+} UF(unit);
+
+CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *work) {
+    const ptrdiff_t D = P->D, M = P->M;
+    size_t total = 0;
+    ptrdiff_t i;
+    C->W = (const T *)P->W;
+    C->b = (const T *)P->b;
+    C->c = (const T *)P->c;
+    C->s = (const T *)P->s;
+    C->mu = P->mu;
+    C->sd = P->sd;
+    C->D = D;
+    C->M = M;
+    C->vt = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
+    C->a = (T *)cyrbm_take((char *)work, &total, (size_t)(D * GAUSS_GL) * sizeof(T));
+    C->x = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
+    C->ht = (T *)cyrbm_take((char *)work, &total, (size_t)(M * GAUSS_GL) * sizeof(T));
+    C->st = (uint64_t *)cyrbm_take((char *)work, &total, 4 * GAUSS_GL * sizeof(uint64_t));
+    C->lw = (double *)cyrbm_take((char *)work, &total, GAUSS_GL * sizeof(double));
+    C->rsd = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->rs = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->cA = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->cB = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->cC = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->u = C->a;                    /* W h reuses v / s's room (not needed then) */
+    for (i = 0; i < D; i++) {
+        C->rsd[i] = 1.0 / C->sd[i];
+        C->rs[i] = 1.0 / (double)C->s[i];
+    }
+}
+
+/* the block in: chains side by side; lanes past the last chain get zeros and a fixed
+ * stream, and are never written back */
+CYRBM_INLINE void UF(unit_load)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff_t b0, int n) {
+    const T *v = (const T *)S->v;
+    const ptrdiff_t D = C->D;
+    ptrdiff_t i;
+    int l, w;
+    for (i = 0; i < D; i++)
+        for (l = 0; l < GAUSS_GL; l++)
+            C->vt[i * GAUSS_GL + l] = l < n ? v[(b0 + l) * D + i] : (T)0;
+    for (w = 0; w < 4; w++)
+        for (l = 0; l < GAUSS_GL; l++)
+            C->st[w * GAUSS_GL + l] = l < n ? S->streams[b0 + l].s[w]
+                                            : 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1);
+    for (l = 0; l < GAUSS_GL; l++) C->lw[l] = l < n ? S->logw[b0 + l] : 0.0;
+}
+
+/* the block out */
+CYRBM_INLINE void UF(unit_store)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff_t b0, int n,
+                                 int drew_h) {
+    T *v = (T *)S->v;
+    const ptrdiff_t D = C->D, M = C->M;
+    ptrdiff_t i, j;
+    int l, w;
+    for (l = 0; l < n; l++) {
+        for (i = 0; i < D; i++) v[(b0 + l) * D + i] = C->vt[i * GAUSS_GL + l];
+        for (w = 0; w < 4; w++) S->streams[b0 + l].s[w] = C->st[w * GAUSS_GL + l];
+        S->logw[b0 + l] = C->lw[l];
+        if (drew_h)
+            for (j = 0; j < M; j++) S->h[(b0 + l) * M + j] = C->ht[j * GAUSS_GL + l] != (T)0;
+    }
+}
+
+/* the exact draw from the base: v_i = mu_i + sd_i z */
+CYRBM_INLINE void UF(unit_base_draw)(UF(unit) *C) {
+    FN(gauss_draw_visible)(C->st, C->vt, C->D, C->mu, NULL, C->sd, NULL);
+}
+
+/* x = c + W^T (v / s) */
+CYRBM_INLINE void UF(unit_hidden_inputs)(UF(unit) *C, ptrdiff_t k, int fresh) {
+    const ptrdiff_t D = C->D;
+    ptrdiff_t i;
+    int g;
+    (void)k;
+    (void)fresh;
+    for (i = 0; i < D; i++) {
+        const VT si = BC_T(C->s[i]);
+        for (g = 0; g < GAUSS_GV; g++)
+            VSTORE(C->a + i * GAUSS_GL + g * VL, VLOAD(C->vt + i * GAUSS_GL + g * VL) / si);
+    }
+    FN(gauss_product)(C->W, C->M, 0, C->c, C->a, D, 0, C->M, C->x);
+}
+
+/* the model's p(h | v) = sigma(x), as cyrbm_gauss_hidden has it (the same product, the
+ * same logistic), through ht before the draws fill it */
+CYRBM_INLINE void UF(unit_hidden_probs)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff_t b0,
+                                        int n) {
+    T *p = (T *)S->p;
+    const ptrdiff_t M = C->M;
+    ptrdiff_t j;
+    int l, g;
+    for (j = 0; j < M; j++)
+        for (g = 0; g < GAUSS_GV; g++)
+            VSTORE(C->ht + j * GAUSS_GL + g * VL, VSIG(VLOAD(C->x + j * GAUSS_GL + g * VL)));
+    for (l = 0; l < n; l++)
+        for (j = 0; j < M; j++) p[(b0 + l) * M + j] = C->ht[j * GAUSS_GL + l];
+}
+
+/* per float64 vector of lanes: the log weight, then the hidden draws */
+CYRBM_INLINE void UF(unit_hidden_draws)(UF(unit) *C, double beta, double prev, int weights) {
+    const ptrdiff_t D = C->D, M = C->M;
+    const T *b = C->b;
+    const double *mu = C->mu, *rsd = C->rsd, *rs = C->rs;
+    uint64_t *st = C->st;
+    const T *vt = C->vt, *x = C->x;
+    T *ht = C->ht;
+    ptrdiff_t i, j;
+    int g;
+    for (g = 0; g < GAUSS_GD; g++) {
+        vq s0 = ld_q(st + g * VLD), s1 = ld_q(st + GAUSS_GL + g * VLD);
+        vq s2 = ld_q(st + 2 * GAUSS_GL + g * VLD);
+        vq s3 = ld_q(st + 3 * GAUSS_GL + g * VLD);
+        vd q = BCD(0.0), pos = BCD(0.0), logs = BCD(0.0);
+        vd prodk = BCD(1.0), prodp = BCD(1.0);
+        if (weights) {
+            for (i = 0; i < D; i++) {
+                const vd vi = VLOADD(vt + i * GAUSS_GL + g * VLD);
+                const vd dA = (vi - mu[i]) * rsd[i], dB = (vi - (double)b[i]) * rs[i];
+                q = q + 0.5 * (dA * dA - dB * dB);
+            }
+        }
+        for (j = 0; j < M; j++) {
+            const vd xj = VLOADD(x + j * GAUSS_GL + g * VLD), y = beta * xj;
+            const vd ax = ASD(ASQ(xj) & ~(vq){0} >> 1);   /* |x_j| */
+            const vd e = vexp_d(BCD(0.0) - beta * ax);
+            vd uu;
+            vq on;
+            if (weights) {
+                pos = pos + ASD(~MASKQ(xj < 0.0) & ASQ(xj));
+                prodk = prodk * (1.0 + e);
+                prodp = prodp * (1.0 + vexp_d(BCD(0.0) - prev * ax));
+                if ((j & 63) == 63 || j == M - 1) {
+                    logs = logs + (vlog_d(prodk) - vlog_d(prodp));
+                    prodk = BCD(1.0);
+                    prodp = BCD(1.0);
+                }
+            }
+            GAUSS_U53(s0, s1, s2, s3, uu);
+            on = CYRBM_DRAW_D(uu, y, e);
+            VSTORED(ht + j * GAUSS_GL + g * VLD, ASD(on & ASQ(BCD(1.0))));
+        }
+        if (weights) {
+            const vd add = (beta - prev) * (q + pos) + logs;
+            st_d(C->lw + g * VLD, ld_d(C->lw + g * VLD) + add);
+        }
+        st_q(st + g * VLD, s0);
+        st_q(st + GAUSS_GL + g * VLD, s1);
+        st_q(st + 2 * GAUSS_GL + g * VLD, s2);
+        st_q(st + 3 * GAUSS_GL + g * VLD, s3);
+    }
+}
+
+/* u = W h */
+CYRBM_INLINE void UF(unit_visible_inputs)(UF(unit) *C) {
+    FN(gauss_product)(C->W, C->M, 1, NULL, C->ht, C->M, 0, C->D, C->u);
+}
+
+/* each v_i from its Gaussian conditional: precision lam_i = (1 - beta) / sd_i^2 +
+ * beta / s_i^2, mean ((1 - beta) mu_i / sd_i^2 + beta (b_i / s_i^2 + u_i / s_i)) / lam_i:
+ * v_i = A_i + B_i u_i + C_i z (at beta = 1: A = b, B = C = s) */
+CYRBM_INLINE void UF(unit_visible_draw)(UF(unit) *C, double beta) {
+    const ptrdiff_t D = C->D;
+    const T *b = C->b, *s = C->s;
+    const double *mu = C->mu, *sd = C->sd;
+    ptrdiff_t i;
+    for (i = 0; i < D; i++) {
+        const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
+        const double lam = pa + beta / (si * si);
+        C->cA[i] = beta == 1.0 ? (double)b[i] : (pa * mu[i] + beta * (double)b[i] / (si * si)) / lam;
+        C->cB[i] = beta == 1.0 ? si : beta / (si * lam);
+        C->cC[i] = beta == 1.0 ? si : 1.0 / sqrt(lam);
+    }
+    FN(gauss_draw_visible)(C->st, C->vt, D, C->cA, C->cB, C->cC, C->u);
+}
+
+#undef GAUSS_GL
+#undef GAUSS_GV
+#undef GAUSS_GD
+#undef GAUSS_TILE
+#undef GAUSS_GROWS
+#undef GAUSS_GCOLS
+#undef GAUSS_U53
+#undef GAUSS_NORMAL2
