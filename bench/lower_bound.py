@@ -33,10 +33,12 @@ bench's RBM below, a top RBM of 2,000 units trained with CD1 on its hidden state
 S = 40, repeats = 1.  Per test vector: the sites visited
 (hill-climbing passes, S sweeps and S evaluations of T(h* <- h)), each needing the
 (784 + 2000)-term product of the softplus differences from the exp table rows (one
-multiply-add and one multiply per term, 2,784 floats of the tables from L2/L3), and per
-flip of h1 one row of W1^T and of W2 added and their 2,784 logistic pairs (one exp
-each); counted on a NumPy version of the same chain (``--chib-sim`` vectors).  cyrbm:
-``chib_log_prob`` on ``--chib-vectors`` vectors.
+multiply-add and one multiply per term, 2,784 floats of the tables from L2/L3) and one
+log, and per flip of h1 its 2,784 logistic pairs moved by the same table rows (no exp
+since issue 37: a multiply-add, a division and two multiplies per pair, counted here as
+at least one row add), each refresh (every 10 sweeps) the active rows of W1^T and W2
+added and 2,784 pairs recomputed (one exp each); counted on a NumPy version of the same
+chain (``--chib-sim`` vectors).  cyrbm: ``chib_log_prob`` on ``--chib-vectors`` vectors.
 
 Usage:  python bench/lower_bound.py [--threads 1,2] [--repeat 3] [--skip-chib]
 """
@@ -328,10 +330,10 @@ def chib_bound(c, n_vec, nt, D, H2, rates):
     w = D + H2
     t_prod = n_vec * c["sites"] * w / rates["logprod"]
     t_add = n_vec * (c["flips"] + c["refresh_rows"]) * w / rates["add_l1"]
-    t_exp = n_vec * ((c["flips"] + c["refreshes"]) * w / rates["exp32"]
-                     + c["sites"] / rates["exp64"])
+    t_exp = n_vec * (c["refreshes"] * w / rates["exp32"] + c["sites"] / rates["exp64"])
     t_rng = n_vec * c["draws"] / rates["rng64"]
-    t_mem = n_vec * (c["sites"] + c["flips"] + c["refresh_rows"]) * w * 4 / rates["bw_chib"]
+    # (a flip reads the table rows its site just read: not counted again)
+    t_mem = n_vec * (c["sites"] + c["refresh_rows"]) * w * 4 / rates["bw_chib"]
     comp = t_prod + t_add + t_exp + t_rng
     return dict(prod=t_prod, add=t_add, exp=t_exp, rng=t_rng, compute=comp, memory=t_mem)
 

@@ -193,7 +193,7 @@ cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const
     block = _work(B, 1 if J.ais else J.S, nt, &stride)
     if block == NULL:
         return -1
-    for t in prange(n_items, num_threads=nt, schedule='static', chunksize=1):
+    for t in prange(n_items, num_threads=nt, schedule='dynamic', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
         if J.ais:
             k_chib_ais(B.float32, &B.m, v, vec, t, t + 1, J.betas, J.n_betas, J.base_q,

@@ -12,12 +12,15 @@
  * q = sigma(-.) (q is computed, never 1 - p, so it keeps its relative precision).  The
  * log-odds of unit j needs sum_i [softplus(y_i +- w_i) - softplus(y_i)], which is the log of
  * prod_i (q_i + p_i e^w_i) (turning on) or of prod_i (p_i + q_i e^w_i) minus sum_i w_i
- * (turning off), with e^W tabulated once: a multiply-add per element and one log per site,
- * O(D + H2).  A flip adds or subtracts one row of W1^T and of W2 and recomputes the pairs
- * of those rows; every refresh_every sweeps the inputs are recomputed from h1 exactly.
+ * (turning off), with e^W tabulated once: a multiply-add per element and one log per site
+ * (of the two products' ratio), O(D + H2).  A flip moves the pairs by the same table rows,
+ * sigma(y + w) = p e^w / (q + p e^w) and sigma(-y - w) = q / (q + p e^w) (turning off: p / f
+ * and q e^w / f, f = p + q e^w): one division per element, no exp; every refresh_every
+ * sweeps y and z are recomputed from h1 exactly and the pairs from them.
  *
- * Determinism.  Products run in 128-byte logical lanes (element i in lane i % NL), each
- * rescaled by its exponent bits at fixed points, lanes combined in order; the other loops
+ * Determinism.  Products run in 512-byte logical lanes (element i in lane i % NL, 8
+ * independent chains in every variant), each rescaled by its exponent bits at fixed
+ * points, the lanes' mantissas multiplied in a fixed float64 tree; the other loops
  * are element by element; each item (a test vector and repeat) draws only from its own
  * cyrbm_rng stream, in an order fixed by the algorithm.  So every variant and any number
  * of threads give the same bits.

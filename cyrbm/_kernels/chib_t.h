@@ -2,13 +2,16 @@
  * type: included by chib.c once per type through float_t.h.  See chib.c for the
  * algorithms (MS09 Figure 1, per-vector AIS), the layout and the determinism rules. */
 
-/* logical lanes: 128 bytes, made of NQ native vectors (two 64-byte blocks, so that the
- * widest variant has two independent product chains) */
-#define NL (128 / (ptrdiff_t)sizeof(T))
+/* logical lanes: 512 bytes (128 floats, 64 doubles), made of NQ native vectors and visited
+ * NG native vectors at a time: NG independent product chains in every variant (the lanes'
+ * products do not depend on the order the groups are visited in) */
+#define NL (512 / (ptrdiff_t)sizeof(T))
 #define NQ (NL / VL)
+#define NG 8
 
-/* One chain's state: h1, the visible layer's input y = W1 h1 + b1 and the top layer's
- * input z = W2^T h1 + c2, each with its logistic pair p = sigma(.), q = sigma(-.). */
+/* One chain's state: h1, the logistic pairs p = sigma(.), q = sigma(-.) of the visible
+ * layer's input y = W1 h1 + b1 and of the top layer's input z = W2^T h1 + c2, and y and z
+ * themselves as of the last refresh (a flip moves the pairs, not y and z). */
 typedef struct {
     uint8_t *h;
     T *y, *p1, *q1, *z, *p2, *q2;
@@ -30,44 +33,61 @@ CYRBM_INLINE FN(chib_state) FN(chib_view)(const cyrbm_chib_model *M, const cyrbm
     return s;
 }
 
+/* h1 and the pairs (what the chain goes on from: y and z are recomputed before use) */
 CYRBM_INLINE void FN(chib_copy)(const cyrbm_chib_model *M, FN(chib_state) *dst,
                                 const FN(chib_state) *src) {
     memcpy(dst->h, src->h, (size_t)M->H1);
-    memcpy(dst->y, src->y, (size_t)(3 * M->ld1 + 3 * M->ld2) * sizeof(T));
+    memcpy(dst->p1, src->p1, (size_t)(2 * M->ld1) * sizeof(T));
+    memcpy(dst->p2, src->p2, (size_t)(2 * M->ld2) * sizeof(T));
     dst->since = src->since;
 }
 
-/* p = sigma(x), q = sigma(-x) for n values (a multiple of VL): e = exp(-|x|), then
- * (x < 0 ? e : 1) / (1 + e) and (x < 0 ? 1 : e) / (1 + e), never overflowing */
+/* p = sigma(x), q = sigma(-x) for n values (a multiple of VL): e = exp(-|x|), r = 1 / (1 + e),
+ * then (x < 0 ? e : 1) r and (x < 0 ? 1 : e) r, never overflowing */
 CYRBM_INLINE void FN(chib_pairs)(const T *x, T *p, T *q, ptrdiff_t n) {
     ptrdiff_t i;
     for (i = 0; i < n; i += VL) {
         const VT xv = VLOAD(x + i);
         const VT e = VEXP(AS_T(AS_UT(xv) | SIGN_BIT));
         const VT one = (VT){0} + (T)1;
-        const VT d = one + e;
+        const VT r = one / (one + e);
         const VUT neg = MASK_T(xv < (VT){0});
-        VSTORE(p + i, SEL_T(neg, e, one) / d);
-        VSTORE(q + i, SEL_T(neg, one, e) / d);
+        VSTORE(p + i, SEL_T(neg, e, one) * r);
+        VSTORE(q + i, SEL_T(neg, one, e) * r);
     }
 }
 
-/* x[0:n] += sgn w[0:n], then its pairs */
-CYRBM_INLINE void FN(chib_shift)(T *x, T *p, T *q, const T *w, ptrdiff_t n, int on) {
+/* The pairs of an input x moved by +w (on) or -w, from e = e^w and no exp:
+ *   sigma(x + w) = p e / f,  sigma(-x - w) = q / f,  f = q + p e  (the product's factor);
+ *   sigma(x - w) = p / f,    sigma(w - x) = q e / f, f = p + q e;
+ * one division per element.  p / q moves by e^(+-w) (a few roundings per flip, as an
+ * addition to x would), p + q stays 1 to rounding. */
+CYRBM_INLINE void FN(chib_move)(T *p, T *q, const T *e, ptrdiff_t n, int on) {
+    const VT one = (VT){0} + (T)1;
     ptrdiff_t i;
     if (on)
-        for (i = 0; i < n; i += VL) VSTORE(x + i, VLOAD(x + i) + VLOAD(w + i));
+        for (i = 0; i < n; i += VL) {
+            const VT pe = VLOAD(p + i) * VLOAD(e + i), qv = VLOAD(q + i);
+            const VT r = one / (qv + pe);
+            VSTORE(p + i, pe * r);
+            VSTORE(q + i, qv * r);
+        }
     else
-        for (i = 0; i < n; i += VL) VSTORE(x + i, VLOAD(x + i) - VLOAD(w + i));
-    FN(chib_pairs)(x, p, q, n);
+        for (i = 0; i < n; i += VL) {
+            const VT pv = VLOAD(p + i), qe = VLOAD(q + i) * VLOAD(e + i);
+            const VT r = one / (pv + qe);
+            VSTORE(p + i, pv * r);
+            VSTORE(q + i, qe * r);
+        }
 }
 
-/* Unit j of h1 turns on (on = 1) or off: y and z move by one weight row each, O(D + H2). */
+/* Unit j of h1 turns on (on = 1) or off: the pairs move by row j of e^(W1^T) and of e^W2,
+ * O(D + H2). */
 CYRBM_INLINE void FN(chib_flip)(const cyrbm_chib_model *M, FN(chib_state) *s, ptrdiff_t j,
                                 int on) {
     s->h[j] = (uint8_t)on;
-    FN(chib_shift)(s->y, s->p1, s->q1, (const T *)M->W1T + j * M->ld1, M->ld1, on);
-    FN(chib_shift)(s->z, s->p2, s->q2, (const T *)M->W2 + j * M->ld2, M->ld2, on);
+    FN(chib_move)(s->p1, s->q1, (const T *)M->E1 + j * M->ld1, M->ld1, on);
+    FN(chib_move)(s->p2, s->q2, (const T *)M->E2 + j * M->ld2, M->ld2, on);
 }
 
 /* The inputs recomputed exactly from h1: y = b1 + sum_{j on} W1T[j], z = c2 + sum_{j on}
@@ -90,55 +110,79 @@ CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s)
     s->since = 0;
 }
 
-/* ln prod_{i < n} (A_i + B_i e_i), n a multiple of NL: element i multiplies logical lane
- * i % NL (in T); every K blocks each lane is split into a mantissa in [1, 2) and its
- * exponent (kept apart as an integer), K chosen from the weights' range so that no lane
- * overflows or leaves the normal range; the lanes are then combined in order (float64). */
-CYRBM_INLINE double FN(chib_logprod)(const T *A, const T *B, const T *e, ptrdiff_t n,
-                                     ptrdiff_t K) {
-    VT P[NQ];
-    VUT X[NQ];
-    ptrdiff_t i = 0, nres = 0;
-    double m = 1.0, ex = 0.0;
-    int q, l;
-    for (q = 0; q < NQ; q++) {
-        P[q] = (VT){0} + (T)1;
-        X[q] = (VUT){0};
-    }
-    while (i < n) {
-        const ptrdiff_t stop = n - i > K * NL ? i + K * NL : n;
-        for (; i < stop; i += NL)
-            for (q = 0; q < NQ; q++) {
-                const ptrdiff_t o = i + q * VL;
-                P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
-            }
-        for (q = 0; q < NQ; q++) {
-            const VUT b = AS_UT(P[q]);
-            X[q] += (b >> EXP_SHIFT) & EXP_BITS;
-            P[q] = AS_T((b & MANT_KEEP) | ONE_BITS);
+/* prod_{i < n} (A_i + B_i e_i) = m 2^x (returned: m; *x), n a multiple of 32: element i
+ * multiplies logical lane i % NL (in T), in NG independent chains; every K blocks of NL
+ * each lane is split into a mantissa in [1, 2) and its exponent (kept apart as an
+ * integer), K chosen from the weights' range so that no lane overflows or leaves the
+ * normal range.  The lanes' mantissas are then multiplied in float64 in a fixed tree
+ * (lane l with lane l + NL/2, then halves again), the same in every variant. */
+CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t n,
+                                  ptrdiff_t K, int64_t *x) {
+    T lane[NL];
+    double t[NL / 2];
+    int64_t ex = 0, nres = 0;
+    ptrdiff_t g, i, h, l;
+    int q;
+    for (g = 0; g < NQ; g += NG) {
+        VT P[NG];
+        VUT X[NG];
+        for (q = 0; q < NG; q++) {
+            P[q] = (VT){0} + (T)1;
+            X[q] = (VUT){0};
         }
-        nres++;
+        nres = 0;
+        for (i = 0; i < n;) {
+            const ptrdiff_t stop = n - i > K * NL ? i + K * NL : n;
+            for (; i + NL <= stop; i += NL)
+                for (q = 0; q < NG; q++) {
+                    const ptrdiff_t o = i + (g + q) * VL;
+                    P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
+                }
+            if (i < stop) {         /* the last, partial block (whole native vectors) */
+                for (q = 0; q < NG; q++) {
+                    const ptrdiff_t o = i + (g + q) * VL;
+                    if (o < stop) P[q] *= VLOAD(A + o) + VLOAD(B + o) * VLOAD(e + o);
+                }
+                i = stop;
+            }
+            for (q = 0; q < NG; q++) {
+                const VUT b = AS_UT(P[q]);
+                X[q] += (b >> EXP_SHIFT) & EXP_BITS;
+                P[q] = AS_T((b & MANT_KEEP) | ONE_BITS);
+            }
+            nres++;
+        }
+        for (q = 0; q < NG; q++) {
+            VSTORE(lane + (g + q) * VL, P[q]);
+            for (l = 0; l < VL; l++) ex += (int64_t)LANE(X[q], l);
+        }
     }
-    for (l = 0; l < NL; l++) {
-        m *= (double)LANE(P[l / VL], l % VL);
-        ex += (double)LANE(X[l / VL], l % VL);
-    }
-    return log(m) + (ex - (double)(nres * NL) * EXP_BIAS) * LN2;
+    for (l = 0; l < NL / 2; l++) t[l] = (double)lane[l] * (double)lane[l + NL / 2];
+    for (h = NL / 4; h >= 1; h /= 2)
+        for (l = 0; l < h; l++) t[l] *= t[l + h];
+    *x = ex - nres * NL * EXP_BIAS;
+    return t[0];
 }
 
 /* The log-odds of unit j of h1 given v and the other units, the top layer summed out:
  *   ln P*(v, h1 with h_j = 1) - ln P*(v, h1 with h_j = 0)
  *   = (W1^T v)_j + b2_j - sum_i [sp(y_i^on) - sp(y_i^off)] + sum_k [sp(z_k^on) - sp(z_k^off)]
  * (sp = softplus).  From the current pairs: sp(y + w) - sp(y) = ln(q + p e^w) and
- * sp(y - w) - sp(y) = ln(p + q e^w) - w, with e^w from the table E. */
+ * sp(y - w) - sp(y) = ln(p + q e^w) - w, with e^w from the table E; the two products'
+ * ratio takes one log. */
 CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_state) *s,
                                    ptrdiff_t j, double vw) {
     const T *e1 = (const T *)M->E1 + j * M->ld1, *e2 = (const T *)M->E2 + j * M->ld2;
-    if (!s->h[j])
-        return vw + M->b2[j] - FN(chib_logprod)(s->q1, s->p1, e1, M->ld1, M->K1)
-               + FN(chib_logprod)(s->q2, s->p2, e2, M->ld2, M->K2);
-    return vw + M->b2[j] + (FN(chib_logprod)(s->p1, s->q1, e1, M->ld1, M->K1) - M->s1[j])
-           - (FN(chib_logprod)(s->p2, s->q2, e2, M->ld2, M->K2) - M->s2[j]);
+    int64_t x1, x2;
+    double m1, m2;
+    if (!s->h[j]) {
+        m1 = FN(chib_prod)(s->q1, s->p1, e1, M->ld1, M->K1, &x1);
+        m2 = FN(chib_prod)(s->q2, s->p2, e2, M->ld2, M->K2, &x2);
+        return vw + M->b2[j] + (log(m2 / m1) + (double)(x2 - x1) * LN2);
+    }
+    m1 = FN(chib_prod)(s->p1, s->q1, e1, M->ld1, M->K1, &x1);
+    m2 = FN(chib_prod)(s->p2, s->q2, e2, M->ld2, M->K2, &x2);
+    return vw + M->b2[j] + (log(m1 / m2) + (double)(x1 - x2) * LN2) - M->s1[j] + M->s2[j];
 }
 
 /* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
@@ -336,3 +380,4 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
 
 #undef NL
 #undef NQ
+#undef NG
