@@ -54,12 +54,12 @@ CYRBM_INLINE VT FN(gauss_add_on)(VT acc, T w, VT x) {
 #endif
 }
 
-/* acc + w x with one rounding: the products' one multiply-add (simd.h's vfma_*, the same
+/* acc + w x with one rounding, w a scalar: the products' one multiply-add (simd.h's vfma_*, the same
  * bits in every variant) */
 #if CYRBM_FT == 32
-#define GAUSS_FMA(w, x, acc) vfma_f(w, x, acc)
+#define GAUSS_FMA(w, x, acc) vfma_f(vsplat_f(w), x, acc)
 #else
-#define GAUSS_FMA(w, x, acc) vfma_d(w, x, acc)
+#define GAUSS_FMA(w, x, acc) vfma_d(vsplat_d(w), x, acc)
 #endif
 /* rows of A read ahead of the one in use by the product's prefetches (4 rows ahead: the
  * hardware's prefetchers do not follow a stride of a whole row of W) */
@@ -85,7 +85,7 @@ CYRBM_INLINE void FN(gauss_product_tile)(const T *restrict A, ptrdiff_t lda, int
             const T *a = A + m * lda + n;           /* R weights side by side */
             CYRBM_PREFETCH(a + GAUSS_AHEAD * lda);
             for (t = 0; t < R; t++)                 /* (a broadcast load each) */
-                for (g = 0; g < GAUSS_GV; g++) acc[t][g] = GAUSS_FMA(BC_T(a[t]), x[g], acc[t][g]);
+                for (g = 0; g < GAUSS_GV; g++) acc[t][g] = GAUSS_FMA(a[t], x[g], acc[t][g]);
         }
     }
     for (t = 0; t < R; t++)
@@ -350,8 +350,8 @@ CYRBM_INLINE void FN(gauss_gradient_rows)(const T *a, const T *b, ptrdiff_t lda,
         CYRBM_PREFETCH(bn + GAUSS_AHEAD * lda);
         for (r = 0; r < R; r++)
             for (v = 0; v < C; v++) {
-                g[r][v] = GAUSS_FMA(BC_T(an[r]), pv[v], g[r][v]);
-                h[r][v] = GAUSS_FMA(BC_T(bn[r]), qv[v], h[r][v]);
+                g[r][v] = GAUSS_FMA(an[r], pv[v], g[r][v]);
+                h[r][v] = GAUSS_FMA(bn[r], qv[v], h[r][v]);
             }
     }
     for (r = 0; r < R; r++) {

@@ -115,6 +115,35 @@ CYRBM_INLINE vd vsqrt_d(vd x) {
  * variant is built with -mfma, and chosen only on CPUs that have FMA3: dispatch.c) and
  * NEON (vfmaq, AArch64); with SSE2 C99's fmaf / fma, correctly rounded by definition, a
  * libm call per lane (glibc's uses the FMA instruction where the CPU has it). */
+/* a scalar in every lane: a plain broadcast (BCF / BCD add it to +0, an instruction that
+ * the compiler cannot drop, since -0 + 0 = +0), which AVX-512 folds into the use as a
+ * broadcast load */
+#if defined(CYRBM_ISA_AVX512)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm512_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm512_set1_pd(w); }
+#elif defined(CYRBM_ISA_AVX2)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm256_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm256_set1_pd(w); }
+#elif defined(CYRBM_ISA_SSE2)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm_set1_pd(w); }
+#elif defined(CYRBM_ISA_NEON)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)vdupq_n_f32(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)vdupq_n_f64(w); }
+#else
+CYRBM_INLINE vf vsplat_f(float w) {
+    vf v;
+    int l;
+    for (l = 0; l < VLF; l++) v[l] = w;
+    return v;
+}
+CYRBM_INLINE vd vsplat_d(double w) {
+    vd v;
+    int l;
+    for (l = 0; l < VLD; l++) v[l] = w;
+    return v;
+}
+#endif
 #if defined(CYRBM_ISA_AVX512)
 CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
 CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return (vd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
@@ -190,6 +219,8 @@ CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
 CYRBM_INLINE void st_d_as_f(float *p, vd v) { *p = (float)v; }
 CYRBM_INLINE vd vsqrt_d(vd x) { return sqrt(x); }
 /* a b + c with one rounding (C99's fmaf / fma: correctly rounded by definition) */
+CYRBM_INLINE vf vsplat_f(float w) { return w; }
+CYRBM_INLINE vd vsplat_d(double w) { return w; }
 CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return fmaf(a, b, c); }
 CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return fma(a, b, c); }
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
