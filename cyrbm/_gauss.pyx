@@ -35,7 +35,6 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     cdef gauss_buffers G
     cdef int nt = n_threads if n_threads > 0 else 1
     cdef int status
-    cdef floating *Wt
     if R == 0 or k0 == k1 or D == 0:
         return 0
     memset(&B, 0, sizeof(ais_buffers))
@@ -50,27 +49,13 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     G.work = <char *> malloc(nt * G.work_bytes)
     if G.work == NULL:
         return -1
-    # W^T for u = W h (gauss_t.h reads a row of it a term, the same bits as through W's
-    # rows); without the memory, W's rows
-    Wt = <floating *> malloc(<size_t> (D * M) * sizeof(floating)) if M > 0 else NULL
-    if Wt != NULL:
-        _transpose(W, D, M, Wt)
-    G.pair.Wt = Wt
+    # u = W h through W's rows: W^T (gauss_t.h's other route, the same bits) measured
+    # slower here (bench/README.md, issue 37)
+    G.pair.Wt = NULL
     status = engine_run(&B, True, betas, k0, k1, 0, weights, 0, 0, nt, check_signals)
-    free(Wt)
     free(G.work)
     return status
 
-
-cdef void _transpose(const floating *A, Py_ssize_t n, Py_ssize_t m,
-                     floating *out) noexcept nogil:
-    """out (m x n) = A (n x m) transposed, both C order, in tiles of 16 x 16."""
-    cdef Py_ssize_t i0, j0, i, j
-    for i0 in range(0, n, 16):
-        for j0 in range(0, m, 16):
-            for j in range(j0, min(j0 + 16, m)):
-                for i in range(i0, min(i0 + 16, n)):
-                    out[j * n + i] = A[i * m + j]
 
 
 def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,
