@@ -49,9 +49,13 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     G.work = <char *> malloc(nt * G.work_bytes)
     if G.work == NULL:
         return -1
+    # u = W h through W's rows: W^T (gauss_t.h's other route, the same bits) measured
+    # slower here (bench/README.md, issue 37)
+    G.pair.Wt = NULL
     status = engine_run(&B, True, betas, k0, k1, 0, weights, 0, 0, nt, check_signals)
     free(G.work)
     return status
+
 
 
 def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floating[::1] hbias,

@@ -81,6 +81,9 @@ static void dg_double(digest *d, const double *x, size_t n) {  /* also noted: x[
     }
 }
 
+/* set by a test whose two routes to the same bits disagree */
+static int harness_bad = 0;
+
 /* the lines of one variant: "test hash first-values" */
 #define MAX_LINES 32
 static char lines[8][MAX_LINES][256];
@@ -390,12 +393,14 @@ static void test_gauss(int vi, const char *isa, int f32) {
     void *W = xcalloc((size_t)(D * M * s)), *b = xcalloc((size_t)(D * s));
     void *c = xcalloc((size_t)(M * s)), *sg = xcalloc((size_t)(D * s));
     void *v = xcalloc((size_t)(R * D * s)), *p = xcalloc((size_t)(R * M * s));
-    void *out = xcalloc((size_t)(D * M * s));
+    void *out = xcalloc((size_t)(D * M * s)), *Wt = xcalloc((size_t)(D * M * s));
     uint8_t *h = xcalloc((size_t)(R * M));
+    uint64_t h_rows = 0;
+    int wt;
     size_t wb = (cyrbm_gauss_work_bytes(D, M) + 63) / 64 * 64;
     size_t gb = (cyrbm_gauss_gradient_work_bytes(R) + 63) / 64 * 64;
     void *bwork = xcalloc(wb > gb ? wb : gb), *work = ALIGN64(bwork);
-    cyrbm_rng st[19];
+    cyrbm_rng st[19], st0[19];
     digest d;
     char name[32];
     ptrdiff_t i, k;
@@ -409,17 +414,29 @@ static void test_gauss(int vi, const char *isa, int f32) {
     }
     for (i = 0; i < M; i++) put(f32, c, i, sm_unif(-1.0, 1.0));
     P.D = D; P.M = M; P.W = W; P.b = b; P.c = c; P.s = sg; P.mu = mu; P.sd = sd;
-    sm_streams(st, R);
     for (k = 0; k <= K; k++) betas[k] = (double)k / (double)K;
-    if (f32) cyrbm_gauss_block_f32(&P, v, h, 0, R, betas, 0, K + 1, 1, st, logw, NULL, 0, work);
-    else cyrbm_gauss_block_f64(&P, v, h, 0, R, betas, 0, K + 1, 1, st, logw, NULL, 0, work);
-    dg_init(&d);
-    dg_double(&d, logw, (size_t)R);
-    dg_bytes(&d, v, (size_t)(R * D * s));
-    dg_bytes(&d, h, (size_t)(R * M));
-    dg_bytes(&d, st, sizeof st);
-    sprintf(name, "gauss_ais_%s", f32 ? "f32" : "f64");
-    emit(vi, isa, name, &d);
+    sm_streams(st0, R);
+    for (wt = 0; wt < 2; wt++) {    /* u = W h through W's rows, then through W^T */
+        P.Wt = wt ? Wt : NULL;
+        for (i = 0; i < D * M; i++) put(f32, Wt, (i % M) * D + i / M, get(f32, W, i));
+        memset(v, 0, (size_t)(R * D * s));
+        memset(logw, 0, sizeof logw);
+        memcpy(st, st0, sizeof st);
+        if (f32) cyrbm_gauss_block_f32(&P, v, h, 0, R, betas, 0, K + 1, 1, st, logw, NULL, 0, work);
+        else cyrbm_gauss_block_f64(&P, v, h, 0, R, betas, 0, K + 1, 1, st, logw, NULL, 0, work);
+        dg_init(&d);
+        dg_double(&d, logw, (size_t)R);
+        dg_bytes(&d, v, (size_t)(R * D * s));
+        dg_bytes(&d, h, (size_t)(R * M));
+        dg_bytes(&d, st, sizeof st);
+        sprintf(name, "gauss_ais_%s%s", wt ? "wt_" : "", f32 ? "f32" : "f64");
+        emit(vi, isa, name, &d);
+        if (wt && d.h != h_rows) {
+            fprintf(stderr, "variant %s: %s differs from u = W h through W's rows\n", isa, name);
+            harness_bad = 1;
+        }
+        h_rows = d.h;
+    }
     dg_init(&d);
     if (f32) {
         cyrbm_gauss_hidden_f32(&P, v, 0, R, p, work);
@@ -437,6 +454,7 @@ static void test_gauss(int vi, const char *isa, int f32) {
     sprintf(name, "gauss_cd_%s", f32 ? "f32" : "f64");
     emit(vi, isa, name, &d);
     free(W); free(b); free(c); free(sg); free(v); free(p); free(out); free(h); free(bwork);
+    free(Wt);
 }
 
 /* The unit-type table: each type's instance of the one Gibbs driver must give the bits of
@@ -495,6 +513,7 @@ static void test_units(int vi, const char *isa, int f32) {
         for (r = 0; r < R; r++) logw[t][r] = 0.0;
     }
     /* Gaussian units: the entry (t = 0), then the table's driver (t = 1) */
+    memset(&P, 0, sizeof P);        /* P.Wt NULL: u through W's rows */
     P.D = D; P.M = M; P.W = W; P.b = b; P.c = c; P.s = sg; P.mu = mu; P.sd = sd;
     if (f32) cyrbm_gauss_block_f32(&P, v[0], h[0], 0, R, betas, 0, K + 1, 1, st[0], logw[0],
                                    p[0], K / 2, work);
@@ -609,5 +628,5 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kernel_harness: no variant ran\n");
         return 2;
     }
-    return bad || units_bad;
+    return bad || units_bad || harness_bad;
 }

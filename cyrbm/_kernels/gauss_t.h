@@ -8,8 +8,10 @@
  * are dense products (real-valued v has no flips to follow) in which each weight W_ij,
  * loaded once and broadcast, serves the 16 chains, several hidden units (x) or visible
  * units (u) at a time in registers.  Each lane's sum runs over i (for x) or j (for u) in
- * ascending order, one multiply and one add a term (contraction is off), so a chain's
- * numbers depend neither on the vector width nor on which chains share its block.
+ * ascending order, one fused multiply-add a term (simd.h's vfma_*: one rounding, in every
+ * variant; contraction is otherwise off), so a chain's numbers depend neither on the
+ * vector width nor on which chains share its block.  u reads W^T (P->Wt, one row of
+ * 16 weights a term) when the caller gives it, else the rows of W.
  *
  * Random numbers: lane l is chain r's own stream (cyrbm_rng, four words), advanced as
  * vectors of 64-bit lanes; in a step each chain draws, in this order, one u53 uniform per
@@ -52,43 +54,61 @@ CYRBM_INLINE VT FN(gauss_add_on)(VT acc, T w, VT x) {
 #endif
 }
 
+/* acc + w x with one rounding, w a scalar: the products' one multiply-add (simd.h's vfma_*, the same
+ * bits in every variant) */
+#if CYRBM_FT == 32
+#define GAUSS_FMA(w, x, acc) vfma_f(vsplat_f(w), x, acc)
+#else
+#define GAUSS_FMA(w, x, acc) vfma_d(vsplat_d(w), x, acc)
+#endif
+/* rows of A read ahead of the one in use by the product's prefetches (4 rows ahead: the
+ * hardware's prefetchers do not follow a stride of a whole row of W) */
+#define GAUSS_AHEAD 4
+
+/* GAUSS_TILE (or, R = 1, one) output units n .. n + R - 1 of gauss_product */
+CYRBM_INLINE void FN(gauss_product_tile)(const T *restrict A, ptrdiff_t lda, int rowwise,
+                                         const T *restrict init, const T *restrict in,
+                                         ptrdiff_t n_in, ptrdiff_t n, int R, T *restrict out) {
+    VT acc[GAUSS_TILE][GAUSS_GV];
+    ptrdiff_t m;
+    int t, g;
+    for (t = 0; t < R; t++)
+        for (g = 0; g < GAUSS_GV; g++) acc[t][g] = BC_T(init ? init[n + t] : (T)0);
+    for (m = 0; m < n_in; m++) {
+        VT x[GAUSS_GV];
+        for (g = 0; g < GAUSS_GV; g++) x[g] = VLOAD(in + m * GAUSS_GL + g * VL);
+        if (rowwise) {
+            for (t = 0; t < R; t++)
+                for (g = 0; g < GAUSS_GV; g++)
+                    acc[t][g] = FN(gauss_add_on)(acc[t][g], A[(n + t) * lda + m], x[g]);
+        } else {
+            const T *a = A + m * lda + n;           /* R weights side by side */
+            CYRBM_PREFETCH(a + GAUSS_AHEAD * lda);
+            for (t = 0; t < R; t++)                 /* (a broadcast load each) */
+                for (g = 0; g < GAUSS_GV; g++) acc[t][g] = GAUSS_FMA(a[t], x[g], acc[t][g]);
+        }
+    }
+    for (t = 0; t < R; t++)
+        for (g = 0; g < GAUSS_GV; g++) VSTORE(out + (n + t) * GAUSS_GL + g * VL, acc[t][g]);
+}
+
 /* out[n * GL + l] = init[n] + sum_{m < n_in} A(n, m) in[m * GL + l] for n0 <= n < n1, each
- * lane's terms in ascending m; A(n, m) = A[m * lda + n] (x: A = W, lda = M) or
- * A[n * lda + m] (u: A = W, lda = M, `rowwise`, `in` 0 / 1: gauss_add_on); init NULL: 0. */
+ * lane's terms in ascending m, one fused multiply-add a term (GAUSS_FMA); A(n, m) =
+ * A[m * lda + n] (x: A = W, lda = M; u: A = W^T, lda = D) or A[n * lda + m] (u: A = W,
+ * lda = M, `rowwise`, `in` 0 / 1: gauss_add_on, the same bits as W^T's: w 1 + acc and
+ * w 0 + acc = acc are exact before the rounding); init NULL: 0.  Tiles of GAUSS_TILE
+ * units; a last, partial tile is moved back to end at n1 (its first units computed
+ * twice, to the same bits). */
 static void FN(gauss_product)(const T *restrict A, ptrdiff_t lda, int rowwise,
                               const T *restrict init, const T *restrict in, ptrdiff_t n_in,
                               ptrdiff_t n0, ptrdiff_t n1, T *restrict out) {
-    ptrdiff_t n = n0, m;
-    int t, g;
-    for (; n + GAUSS_TILE <= n1; n += GAUSS_TILE) {
-        VT acc[GAUSS_TILE][GAUSS_GV];
-        for (t = 0; t < GAUSS_TILE; t++)
-            for (g = 0; g < GAUSS_GV; g++) acc[t][g] = BC_T(init ? init[n + t] : (T)0);
-        for (m = 0; m < n_in; m++) {
-            VT x[GAUSS_GV];
-            for (g = 0; g < GAUSS_GV; g++) x[g] = VLOAD(in + m * GAUSS_GL + g * VL);
-            for (t = 0; t < GAUSS_TILE; t++) {       /* (a scalar times a vector: a
-                                                          * broadcast load) */
-                if (rowwise)
-                    for (g = 0; g < GAUSS_GV; g++)
-                        acc[t][g] = FN(gauss_add_on)(acc[t][g], A[(n + t) * lda + m], x[g]);
-                else
-                    for (g = 0; g < GAUSS_GV; g++) acc[t][g] = acc[t][g] + A[m * lda + n + t] * x[g];
-            }
-        }
-        for (t = 0; t < GAUSS_TILE; t++)
-            for (g = 0; g < GAUSS_GV; g++) VSTORE(out + (n + t) * GAUSS_GL + g * VL, acc[t][g]);
-    }
-    for (; n < n1; n++) {
-        VT acc[GAUSS_GV];
-        for (g = 0; g < GAUSS_GV; g++) acc[g] = BC_T(init ? init[n] : (T)0);
-        for (m = 0; m < n_in; m++) {
-            for (g = 0; g < GAUSS_GV; g++)
-                acc[g] = rowwise ? FN(gauss_add_on)(acc[g], A[n * lda + m],
-                                                    VLOAD(in + m * GAUSS_GL + g * VL))
-                                 : acc[g] + A[m * lda + n] * VLOAD(in + m * GAUSS_GL + g * VL);
-        }
-        for (g = 0; g < GAUSS_GV; g++) VSTORE(out + n * GAUSS_GL + g * VL, acc[g]);
+    ptrdiff_t n;
+    if (n1 - n0 >= GAUSS_TILE) {
+        for (n = n0; n < n1; n += GAUSS_TILE)
+            FN(gauss_product_tile)(A, lda, rowwise, init, in, n_in,
+                                   n + GAUSS_TILE <= n1 ? n : n1 - GAUSS_TILE, GAUSS_TILE, out);
+    } else {
+        for (n = n0; n < n1; n++) FN(gauss_product_tile)(A, lda, rowwise, init, in, n_in, n, 1, out);
     }
 }
 
@@ -188,7 +208,7 @@ void FN(cyrbm_gauss_hidden)(const cyrbm_gauss_pair *P, const T *v, ptrdiff_t r0,
 /* R rows i .. i + R - 1 of the CD weight gradient on one panel (see below): GAUSS_GCOLS
  * vectors of columns, sum_n a_ni p_n - sum_n b_ni q_n for each row (R a constant at each
  * call, so the accumulators stay in registers; with one vector of columns each a_ni is
- * used once, a multiply that broadcasts it from memory). */
+ * used once, a multiply-add that broadcasts it from memory). */
 CYRBM_INLINE void FN(gauss_gradient_rows)(const T *a, const T *b, ptrdiff_t lda,
                                           const T *panel, ptrdiff_t B, ptrdiff_t i, int R,
                                           int w, T *out, ptrdiff_t ldo) {
@@ -205,10 +225,12 @@ CYRBM_INLINE void FN(gauss_gradient_rows)(const T *a, const T *b, ptrdiff_t lda,
             pv[v] = VLOAD(pn + v * VL);
             qv[v] = VLOAD(pn + (C + v) * VL);
         }
+        CYRBM_PREFETCH(an + GAUSS_AHEAD * lda);
+        CYRBM_PREFETCH(bn + GAUSS_AHEAD * lda);
         for (r = 0; r < R; r++)
             for (v = 0; v < C; v++) {
-                g[r][v] = g[r][v] + an[r] * pv[v];
-                h[r][v] = h[r][v] + bn[r] * qv[v];
+                g[r][v] = GAUSS_FMA(an[r], pv[v], g[r][v]);
+                h[r][v] = GAUSS_FMA(bn[r], qv[v], h[r][v]);
             }
     }
     for (r = 0; r < R; r++) {
@@ -226,7 +248,7 @@ CYRBM_INLINE void FN(gauss_gradient_rows)(const T *a, const T *b, ptrdiff_t lda,
 /* The CD / PCD weight gradient's rows i0 <= i < i1 (Gaussian visible units):
  *   out[(i - i0) * M + j] = sum_n a_ni p_nj - sum_n b_ni q_nj,
  * a and p the data's scaled states v / s (B x D) and hidden probabilities (B x M), b and
- * q the chains', each sum over n in ascending order, one multiply and one add a term,
+ * q the chains', each sum over n in ascending order, one fused multiply-add a term,
  * vectors across j: the same bits whatever the vector width, thread or BLAS.  Columns go
  * in chunks of GAUSS_GCOLS vectors: the chunk's columns of p and q are first copied into
  * a panel (row n: p's vectors, then q's; columns past M zero, computed and not stored),

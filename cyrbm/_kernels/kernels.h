@@ -276,6 +276,8 @@ typedef struct {
     ptrdiff_t D, M;                 /* visible and hidden units */
     const void *W, *b, *c, *s;      /* the kernel's float type: D x M (C order), D, M, D */
     const double *mu, *sd;          /* D each: the base's means and standard deviations */
+    const void *Wt;                 /* NULL, or W^T (M x D, C order): u = W h then reads it
+                                     * a row at a time (the same bits as through W) */
 } cyrbm_gauss_pair;
 
 /* A semi-restricted Boltzmann machine B (Osindero & Hinton 2008; MS09 Sec. 5.2) and the

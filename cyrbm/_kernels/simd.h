@@ -28,6 +28,8 @@
 #include <math.h>
 #if defined(CYRBM_ISA_AVX512) || defined(CYRBM_ISA_AVX2) || defined(CYRBM_ISA_SSE2)
 #include <immintrin.h>
+#elif defined(CYRBM_ISA_NEON)
+#include <arm_neon.h>
 #endif
 
 #if defined(CYRBM_ISA_AVX512)
@@ -108,6 +110,61 @@ CYRBM_INLINE vd vsqrt_d(vd x) {
     return x;
 }
 #endif
+/* a b + c with one rounding (a fused multiply-add), lane by lane: the same bits in every
+ * variant (IEEE 754's fusedMultiplyAdd).  The hardware instruction with AVX-512, AVX2 (its
+ * variant is built with -mfma, and chosen only on CPUs that have FMA3: dispatch.c) and
+ * NEON (vfmaq, AArch64); with SSE2 C99's fmaf / fma, correctly rounded by definition, a
+ * libm call per lane (glibc's uses the FMA instruction where the CPU has it). */
+/* a scalar in every lane: a plain broadcast (BCF / BCD add it to +0, an instruction that
+ * the compiler cannot drop, since -0 + 0 = +0), which AVX-512 folds into the use as a
+ * broadcast load */
+#if defined(CYRBM_ISA_AVX512)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm512_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm512_set1_pd(w); }
+#elif defined(CYRBM_ISA_AVX2)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm256_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm256_set1_pd(w); }
+#elif defined(CYRBM_ISA_SSE2)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)_mm_set1_ps(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)_mm_set1_pd(w); }
+#elif defined(CYRBM_ISA_NEON)
+CYRBM_INLINE vf vsplat_f(float w) { return (vf)vdupq_n_f32(w); }
+CYRBM_INLINE vd vsplat_d(double w) { return (vd)vdupq_n_f64(w); }
+#else
+CYRBM_INLINE vf vsplat_f(float w) {
+    vf v;
+    int l;
+    for (l = 0; l < VLF; l++) v[l] = w;
+    return v;
+}
+CYRBM_INLINE vd vsplat_d(double w) {
+    vd v;
+    int l;
+    for (l = 0; l < VLD; l++) v[l] = w;
+    return v;
+}
+#endif
+#if defined(CYRBM_ISA_AVX512)
+CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return (vd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
+#elif defined(CYRBM_ISA_AVX2)
+CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return (vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
+CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return (vd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
+#elif defined(CYRBM_ISA_NEON)
+CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return (vf)vfmaq_f32((float32x4_t)c, (float32x4_t)a, (float32x4_t)b); }
+CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return (vd)vfmaq_f64((float64x2_t)c, (float64x2_t)a, (float64x2_t)b); }
+#else
+CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) {
+    int l;
+    for (l = 0; l < VLF; l++) c[l] = fmaf(a[l], b[l], c[l]);
+    return c;
+}
+CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) {
+    int l;
+    for (l = 0; l < VLD; l++) c[l] = fma(a[l], b[l], c[l]);
+    return c;
+}
+#endif
 /* the lanes of a mask as bits, lane l at bit l (VLD / VLF bits): one instruction where
  * the instruction set has it (GCC's narrowing __builtin_convertvector to bytes goes lane
  * by lane); bits_to_bytes8 below turns them into 0/1 state bytes */
@@ -161,6 +218,11 @@ CYRBM_INLINE void st_q(uint64_t *p, vq v) { *p = v; }
 CYRBM_INLINE vd ld_f_as_d(const float *p) { return (double)*p; }
 CYRBM_INLINE void st_d_as_f(float *p, vd v) { *p = (float)v; }
 CYRBM_INLINE vd vsqrt_d(vd x) { return sqrt(x); }
+/* a b + c with one rounding (C99's fmaf / fma: correctly rounded by definition) */
+CYRBM_INLINE vf vsplat_f(float w) { return w; }
+CYRBM_INLINE vd vsplat_d(double w) { return w; }
+CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return fmaf(a, b, c); }
+CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return fma(a, b, c); }
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
 CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)(m & 1u); }
 #endif

@@ -14,7 +14,7 @@
 #define UF(x) FN(x##_gauss)
 
 typedef struct {
-    const T *W, *b, *c, *s;
+    const T *W, *Wt, *b, *c, *s;
     const double *mu, *sd;
     ptrdiff_t D, M;
     T *vt, *a, *x, *ht, *u;         /* the block: v, v / s, x, h (lanes), u = W h */
@@ -29,6 +29,7 @@ CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *w
     size_t total = 0;
     ptrdiff_t i;
     C->W = (const T *)P->W;
+    C->Wt = (const T *)P->Wt;
     C->b = (const T *)P->b;
     C->c = (const T *)P->c;
     C->s = (const T *)P->s;
@@ -176,9 +177,12 @@ CYRBM_INLINE void UF(unit_hidden_draws)(UF(unit) *C, double beta, double prev, i
     }
 }
 
-/* u = W h */
+/* u = W h: through W^T's rows when the pair gives it (P->Wt), else W's (the same bits) */
 CYRBM_INLINE void UF(unit_visible_inputs)(UF(unit) *C) {
-    FN(gauss_product)(C->W, C->M, 1, NULL, C->ht, C->M, 0, C->D, C->u);
+    if (C->Wt != NULL)
+        FN(gauss_product)(C->Wt, C->D, 0, NULL, C->ht, C->M, 0, C->D, C->u);
+    else
+        FN(gauss_product)(C->W, C->M, 1, NULL, C->ht, C->M, 0, C->D, C->u);
 }
 
 /* each v_i from its Gaussian conditional: precision lam_i = (1 - beta) / sd_i^2 +
@@ -205,5 +209,7 @@ CYRBM_INLINE void UF(unit_visible_draw)(UF(unit) *C, double beta) {
 #undef GAUSS_TILE
 #undef GAUSS_GROWS
 #undef GAUSS_GCOLS
+#undef GAUSS_FMA
+#undef GAUSS_AHEAD
 #undef GAUSS_U53
 #undef GAUSS_NORMAL2
