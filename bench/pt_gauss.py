@@ -11,7 +11,8 @@ three ways in one process, alternately, ``--repeat`` times:
     engine  the package as it is (the driver)
     pcd     method="pcd", for scale
 
-and checks that "numpy" and "engine" train to the same bits.  Best and median seconds.
+and checks that "numpy" and "engine" train to the same bits.  Best and median seconds;
+NumPy's BLAS (the former round's products) is limited to the same threads (threadpoolctl).
 
 Usage:
   pt_gauss.py [--visible D] [--hidden M] [--rows N] [--batch B] [--temps K]
@@ -31,6 +32,7 @@ import time
 
 import numpy as np
 from docopt import docopt
+from threadpoolctl import threadpool_limits
 
 from cyrbm import Trainer, _anneal
 from cyrbm.models import tempering
@@ -91,6 +93,7 @@ def main():
             tempering.TemperedStates.step = engine_step
 
     times = {"numpy": [], "engine": [], "pcd": []}
+    limits = threadpool_limits(T)
     for _ in range(int(args["--repeat"])):
         t, old = fit("pt", numpy_step)
         times["numpy"].append(t)
@@ -100,6 +103,7 @@ def main():
         same = all(np.array_equal(getattr(old, a), getattr(new, a))
                    for a in ("W", "vbias", "hbias", "sigma"))
         assert same, "the engine driver trained to other bits than the NumPy round"
+    limits.restore_original_limits()
     print(f"Gaussian RBM {D} x {M}, {N} rows, batch {B}, {K} temperatures, {T} thread(s), "
           f"{args['--dtype']}; the same bits: yes")
     for name, ts in times.items():

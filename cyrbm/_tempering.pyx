@@ -255,63 +255,124 @@ cdef void _ladder_swaps(Py_ssize_t m0, Py_ssize_t m1, Py_ssize_t n, Py_ssize_t K
                 accepted[m * K + k] += 1
 
 
+cdef extern from *:
+    """
+    /* acc[q * 4 + t] = sum_i a[q * D + i] W[i * M + j + t], q, t < 4: four rows times four
+     * columns in eight pairs of lanes (GCC / Clang vector extensions; elsewhere the same
+     * sums one by one), each sum from 0 over i in order, one multiply and one add a term */
+    static void cyrbm_pt_tile(const double *a, ptrdiff_t D, const double *W, ptrdiff_t M,
+                              ptrdiff_t j, double *acc) {
+    #if defined(__GNUC__)
+        typedef double v2 __attribute__((vector_size(16)));
+        v2 s[4][2] = {{{0.0, 0.0}, {0.0, 0.0}}, {{0.0, 0.0}, {0.0, 0.0}},
+                      {{0.0, 0.0}, {0.0, 0.0}}, {{0.0, 0.0}, {0.0, 0.0}}};
+        ptrdiff_t i;
+        int q;
+        for (i = 0; i < D; i++) {
+            v2 w0, w1;
+            __builtin_memcpy(&w0, W + i * M + j, sizeof w0);
+            __builtin_memcpy(&w1, W + i * M + j + 2, sizeof w1);
+            for (q = 0; q < 4; q++) {
+                const double aq = a[q * D + i];
+                const v2 b = {aq, aq};
+                s[q][0] = s[q][0] + b * w0;
+                s[q][1] = s[q][1] + b * w1;
+            }
+        }
+        for (q = 0; q < 4; q++) __builtin_memcpy(acc + 4 * q, s[q], 4 * sizeof(double));
+    #else
+        ptrdiff_t i;
+        int q, t;
+        for (q = 0; q < 16; q++) acc[q] = 0.0;
+        for (i = 0; i < D; i++)
+            for (q = 0; q < 4; q++)
+                for (t = 0; t < 4; t++) acc[q * 4 + t] += a[q * D + i] * W[i * M + j + t];
+    #endif
+    }
+    """
+    void cyrbm_pt_tile(const double *a, Py_ssize_t D, const double *W, Py_ssize_t M,
+                       Py_ssize_t j, double *acc) noexcept nogil
+
+
+cdef void _inputs_rows(const double *a, Py_ssize_t D, const double *W, const double *c,
+                       Py_ssize_t M, Py_ssize_t nr, double *x) noexcept nogil:
+    """x[q M + j] = sum_i a[q D + i] W[i M + j] + c[j] for the nr <= 4 rows of a: each sum
+    from 0 over i in order, then c (GaussianRBM._hidden_inputs' terms), float64.  Four
+    rows take four columns at a time (cyrbm_pt_tile: each weight loaded once for the
+    four), so every element's order, and so its bits, is the same in each branch."""
+    cdef double acc[16]
+    cdef Py_ssize_t i, j = 0, q, t
+    cdef const double *w
+    cdef double aq
+    cdef double *xr
+    if nr == 4:
+        while j + 4 <= M:
+            cyrbm_pt_tile(a, D, W, M, j, acc)
+            for q in range(4):
+                for t in range(4):
+                    x[q * M + j + t] = acc[q * 4 + t] + c[j + t]
+            j = j + 4
+    for q in range(nr):                  # the other columns (or rows), one row at a time
+        xr = x + q * M
+        for t in range(j, M):
+            xr[t] = 0.0
+        for i in range(D):
+            aq = a[q * D + i]
+            w = W + i * M
+            for t in range(j, M):
+                xr[t] = xr[t] + aq * w[t]
+        for t in range(j, M):
+            xr[t] = xr[t] + c[t]
+
+
 cdef void _gauss_parts(const floating *v, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t D,
                        Py_ssize_t M, const double *W64, const double *c64,
                        const double *s64, double *x, double *e, double *cache,
-                       Py_ssize_t K1) noexcept nogil:
-    """x_r = W^T (v_r / sigma) + c in float64 for rows r0 <= r < r1 (the sum over i in
-    order, then c: GaussianRBM._hidden_inputs), e_r = 0, their S cache cleared."""
-    cdef Py_ssize_t r, i, j
-    cdef double a
-    cdef double *xr
-    cdef const double *w
-    for r in range(r0, r1):
-        xr = x + r * M
-        for j in range(M):
-            xr[j] = 0.0
-        for i in range(D):
-            a = <double> v[r * D + i] / s64[i]
-            w = W64 + i * M
-            for j in range(M):
-                xr[j] = xr[j] + a * w[j]
-        for j in range(M):
-            xr[j] = xr[j] + c64[j]
-        e[r] = 0.0
-        for j in range(K1):
-            cache[r * K1 + j] = NAN
+                       Py_ssize_t K1, double *tmp) noexcept nogil:
+    """x_r = W^T (v_r / sigma) + c in float64 for rows r0 <= r < r1 (_inputs_rows, four
+    rows at a time; tmp: 4 D doubles), e_r = 0, their S cache cleared."""
+    cdef Py_ssize_t r, q, i, j, nr
+    for r in range(r0, r1, 4):
+        nr = min(4, r1 - r)
+        for q in range(nr):
+            for i in range(D):
+                tmp[q * D + i] = <double> v[(r + q) * D + i] / s64[i]
+        _inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
+        for q in range(nr):
+            e[r + q] = 0.0
+            for j in range(K1):
+                cache[(r + q) * K1 + j] = NAN
 
 
 cdef void _srbm_parts(const uint8_t *v, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t D,
                       Py_ssize_t M, const double *W64, const double *c64, const double *L64,
                       double *x, double *e, double *cache, Py_ssize_t K1,
                       double *tmp) noexcept nogil:
-    """x_r = W^T v_r + c and e_r = v_r^T L v_r / 2 in float64 for 0/1 rows r0 <= r < r1
-    (SRBM._tempered_parts: (L v)_i v_i summed in NumPy's order), their S cache cleared
-    (tmp: D doubles)."""
-    cdef Py_ssize_t r, i, l, j
+    """x_r = W^T v_r + c (_inputs_rows) and e_r = v_r^T L v_r / 2 in float64 for 0/1 rows
+    r0 <= r < r1 (SRBM._tempered_parts: (L v)_i v_i summed in NumPy's order), their S
+    cache cleared (tmp: 5 D doubles)."""
+    cdef Py_ssize_t r, q, i, l, j, nr
     cdef double s
-    cdef double *xr
+    cdef double *t = tmp + 4 * D
     cdef const uint8_t *vr
-    for r in range(r0, r1):
-        xr, vr = x + r * M, v + r * D
-        for j in range(M):
-            xr[j] = 0.0
-        for i in range(D):
-            if vr[i]:
-                for j in range(M):
-                    xr[j] = xr[j] + W64[i * M + j]
-        for j in range(M):
-            xr[j] = xr[j] + c64[j]
-        for i in range(D):
-            s = 0.0
-            if vr[i]:
-                for l in range(D):
-                    if vr[l]:
-                        s = s + L64[l * D + i]
-            tmp[i] = s
-        e[r] = 0.5 * pairwise_sum(tmp, D)
-        for j in range(K1):
-            cache[r * K1 + j] = NAN
+    for r in range(r0, r1, 4):
+        nr = min(4, r1 - r)
+        for q in range(nr):
+            for i in range(D):
+                tmp[q * D + i] = v[(r + q) * D + i]
+        _inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
+        for q in range(nr):
+            vr = v + (r + q) * D
+            for i in range(D):
+                s = 0.0
+                if vr[i]:
+                    for l in range(D):
+                        if vr[l]:
+                            s = s + L64[l * D + i]
+                t[i] = s
+            e[r + q] = 0.5 * pairwise_sum(t, D)
+            for j in range(K1):
+                cache[(r + q) * K1 + j] = NAN
 
 
 cdef void _sweep_items(bint gauss, const cyrbm_gauss_pair *G, const cyrbm_srbm_pair *P,
@@ -353,7 +414,7 @@ cdef int _states_pt(bint gauss, const floating *W, const floating *vbias,
     cdef Py_ssize_t L16 = CYRBM_GAUSS_LANES
     cdef size_t vb = D * sizeof(floating) if gauss else D
     cdef size_t gw = (cyrbm_gauss_work_bytes(D, M) + 63) // 64 * 64
-    cdef size_t tw = <size_t> (max(M, D) + K1 + M + D + 1) * sizeof(double)
+    cdef size_t tw = <size_t> (5 * D + 2 * M + K1 + 1) * sizeof(double)
     cdef int nt = n_threads if n_threads > 0 else 1
     cdef int ns, nx, nw
     cdef char *block = NULL
@@ -440,15 +501,16 @@ cdef int _states_pt(bint gauss, const floating *W, const floating *vbias,
             _sweep_items(gauss, &G, &P, vt, h, st, lw, bb, y, n, K1, nbk, items,
                          t * items // ns, (t + 1) * items // ns, work + t * gw,
                          <double *> (<char *> tmp + t * tw), <floating *> NULL)
-        for t in prange(nx, num_threads=nx, schedule='static'):
-            r0 = t * R // nx
-            r1 = (t + 1) * R // nx
-            if gauss:
-                _gauss_parts(<floating *> vt, r0, r1, D, M, W64, c64, o64, x, e, cache, K1)
-            else:
-                _srbm_parts(<uint8_t *> vt, r0, r1, D, M, W64, c64, o64, x, e, cache, K1,
-                            <double *> (<char *> tmp + t * tw))
         if K1 > 1:
+            for t in prange(nx, num_threads=nx, schedule='static'):
+                r0 = t * R // nx
+                r1 = (t + 1) * R // nx
+                if gauss:
+                    _gauss_parts(<floating *> vt, r0, r1, D, M, W64, c64, o64, x, e, cache,
+                                 K1, <double *> (<char *> tmp + t * tw))
+                else:
+                    _srbm_parts(<uint8_t *> vt, r0, r1, D, M, W64, c64, o64, x, e, cache,
+                                K1, <double *> (<char *> tmp + t * tw))
             for t in prange(nw, num_threads=nw, schedule='static'):
                 _ladder_swaps(t * n // nw, (t + 1) * n // nw, n, K1, temps, vt, vb, e, x,
                               M, cache, swap_streams, acc,
