@@ -21,6 +21,7 @@ from cyrbm.models import tempering
 
 from _capi_client import build_client, c_source
 from _reference import all_states, slightly_different
+from test_tempering_units import gauss_moments, srbm_probs
 
 pytest.importorskip("setuptools")
 
@@ -180,31 +181,11 @@ def test_pt_sweeps_match_sample_and_the_ladders_swap_counts(v7, make, dtype):
 
 
 # ------------------------------------------------------- PT: against enumeration
-def gauss_moments(model, beta=1.0, c_scaled=True):
-    """E[v] and E[v v^T] of the Gaussian family at beta by enumerating h (v | h is
-    N(b + beta sigma W h, sigma^2)); ``c_scaled=False``: a wrong family (c unscaled)."""
-    W, b, c, s = (np.asarray(a, np.float64) for a in (model.W, model.vbias, model.hbias,
-                                                       model.sigma))
-    H = all_states(W.shape[1]).astype(np.float64)
-    u = H @ W.T
-    logp = (beta if c_scaled else 1.0) * H @ c + beta * (u * b / s).sum(1) \
-        + 0.5 * beta ** 2 * (u * u).sum(1)
-    p = np.exp(logp - logp.max())
-    p /= p.sum()
-    mean = b + beta * s * u
-    return p @ mean, np.einsum("h,hi,hj->ij", p, mean, mean) + np.diag(s * s)
-
-
 def srbm_moments(model, beta=1.0, scale_L=True):
-    """E[v] and E[v v^T] of the SRBM family at beta by enumerating v; ``scale_L=False``:
-    a wrong family (L unscaled)."""
-    W, b, c, L = (np.asarray(a, np.float64) for a in (model.W, model.vbias, model.hbias,
-                                                       model.L))
-    V = all_states(W.shape[0]).astype(np.float64)
-    lp = V @ b + (beta if scale_L else 1.0) * 0.5 * np.sum((V @ L) * V, axis=1) \
-        + np.logaddexp(0.0, beta * (V @ W + c)).sum(1)
-    p = np.exp(lp - lp.max())
-    p /= p.sum()
+    """E[v] and E[v v^T] of the SRBM family at beta by enumerating v (test_tempering_units'
+    srbm_probs); ``scale_L=False``: a wrong family (L unscaled)."""
+    p = srbm_probs(model, beta, scale_L)
+    V = all_states(model.n_visible).astype(np.float64)
     return p @ V, np.einsum("v,vi,vj->ij", p, V, V)
 
 
