@@ -18,12 +18,18 @@ Gibbs), ``gauss_ais_log_partition_f32/f64`` (AIS from independent Gaussians, str
 drivers ``_gauss.gauss_engine`` and ``_gauss.gauss_exact_log_partition``.
 Version 6 adds the semi-restricted Boltzmann machine and ratio AIS between two models of
 one unit type (issue 35): ``srbm_gibbs_sweeps_f32/f64`` and ``srbm_ais_log_partition_f32/f64``
-(streams from ``make_srbm_ais_streams``) on the SRBM's one driver ``_srbm.srbm_run``, and
-``gauss_ratio_ais_f32/f64`` / ``srbm_ratio_ais_f32/f64`` (SM08 Sec. 3.2, streams from
-``make_ratio_streams``) on ``_ratio.gauss_ratio_run`` / ``srbm_ratio_run``.  Those drivers
-take arrays, so these entries hold the GIL while they wrap the caller's buffers (no copy
-of the states; float64 copies of the parameters where a driver computes in float64) and
-the drivers release it for the runs themselves.
+(streams from ``make_srbm_ais_streams``) on the SRBM's one driver (``_srbm.srbm_engine``, nogil: no GIL
+taken), and ``gauss_ratio_ais_f32/f64`` / ``srbm_ratio_ais_f32/f64`` (SM08 Sec. 3.2,
+streams from ``make_ratio_streams``) on ``_ratio.gauss_ratio_run`` / ``srbm_ratio_run``.
+Those two drivers take arrays, so the ratio entries hold the GIL while they wrap the
+caller's buffers (no copy of the states; float64 copies of the parameters) and the drivers
+release it for the runs themselves.
+Version 7 adds parallel tempering of the other unit types, ``gauss_pt_sweeps_f32/f64`` and
+``srbm_pt_sweeps_f32/f64`` (CRI10 Table I on each class's tempered family, streams from
+``make_pt_streams``, swap counts as ``pt_sweeps``), on the engine's nogil drivers
+``_tempering.gauss_pt_sweeps`` / ``srbm_pt_sweeps`` that the Python API's PT runs, and
+ratio AIS between two binary RBMs, ``ratio_ais_f32/f64`` (SM08 Sec. 3.2, streams from
+``make_ais_streams``), on ``_anneal.ais_anneal``, the driver of ``Annealer.log_ratio``.
 """
 import numpy as np
 from cpython.pycapsule cimport PyCapsule_New
@@ -35,19 +41,19 @@ from cyrbm cimport _anneal
 from cyrbm cimport _engine
 from cyrbm cimport _tempering
 from cyrbm cimport _gauss
+from cyrbm cimport _srbm
 from cyrbm cimport _exact
 from cyrbm cimport _chib
 from cython cimport floating
 from libc.stdint cimport int32_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
-from libc.math cimport isfinite, log
+from libc.math cimport isfinite, log, log1p, exp
 from cyrbm cimport _dbn
 
 from cyrbm._random import make_streams as _make_streams
 from cyrbm._random import (ais_streams, bound_streams, chib_streams, gaussian_ais_streams,
                            pt_swap_streams, ratio_streams, sample_streams, srbm_ais_streams)
-from cyrbm._srbm import srbm_run as _srbm_run
 from cyrbm._ratio import gauss_ratio_run as _gauss_ratio_run, srbm_ratio_run as _srbm_ratio_run
 
 
@@ -318,10 +324,12 @@ cdef int gauss_exact_log_partition(const floating *W, const floating *vbias,
 
 
 # ------------------------------------------------- version 6: SRBMs and ratio AIS
-# The drivers (_srbm.srbm_run, _ratio.*_ratio_run) take arrays: the entries below take the
-# GIL to wrap the caller's buffers as NumPy arrays (the states and streams without a copy,
-# so the drivers advance them in place) and call the driver the Python API calls, with
-# the same arguments, so the bits are the Python API's; the drivers run without the GIL.
+# The SRBM's entries run its nogil driver (_srbm.srbm_engine, behind srbm_run) on the
+# caller's buffers.  The ratio drivers (_ratio.*_ratio_run) take arrays: those entries take
+# the GIL to wrap the caller's buffers as NumPy arrays (the states and streams without a
+# copy, so the drivers advance them in place) and call the driver the Python API calls,
+# with the same arguments, so the bits are the Python API's; the drivers run without the
+# GIL.
 cdef object _view(const floating *p, Py_ssize_t n, Py_ssize_t m):
     """The n x m (m = 0: n) values at p as a NumPy array of their float type, no copy."""
     if m == 0:
@@ -360,58 +368,52 @@ cdef int _status(exc) noexcept:
     return -1 if isinstance(exc, MemoryError) else -2
 
 
-cdef int _srbm_sweeps_gil(const floating *W, const floating *vbias, const floating *hbias,
-                          const floating *L, Py_ssize_t D, Py_ssize_t M, uint8_t *v,
-                          uint8_t *h, Py_ssize_t n, int steps, cyrbm_rng *streams,
-                          int n_threads) noexcept with gil:
-    try:
-        b = _view(vbias, D, 0)
-        hh = np.asarray(<uint8_t[:n, :M]> h) if h != NULL else np.zeros((n, M), np.uint8)
-        _srbm_run(_view(W, D, M), b, _view(hbias, M, 0), _view(L, D, D), b.astype(np.float64),
-                  np.asarray(<uint8_t[:n, :D]> v), hh, np.zeros((n, D)),
-                  np.full(steps + 1, 1.0), 1, steps + 1, False, True, _streams(streams, n),
-                  np.zeros(n), n_threads)
-    except Exception as e:
-        return _status(e)
-    return 0
+cdef inline double _logaddexp0(double b) noexcept nogil:
+    """np.logaddexp(0.0, b), in NumPy's own steps (npy_logaddexp: the C library's exp and
+    log1p), so that ln Z_A below is the Python API's to the bit."""
+    cdef double d = 0.0 - b
+    if b == 0.0:
+        return 0.6931471805599453
+    if d > 0:
+        return 0.0 + log1p(exp(-d))
+    return b + log1p(exp(d))
 
 
 cdef int srbm_gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                            const floating *L, Py_ssize_t n_visible, Py_ssize_t n_hidden,
                            uint8_t *v, uint8_t *h, Py_ssize_t n, int steps,
                            cyrbm_rng *streams, int n_threads) noexcept nogil:
-    """SRBM.sample from given states (SRBM._sweeps): steps 1..steps of srbm_run at beta
-    = 1 (the base, the visible biases, multiplied by 1 - beta = 0)."""
+    """SRBM.sample from given states (SRBM._sweeps): steps 1..steps of the SRBM's driver
+    (_srbm.srbm_engine, no GIL) at beta = 1 (the base, the visible biases, multiplied by
+    1 - beta = 0), the lateral fields computed first."""
+    cdef double *work
+    cdef uint8_t *hh
+    cdef Py_ssize_t k, i
+    cdef int status
     if (_bad_srbm(W, vbias, hbias, L, n_visible, n_hidden) or n < 0 or steps < 0
             or (n > 0 and (v == NULL or streams == NULL))):
         return -2
     if n == 0 or steps == 0:
         return 0
-    return _srbm_sweeps_gil(W, vbias, hbias, L, n_visible, n_hidden, v, h, n, steps, streams,
-                            n_threads)
-
-
-cdef int _srbm_ais_gil(const floating *W, const floating *vbias, const floating *hbias,
-                       const floating *L, Py_ssize_t D, Py_ssize_t M, const double *base_rate,
-                       const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
-                       cyrbm_rng *streams, double *log_weights, double *log_Z_base,
-                       uint8_t *samples, int n_threads) noexcept with gil:
-    try:
-        base = np.zeros(D) if base_rate == NULL else np.array(_doubles(base_rate, D))
-        v = np.zeros((runs, D), dtype=np.uint8)
-        lw = _doubles(log_weights, runs)
-        lw[:] = 0.0
-        _srbm_run(_view(W, D, M), _view(vbias, D, 0), _view(hbias, M, 0), _view(L, D, D), base,
-                  v, np.zeros((runs, M), dtype=np.uint8), np.zeros((runs, D)),
-                  _doubles(betas, n_betas), 0, n_betas, True, False, _streams(streams, runs),
-                  lw, n_threads)
-        if samples != NULL:
-            np.asarray(<uint8_t[:runs, :D]> samples)[:] = v
-        if log_Z_base != NULL:            # M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18)
-            log_Z_base[0] = M * 0.6931471805599453 + float(np.sum(np.logaddexp(0.0, base)))
-    except Exception as e:
-        return _status(e)
-    return 0
+    work = <double *> calloc(steps + 1 + n_visible + n * n_visible + n, sizeof(double))
+    hh = h if h != NULL else <uint8_t *> malloc(n * n_hidden)
+    if work == NULL or hh == NULL:
+        free(work)
+        if h == NULL:
+            free(hh)
+        return -1
+    for k in range(steps + 1):
+        work[k] = 1.0                                     # every beta 1
+    for i in range(n_visible):
+        work[steps + 1 + i] = vbias[i]
+    status = _srbm.srbm_engine(W, vbias, hbias, L, work + steps + 1, n, n_visible, n_hidden,
+                               v, hh, work + steps + 1 + n_visible, work, 1, steps + 1,
+                               False, True, streams,
+                               work + steps + 1 + n_visible + n * n_visible, n_threads)
+    free(work)
+    if h == NULL:
+        free(hh)
+    return status
 
 
 cdef int srbm_ais_log_partition(const floating *W, const floating *vbias,
@@ -421,10 +423,14 @@ cdef int srbm_ais_log_partition(const floating *W, const floating *vbias,
                                 Py_ssize_t n_betas, Py_ssize_t runs, cyrbm_rng *streams,
                                 double *log_weights, double *log_Z_base, uint8_t *samples,
                                 int n_threads) noexcept nogil:
-    """cyrbm.models.srbm.srbm_log_partition in one call (its _srbm_runs on every run): v
-    drawn exactly from the base (step 0), then for k = 1..K the weight and a sweep at
-    beta_k, run r on streams[r]."""
+    """cyrbm.models.srbm.srbm_log_partition in one call (its _srbm_runs on every run), on
+    the SRBM's driver _srbm.srbm_engine (no GIL): v drawn exactly from the base (step 0),
+    then for k = 1..K the weight and a sweep at beta_k, run r on streams[r]."""
     cdef Py_ssize_t i
+    cdef double *work
+    cdef uint8_t *v
+    cdef uint8_t *h
+    cdef int status
     if _bad_srbm(W, vbias, hbias, L, n_visible, n_hidden) or _bad_ais(betas, n_betas, runs,
                                                                       streams, log_weights):
         return -2
@@ -432,8 +438,32 @@ cdef int srbm_ais_log_partition(const floating *W, const floating *vbias,
         for i in range(n_visible):
             if not isfinite(base_rate[i]):
                 return -2
-    return _srbm_ais_gil(W, vbias, hbias, L, n_visible, n_hidden, base_rate, betas, n_betas,
-                         runs, streams, log_weights, log_Z_base, samples, n_threads)
+    work = <double *> calloc(2 * n_visible + runs * n_visible, sizeof(double))
+    v = samples if samples != NULL else <uint8_t *> malloc(runs * n_visible)
+    h = <uint8_t *> malloc(runs * n_hidden)
+    if work == NULL or v == NULL or h == NULL:
+        free(work)
+        if samples == NULL:
+            free(v)
+        free(h)
+        return -1
+    if base_rate != NULL:
+        memcpy(work, base_rate, n_visible * sizeof(double))
+    memset(v, 0, runs * n_visible)
+    memset(log_weights, 0, runs * sizeof(double))
+    status = _srbm.srbm_engine(W, vbias, hbias, L, work, runs, n_visible, n_hidden, v, h,
+                               work + 2 * n_visible, betas, 0, n_betas, True, False, streams,
+                               log_weights, n_threads)
+    if status == 0 and log_Z_base != NULL:   # M ln 2 + sum_i softplus(b_A,i) (SM08 Eq. 18)
+        for i in range(n_visible):
+            work[n_visible + i] = _logaddexp0(work[i])
+        log_Z_base[0] = n_hidden * 0.6931471805599453 + _tempering.pairwise_sum(
+            work + n_visible, n_visible)
+    free(work)
+    if samples == NULL:
+        free(v)
+    free(h)
+    return status
 
 
 cdef int _ratio_gil(bint gauss, const floating *W_a, const floating *vbias_a,
@@ -494,6 +524,84 @@ cdef int srbm_ratio_ais(const floating *W_a, const floating *vbias_a, const floa
                       L_b, n_hidden_b, n_visible, v, betas, n_betas, runs, streams,
                       log_weights, n_threads)
 
+
+
+# ------------------------------------------------- version 7: PT of every unit type, ratio AIS
+cdef bint _bad_pt(Py_ssize_t n, int steps, const void *v, const double *temps,
+                  Py_ssize_t n_temps, cyrbm_rng *streams, cyrbm_rng *swap_streams) noexcept nogil:
+    """Negative counts, missing buffers, or temps not 0 <= t_0 < ... < t_K = 1."""
+    return (n < 0 or steps < 0 or temps == NULL or n_temps < 1
+            or not _anneal.valid_ladder(temps, n_temps)
+            or (n > 0 and (v == NULL or streams == NULL or swap_streams == NULL)))
+
+
+cdef int gauss_pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                         const floating *sigma, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                         floating *v, Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
+                         int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
+                         int64_t *accepted, int n_threads) noexcept nogil:
+    """GaussianRBM.sample(sampler="pt") and PT training's rounds: the engine's nogil
+    driver _tempering.gauss_pt_sweeps, which TemperedStates runs."""
+    if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden)
+            or _bad_pt(n, steps, v, temps, n_temps, streams, swap_streams)):
+        return -2
+    return _tempering.gauss_pt_sweeps(W, vbias, hbias, sigma, n_visible, n_hidden, v, n,
+                                      temps, n_temps, steps, streams, swap_streams,
+                                      accepted, n_threads)
+
+
+cdef int srbm_pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
+                        const floating *L, Py_ssize_t n_visible, Py_ssize_t n_hidden,
+                        uint8_t *v, Py_ssize_t n, const double *temps, Py_ssize_t n_temps,
+                        int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams,
+                        int64_t *accepted, int n_threads) noexcept nogil:
+    """SRBM.sample(sampler="pt") and PT training's rounds (_tempering.srbm_pt_sweeps)."""
+    if (_bad_srbm(W, vbias, hbias, L, n_visible, n_hidden)
+            or _bad_pt(n, steps, v, temps, n_temps, streams, swap_streams)):
+        return -2
+    return _tempering.srbm_pt_sweeps(W, vbias, hbias, L, n_visible, n_hidden, v, n, temps,
+                                     n_temps, steps, streams, swap_streams, accepted,
+                                     n_threads)
+
+
+cdef int ratio_ais(const floating *W_a, const floating *vbias_a, const floating *hbias_a,
+                   Py_ssize_t n_hidden_a, const floating *W_b, const floating *vbias_b,
+                   const floating *hbias_b, Py_ssize_t n_hidden_b, Py_ssize_t n_visible,
+                   uint8_t *v, const double *betas, Py_ssize_t n_betas, Py_ssize_t runs,
+                   uint64_t *streams, Py_ssize_t refresh_every, double *log_weights,
+                   int n_threads) noexcept nogil:
+    """The runs of Annealer.log_ratio(A, B) between two binary RBMs from the starting
+    states v (estimators.annealing.ais_runs): the Gibbs engine with A's hidden layer
+    beside B's (ais_set_rbm 0 and 1), steps 1 .. K of ais_anneal in one call."""
+    cdef _anneal.ais_buffers B
+    cdef Py_ssize_t K = n_betas - 1, r, ldV
+    cdef int status
+    if (n_visible < 1 or n_hidden_a < 1 or n_hidden_b < 1 or runs < 1 or refresh_every < 1
+            or W_a == NULL or vbias_a == NULL or hbias_a == NULL or W_b == NULL
+            or vbias_b == NULL or hbias_b == NULL or v == NULL or streams == NULL
+            or log_weights == NULL or betas == NULL or n_betas < 2
+            or not _anneal.valid_ladder(betas, n_betas) or betas[0] != 0.0):
+        return -2
+    B.block = NULL
+    status = _anneal.ais_alloc(&B, floating is float, runs, n_visible, n_hidden_a, n_hidden_b)
+    if status != 0:
+        return status
+    _anneal.ais_set_rbm(&B, 0, W_a, vbias_a, hbias_a)
+    _anneal.ais_set_rbm(&B, 1, W_b, vbias_b, hbias_b)
+    memcpy(B.st.rng, streams, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    ldV = B.pair.ldV
+    for r in range(runs):                 # GibbsEngine.set_visible
+        memcpy(B.st.v + r * ldV, v + r * n_visible, n_visible)
+    memset(B.st.nv, 0, runs * sizeof(int32_t))
+    memset(B.st.nv_off, 0, runs * sizeof(int32_t))
+    memset(B.st.logw, 0, runs * sizeof(double))
+    _anneal.ais_anneal(&B, betas, K, 1, K + 1, refresh_every, n_threads, False)
+    for r in range(runs):                 # Z_0 = 2^nB Z_A, Z_K = 2^nA Z_B (SM08 Sec. 3.2)
+        log_weights[r] = B.st.logw[r] + (n_hidden_b - n_hidden_a) * 0.6931471805599453
+        memcpy(v + r * n_visible, B.st.v + r * ldV, n_visible)
+    memcpy(streams, B.st.rng, runs * _anneal.CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
+    _anneal.ais_free(&B)
+    return 0
 
 cdef cyrbm_capi _table
 _table.version = CYRBM_CAPI_VERSION

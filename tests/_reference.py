@@ -425,3 +425,55 @@ def amh_hop_reference(model, chains, modes, p, streams, *, accept_rule=None, ter
     ok = np.log(np.maximum(u[:, 2], 1e-300)) < log_r
     chains[go[ok]] = v_new[ok].astype(np.uint8)
     return int(go.size), int(ok.sum())
+
+
+# ------------------------------------------- parallel tempering of the other unit types
+def swap_log_ratio(beta_lo, beta_hi, e_lo, x_lo, e_hi, x_hi):
+    """ln r of CRI10 Eq. 5 for the tempered family ln p*_beta(v) = g(v) + beta e(v) +
+    sum_j softplus(beta x_j(v)) (``_tempered_parts`` of GaussianRBM and SRBM), one per
+    chain: ln p*_lo(hi) + ln p*_hi(lo) - ln p*_lo(lo) - ln p*_hi(hi), g cancelling
+    (models.tempering.swap_log_ratio before the engine driver)."""
+    return ((beta_lo - beta_hi) * (e_hi - e_lo) + _softplus_sum(beta_lo, x_hi)
+            + _softplus_sum(beta_hi, x_lo) - _softplus_sum(beta_lo, x_lo)
+            - _softplus_sum(beta_hi, x_hi))
+
+
+def _softplus_sum(beta, x):
+    y = beta * x
+    return np.sum(np.maximum(y, 0.0) + np.log1p(np.exp(-np.abs(y))), axis=1)
+
+
+def tempered_states_rounds(model, v, streams, swap_streams, temps, accepted, rounds,
+                           n_threads=1):
+    """``rounds`` rounds of TemperedStates as it ran in NumPy before the engine driver
+    (_tempering.gauss_pt_sweeps / srbm_pt_sweeps): per temperature k the chains m K1 + k
+    through the class's ``_sweeps(beta=temps[k])``, then per ladder the swaps from the
+    top down with K1 - 1 uniforms of its swap stream (``_anneal.chain_uniforms``), ln r
+    from ``_tempered_parts`` (BLAS products).  Everything INOUT.  Returns the smallest
+    |u - min(1, r)| met: how near a decision came to its threshold."""
+    from cyrbm import _anneal
+    K1 = len(temps)
+    order = np.arange(v.shape[0]).reshape(-1, K1)
+    margin = np.inf
+    for _ in range(rounds):
+        for k in range(K1):
+            rows = order[:, k]
+            vv, s = v[rows], streams[rows]
+            model._sweeps(vv, s, 1, 2, n_threads, beta=float(temps[k]))
+            v[rows], streams[rows] = vv, s
+        if K1 < 2:
+            continue
+        K = K1 - 1
+        u = _anneal.chain_uniforms(swap_streams, K)
+        _, e, x = model._tempered_parts(v)
+        for i, k in enumerate(range(K - 1, -1, -1)):
+            lo, hi = order[:, k], order[:, k + 1]
+            p = np.exp(np.minimum(swap_log_ratio(temps[k], temps[k + 1], e[lo], x[lo],
+                                                 e[hi], x[hi]), 0.0))
+            margin = min(margin, float(np.min(np.abs(u[:, i] - p))))
+            take = u[:, i] < p
+            a, b = lo[take], hi[take]
+            for arr in (v, e, x):
+                arr[a], arr[b] = arr[b], arr[a]
+            accepted[:, k] += take
+    return margin

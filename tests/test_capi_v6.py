@@ -146,12 +146,12 @@ def f32(dtype):
 
 
 def test_version_6_appends_to_the_table():
-    assert cyrbm.capi.C_API_VERSION == 6
+    assert cyrbm.capi.C_API_VERSION >= 6
     header = open(os.path.join(cyrbm.get_include(), "cyrbm", "cyrbm.h")).read()
     table = header.split("typedef struct cyrbm_capi {")[1].split("}")[0]
     names = [line.split("(")[1].rstrip(")") for line in table.split("\n")
              if "CYRBM_PAIR(" in line]
-    assert names == ["gibbs_sweeps", "log_unnormalized", "ais_log_partition",
+    assert names[:14] == ["gibbs_sweeps", "log_unnormalized", "ais_log_partition",
                      "exact_log_partition", "chib_log_prob", "dbn_bound_terms", "pt_sweeps",
                      "gauss_gibbs_sweeps", "gauss_ais_log_partition",
                      "gauss_exact_log_partition",                   # versions 1-5, unchanged

@@ -278,7 +278,7 @@ def _annealer_result(model, base, seed=11, **kw):
 
 
 def test_capi_version_and_constants():
-    assert cyrbm.capi.C_API_VERSION == 6
+    assert cyrbm.capi.C_API_VERSION == 7
     assert cyrbm.capi.EXACT_MAX_UNITS == EXACT_MAX_UNITS
     # the documented layout, derived from numpy's SeedSequence directly (the Annealer's
     # own streams are checked through its log weights in test_cython_ais_matches_the_annealer)

@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal
 from cyrbm._random import pt_swap_streams, sample_streams
 from cyrbm.errors import ModelTypeError
 from cyrbm.models import tempering
 from cyrbm.models.gaussian import GaussianRBM
 from cyrbm.models.srbm import SRBM
 from cyrbm.training.trainer import Trainer
-from _reference import SIGNIFICANCE, all_states, chi_square_pvalue
+from _reference import (SIGNIFICANCE, all_states, chi_square_pvalue, swap_log_ratio,
+                        tempered_states_rounds)
 
 Z = 4.0                      # the tolerance of every z-score
 
@@ -129,10 +129,10 @@ def run_ladders(model, n, rounds, seed, temps=LADDER):
     return ladders
 
 
-def wrong_swaps(monkeypatch, how):
-    """Replace the swap rule of TemperedStates by a wrong one."""
-    right = tempering.swap_log_ratio
-    monkeypatch.setattr(tempering, "swap_log_ratio", lambda *a: how(right, *a))
+def wrong_swaps(monkeypatch, variant):
+    """Replace the swap rule of TemperedStates by a wrong one (the engine driver's
+    ``variant``: 1 the untempered ln p*_1 at both rungs, 2 the term e left out)."""
+    monkeypatch.setattr(tempering, "_SWAP_VARIANT", variant)
 
 
 # --------------------------------------------------------------- PT: Gaussian RBM
@@ -146,8 +146,7 @@ def test_gaussian_pt_reproduces_the_exact_moments_and_a_wrong_swap_fails(monkeyp
     # hidden biases unscaled as in CRI10's binary family, move the beta = 1 moments by
     # only 1-4 se at these sizes: one Gibbs sweep a round at beta = 1 undoes most of a
     # wrong swap on a model this small; the rung check below catches the family.)
-    wrong_swaps(monkeypatch, lambda right, b0, b1, e0, x0, e1, x1:
-                right(1.0, 1.0, e0, x0, e1, x1))
+    wrong_swaps(monkeypatch, 1)
     z_wrong = gauss_z(g.sample(n, steps, seed=5, sampler="pt", temperatures=LADDER), g)
     assert np.max(np.abs(z_wrong)) > Z, z_wrong
 
@@ -173,8 +172,7 @@ def test_srbm_pt_reproduces_the_exact_distribution_and_a_wrong_swap_fails(monkey
     pvalue, tv = chi_square_pvalue(draws, p)
     assert pvalue >= SIGNIFICANCE, (pvalue, tv)
     # power: the lateral term left out of the swap rule (e = v^T L v / 2 dropped)
-    wrong_swaps(monkeypatch, lambda right, b0, b1, e0, x0, e1, x1:
-                right(b0, b1, 0 * e0, x0, 0 * e1, x1))
+    wrong_swaps(monkeypatch, 2)
     wrong = s.sample(n, steps, seed=7, sampler="pt", temperatures=LADDER)
     assert chi_square_pvalue(wrong, p)[0] < SIGNIFICANCE
 
@@ -191,47 +189,63 @@ def test_srbm_rungs_follow_their_tempered_family():
 
 # ------------------------------------------------------------ the swap rule exactly
 @pytest.mark.parametrize("make", [gauss_model, srbm_model])
-def test_swaps_match_a_numpy_reference(make):
-    """Eq. 5 on a few states: swap_log_ratio from the classes' _tempered_parts equals
-    ln p*_lo(y) + ln p*_hi(x) - ln p*_lo(x) - ln p*_hi(y) from the parameters, and a
-    round of swaps (from the top down, uniforms of the ladders' streams) takes exactly
-    the swaps a NumPy replay takes."""
+def test_swap_rule_matches_the_family(make):
+    """Eq. 5 on a few states: the reference's swap_log_ratio from the classes'
+    _tempered_parts equals ln p*_lo(y) + ln p*_hi(x) - ln p*_lo(x) - ln p*_hi(y) from
+    the parameters (so the driver, which takes the reference's decisions below, takes
+    Eq. 5's)."""
     model = make(seed=5)
-    temps = np.array([0.0, 0.3, 0.7, 1.0])
-    M, K1, D = 7, temps.size, model.n_visible
+    M, D = 7, model.n_visible
     rng = np.random.default_rng(0)
-    v = (rng.standard_normal((M * K1, D)) if isinstance(model, GaussianRBM)
-         else (rng.random((M * K1, D)) < 0.5)).astype(model._state_dtype)
+    v = (rng.standard_normal((2 * M, D)) if isinstance(model, GaussianRBM)
+         else (rng.random((2 * M, D)) < 0.5)).astype(model._state_dtype)
     g, e, x = model._tempered_parts(v)
     for beta in (0.0, 0.3, 1.0):
         np.testing.assert_allclose(g + beta * e + np.logaddexp(0, beta * x).sum(1),
                                    log_p_beta(model, v, beta), rtol=1e-12, atol=1e-12)
-    lo, hi = v[:M], v[M:2 * M]
+    lo, hi = v[:M], v[M:]
     ref = (log_p_beta(model, hi, 0.3) + log_p_beta(model, lo, 0.7)
            - log_p_beta(model, lo, 0.3) - log_p_beta(model, hi, 0.7))
-    got = tempering.swap_log_ratio(0.3, 0.7, e[:M], x[:M], e[M:2 * M], x[M:2 * M])
+    got = swap_log_ratio(0.3, 0.7, e[:M], x[:M], e[M:], x[M:])
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
 
-    swap_streams = pt_swap_streams(3, M)
-    ladders = tempering.TemperedStates(temps, M, state={
-        "chains": v.copy(), "streams": sample_streams(3, M * K1),
-        "swap_streams": swap_streams.copy()})
-    ladders._swap(model)
-    # the replay: ladder m's chain at temps[k] is row m K1 + k
-    u = _anneal.chain_uniforms(swap_streams.copy(), K1 - 1)
-    w = v.copy().reshape(M, K1, D)
-    taken = np.zeros((M, K1 - 1), np.int64)
-    for m in range(M):
-        for i, k in enumerate(range(K1 - 2, -1, -1)):
-            a, b = w[m, k][None], w[m, k + 1][None]
-            r = (log_p_beta(model, b, temps[k]) + log_p_beta(model, a, temps[k + 1])
-                 - log_p_beta(model, a, temps[k]) - log_p_beta(model, b, temps[k + 1]))[0]
-            if u[m, i] < np.exp(min(r, 0.0)):
-                w[m, k], w[m, k + 1] = w[m, k + 1].copy(), w[m, k].copy()
-                taken[m, k] = 1
-    np.testing.assert_array_equal(ladders.v, w.reshape(M * K1, D))
-    np.testing.assert_array_equal(ladders.accepted, taken)
-    assert 0 < taken.sum() < taken.size
+
+def ladder_start(model, n, temps, seed):
+    v = np.zeros((n * len(temps), model.n_visible), dtype=model._state_dtype)
+    streams = sample_streams(seed, n * len(temps))
+    model._sweeps(v, streams, 0, 1, 1)
+    return v, streams, pt_swap_streams(seed, n)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["gaussian", "srbm"])
+def test_the_engine_driver_gives_the_numpy_rounds_bits(kind, dtype):
+    """TemperedStates on the engine driver (_tempering.gauss_pt_sweeps / srbm_pt_sweeps)
+    gives, bit for bit, the states, streams and swap counts of the NumPy round it
+    replaced (tests/_reference.py: tempered_states_rounds), for 1 and 2 threads, with
+    ladders that do not fill the Gaussian blocks of 16 chains.  (The two compute ln r
+    in float64 in different orders, so a decision could differ only where u falls
+    within rounding of min(1, r): the margin printed is the closest one met.)"""
+    if kind == "gaussian":
+        model = gauss_model(seed=4, D=9, M=7, scale=0.6).astype(dtype)
+    else:
+        model = srbm_model(seed=4, D=11, M=5, scale=0.5).astype(dtype)
+    temps = np.array([0.0, 0.2, 0.45, 0.7, 0.85, 1.0])
+    n, rounds = 37, 30
+    v, streams, swaps = ladder_start(model, n, temps, seed=2)
+    ref = [v.copy(), streams.copy(), swaps.copy(), np.zeros((n, temps.size - 1), np.int64)]
+    margin = tempered_states_rounds(model, *ref[:3], temps, ref[3], rounds)
+    print("closest decision:", margin)
+    assert 0 < ref[3].sum() < n * (temps.size - 1) * rounds
+    for threads in (1, 2):
+        ladders = tempering.TemperedStates(temps, n, n_threads=threads, state={
+            "chains": v, "streams": streams, "swap_streams": swaps})
+        for _ in range(rounds // 2):
+            ladders.step(model)
+        ladders.step(model, rounds=rounds - rounds // 2)
+        for got, want in zip((ladders.v, ladders.streams, ladders.swap_streams,
+                              ladders.accepted), ref):
+            np.testing.assert_array_equal(got, want)
 
 
 # ---------------------------------------------------------------------- PTT

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _cd, _gauss, _io, _ratio, defaults
+from cyrbm import _cd, _gauss, _io, _ratio, _tempering, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._threads import auto_threads
 from cyrbm._random import gaussian_ais_streams
@@ -268,6 +268,17 @@ class GaussianRBM(Layers):
                          np.full(max(k1, 1), float(beta)), k0, k1, False, streams,
                          np.zeros(v.shape[0]), n_threads, p_first)
         return h
+
+    def _pt_rounds(self, v, streams, swap_streams, temps, rounds, accepted, n_threads,
+                   variant=0):
+        """``rounds`` rounds of parallel tempering on the tempered family of
+        :meth:`sample` (tempering.TemperedStates): ``_tempering.gauss_pt_sample``, the
+        nogil driver the C API's gauss_pt_sweeps runs too (sweeps by gauss_t.h at each
+        chain's beta, swaps of states by CRI10 Eq. 5).  v, streams, swap_streams and
+        accepted INOUT (ladder m's state at temps[k] is row m K1 + k)."""
+        _tempering.gauss_pt_sample(self.W, self.vbias, self.hbias, self.sigma, v, temps,
+                                   rounds, streams, swap_streams, accepted, n_threads,
+                                   variant)
 
     # ------------------------------------------------- the samplers' protocol
     @property

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from cyrbm import _anneal, _cd, _io, _ratio, _srbm, defaults
+from cyrbm import _anneal, _cd, _io, _ratio, _srbm, _tempering, defaults
 from cyrbm._progress import schedule_pieces
 from cyrbm._random import srbm_ais_streams
 from cyrbm._validation import check_memory, check_visible_rows
@@ -278,6 +278,16 @@ class SRBM(Layers):
                        np.full(max(k1, 1), float(beta)), k0, k1, False, True, streams,
                        np.zeros(R), n_threads)
         return h
+
+    def _pt_rounds(self, v, streams, swap_streams, temps, rounds, accepted, n_threads,
+                   variant=0):
+        """``rounds`` rounds of parallel tempering on the tempered family of
+        :meth:`sample` (tempering.TemperedStates): ``_tempering.srbm_pt_sample``, the
+        nogil driver the C API's srbm_pt_sweeps runs too (sweeps by common_t.h at each
+        chain's beta, swaps of states by CRI10 Eq. 5).  v (0/1), streams, swap_streams
+        and accepted INOUT (ladder m's state at temps[k] is row m K1 + k)."""
+        _tempering.srbm_pt_sample(self.W, self.vbias, self.hbias, self.L, v, temps, rounds,
+                                  streams, swap_streams, accepted, n_threads, variant)
 
     # ------------------------------------------------- the samplers' protocol
     def _parameters(self):

@@ -15,8 +15,10 @@ A GaussianRBM or SRBM has no engine configuration for CRI10's family; its ladder
 (``TemperedStates``) follow the tempered family the class states in its ``sample``
 (beta scaling W, the hidden biases and L, keeping the visible biases and sigma, so
 beta = 0 is independent visible units), on the class's own compiled sweeps at a
-constant beta (``_gauss.gauss_run`` / ``srbm_run`` between the model and the base of
-its own visible biases), and swap states by Eq. 5 with ``swap_log_ratio``.
+constant beta (cyrbm_gauss_block / cyrbm_srbm_steps between the model and the base of
+its own visible biases), and swap states by Eq. 5: one nogil engine driver per class
+(``_tempering.gauss_pt_sweeps`` / ``srbm_pt_sweeps``, through the class's ``_pt_rounds``),
+which the C API runs too.
 """
 import numpy as np
 
@@ -26,6 +28,9 @@ from cyrbm._random import make_run_streams, make_streams, pt_swap_streams
 
 #: CRI10's ladder: 0, 0.05, ..., 1 (K = 20).
 DEFAULT_TEMPERATURES = np.linspace(0.0, 1.0, 21)
+#: TemperedStates' swap rule: 0 CRI10's Eq. 5; 1 (the untempered ln p*_1 at both rungs)
+#: and 2 (e left out) are wrong on purpose, for the tests' power checks only.
+_SWAP_VARIANT = 0
 
 
 def check_temperatures(temps, what="temperatures"):
@@ -209,37 +214,14 @@ class TemperedChains:
                 "window": self.window.copy(), "temperatures": self.temps.copy()}
 
 
-def swap_log_ratio(beta_lo, beta_hi, e_lo, x_lo, e_hi, x_hi):
-    """ln r of CRI10 Eq. 5 for the tempered family ln p*_beta(v) = g(v) + beta e(v) +
-    sum_j softplus(beta x_j(v)) (``_tempered_parts`` of GaussianRBM and SRBM): the
-    state at beta_lo (e_lo, x_lo: chains x n_hidden) and the state at beta_hi trade
-    places with probability min(1, r),
-
-        ln r = ln p*_lo(hi) + ln p*_hi(lo) - ln p*_lo(lo) - ln p*_hi(hi)
-             = (beta_lo - beta_hi) (e_hi - e_lo) + S(beta_lo, x_hi) + S(beta_hi, x_lo)
-               - S(beta_lo, x_lo) - S(beta_hi, x_hi),
-
-    S(beta, x) = sum_j softplus(beta x_j); g cancels.  float64, one per chain."""
-    return ((beta_lo - beta_hi) * (e_hi - e_lo) + _softplus_sum(beta_lo, x_hi)
-            + _softplus_sum(beta_hi, x_lo) - _softplus_sum(beta_lo, x_lo)
-            - _softplus_sum(beta_hi, x_hi))
-
-
-def _softplus_sum(beta, x):
-    """sum_j softplus(beta x_j) per row, as max(y, 0) + ln(1 + e^-|y|) (within an ulp of
-    np.logaddexp(0, y) and several times faster on the swaps' arrays)."""
-    y = beta * x
-    return np.sum(np.maximum(y, 0.0) + np.log1p(np.exp(-np.abs(y))), axis=1)
-
-
 class TemperedStates(TemperedChains):
     """M persistent parallel-tempering ladders of K+1 chains for a model class with a
-    tempered family on its own sweeps (GaussianRBM, SRBM: ``model._sweeps(...,
-    beta=)`` moves a chain by the family's Gibbs transition at beta, and
-    ``model._tempered_parts`` gives ln p*_beta(v) = g + beta e + sum_j softplus(beta
-    x_j); the families are stated in each class's ``sample``: beta scales W, the hidden
-    biases c and L, and keeps the visible biases and sigma, so beta = 0 is independent
-    visible units).
+    tempered family on its own sweeps (GaussianRBM, SRBM: ``model._pt_rounds`` runs
+    rounds of the family's Gibbs transitions at each chain's beta and the swaps, in one
+    nogil engine driver; ln p*_beta(v) = g + beta e + sum_j softplus(beta x_j), the
+    ``_tempered_parts`` of the class; the families are stated in each class's
+    ``sample``: beta scales W, the hidden biases c and L, and keeps the visible biases
+    and sigma, so beta = 0 is independent visible units).
 
     Chain m K1 + k of ``state["chains"]`` stays at temperature k, on its stream
     ``state["streams"][m K1 + k]``; the ladders swap states (where TemperedChains'
@@ -247,8 +229,9 @@ class TemperedStates(TemperedChains):
     shape).  A round (``step(model)``, CRI10 Table I): one sweep of the chains at each
     beta_k, then per ladder the swaps of neighbours from the top down, pair (k, k+1)
     for k = K-1 .. 0 with the uniform u[m, K-1-k] of ladder m's swap stream
-    (``_anneal.chain_uniforms``), taken when u < min(1, r) (``swap_log_ratio``,
-    Eq. 5).  Every number comes from a chain's or a ladder's stream, so results do
+    (K uniforms a round, as ``_anneal.chain_uniforms`` draws them), taken when u <
+    min(1, r) (Eq. 5, ln r from ``_tempered_parts``' g, e and x; _tempering.pyx's
+    ``_ladder_swaps``).  Every number comes from a chain's or a ladder's stream, so results do
     not depend on threads.  ``accepted`` (M x K) counts the swaps taken per pair.
     """
 
@@ -270,32 +253,14 @@ class TemperedStates(TemperedChains):
             raise ValueError("tempered chain state of the wrong shape.")
         self.accepted = np.zeros((self.M, max(self.K1 - 1, 1)), dtype=np.int64)
 
-    def step(self, model, n_threads=None):
-        """One round at ``model``'s parameters: a sweep of every chain at its beta, then
-        the swaps."""
+    def step(self, model, n_threads=None, rounds=1):
+        """``rounds`` rounds at ``model``'s parameters: a sweep of every chain at its
+        beta, then the swaps (the class's ``_pt_rounds``: one nogil engine driver,
+        _tempering.gauss_pt_sweeps / srbm_pt_sweeps)."""
         if n_threads is not None:
             self.n_threads = int(n_threads)
-        for k in range(self.K1):
-            rows = self.order[:, k]
-            v, s = self.v[rows], self.streams[rows]
-            model._sweeps(v, s, 1, 2, self.n_threads, beta=float(self.temps[k]))
-            self.v[rows], self.streams[rows] = v, s
-        if self.K1 > 1:
-            self._swap(model)
-
-    def _swap(self, model):
-        K = self.K1 - 1
-        u = _anneal.chain_uniforms(self.swap_streams, K)
-        _, e, x = model._tempered_parts(self.v)
-        for i, k in enumerate(range(K - 1, -1, -1)):
-            lo, hi = self.order[:, k], self.order[:, k + 1]
-            log_r = swap_log_ratio(self.temps[k], self.temps[k + 1], e[lo], x[lo], e[hi],
-                                   x[hi])
-            take = u[:, i] < np.exp(np.minimum(log_r, 0.0))
-            a, b = lo[take], hi[take]
-            for arr in (self.v, e, x):
-                arr[a], arr[b] = arr[b], arr[a]
-            self.accepted[:, k] += take
+        model._pt_rounds(self.v, self.streams, self.swap_streams, self.temps, int(rounds),
+                         self.accepted, self.n_threads, _SWAP_VARIANT)
 
     def _retuned(self):
         pass
@@ -381,8 +346,7 @@ def tempered_sample(model, v, k0, steps, streams, temps, rungs, seed, n_threads)
         n = v.shape[0] // temps.size
         ladders = TemperedStates(temps, n, n_threads=n_threads, state={
             "chains": v, "streams": streams, "swap_streams": pt_swap_streams(seed, n)})
-        for _ in range(steps):
-            ladders.step(model, n_threads)
+        ladders.step(model, n_threads, rounds=steps)
         return ladders.top()
     chains = TrajectoryChains(rungs, v.shape[0], seed=seed, init=v, dtype=model.dtype,
                               n_threads=n_threads)

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "cyrbm/cyrbm_types.h"
 
-#define CYRBM_CAPI_VERSION 6
+#define CYRBM_CAPI_VERSION 7
 
 /* uint64 words of random state per AIS run (8 xoshiro256++ lanes of 4 words) */
 #define CYRBM_AIS_STREAM_WORDS 32
@@ -198,9 +198,11 @@ CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_EXACT_LOG_PARTITION, gauss_exact_log_partition)
  * of one unit type (issue 35) ----
  * The SRBM (Osindero & Hinton 2008; MS09 Sec. 5.2): binary v with symmetric lateral
  * weights L (n_visible x n_visible, C order, zero diagonal), binary h, energy
- * -b.v - c.h - v^T W h - v^T L v / 2.  The drivers behind these entries take arrays: the
- * entries take the GIL (PyGILState_Ensure; callable with or without it) to wrap the
- * caller's buffers, and the drivers release it for the runs themselves. */
+ * -b.v - c.h - v^T W h - v^T L v / 2.  The SRBM's two entries run the engine's nogil
+ * driver (no GIL taken since C API version 7; the same bits as before).  The drivers
+ * behind the two ratio entries take arrays: those entries take the GIL
+ * (PyGILState_Ensure; callable with or without it) to wrap the caller's buffers, and the
+ * drivers release it for the runs themselves. */
 
 /* steps sweeps on n chains: h ~ p(h | v) at once, then each v_i ~ p(v_i | h, v_-i) in
  * unit order.  v: in/out, n x n_visible uint8; h: out (or NULL), n x n_hidden uint8, the
@@ -259,6 +261,74 @@ CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_RATIO_AIS, gauss_ratio_ais)
              double *log_weights, int n_threads)
 CYRBM_FN_TYPES(CYRBM_SIG_SRBM_RATIO_AIS, srbm_ratio_ais)
 
+/* ---- version 7: parallel tempering of every unit type, and ratio AIS between two binary
+ * RBMs (issue 35) ----
+ * These entries run the engine's nogil drivers directly: no GIL is taken. */
+
+/* steps rounds of parallel tempering (Cho, Raiko & Ilin 2010, Table I) of the Gaussian
+ * RBM's tempered family
+ *   ln p*_t(v) = -sum_i (v_i - b_i)^2 / (2 sigma_i^2) + sum_j softplus(t x_j),
+ *   x = c + W^T (v / sigma)
+ * (t scales W and c and keeps b and sigma; t = 0: independent N(b_i, sigma_i^2)) on n
+ * ladders of n_temps chains: each round one Gibbs sweep of every chain at its t (h ~
+ * p_t(h | v), v ~ N(b + t sigma (W h), sigma^2)), then per ladder the swaps of
+ * neighbouring states from the top down by the Metropolis rule (Eq. 5), pair (t_k,
+ * t_k+1) for k = K-1 .. 0, each with one uniform of the ladder's swap stream.
+ *   temps:        n_temps temperatures, 0 <= t_0 < ... < t_K = 1 (else -2).
+ *   v:            in/out, (n n_temps) x n_visible of T: row m n_temps + k is ladder m's
+ *                 state at temps[k] (on return too; the samples are the rows
+ *                 m n_temps + n_temps - 1).  States move between rows; chains do not.
+ *   streams:      n n_temps chain streams (row r's sweeps), swap_streams: n (advanced by
+ *                 n_temps - 1 draws a round); cyrbm.capi.make_pt_streams(seed, n, n_temps).
+ *   accepted:     in/out (or NULL), n x (n_temps - 1) int64 counts of accepted swaps of
+ *                 each pair, as pt_sweeps reports them (rate = accepted / rounds).
+ * With v as GaussianRBM.sample starts it (init row m in rows m n_temps .. m n_temps +
+ * n_temps - 1), the beta = 1 rows are GaussianRBM.sample(n, steps, seed=seed, init=init,
+ * sampler="pt", temperatures=temps) bit for bit; the rounds are those of
+ * Trainer(method="pt", visible="gaussian").  Results do not depend on n_threads;
+ * -2 also for a sigma that is not positive. */
+#define CYRBM_SIG_GAUSS_PT_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *sigma, \
+             Py_ssize_t n_visible, Py_ssize_t n_hidden, T *v, Py_ssize_t n, \
+             const double *temps, Py_ssize_t n_temps, int steps, cyrbm_rng *streams, \
+             cyrbm_rng *swap_streams, int64_t *accepted, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_GAUSS_PT_SWEEPS, gauss_pt_sweeps)
+
+/* The same for the SRBM's tempered family ln p*_t(v) = b.v + t v^T L v / 2 + sum_j
+ * softplus(t (c + W^T v)_j) (t scales W, c and L; t = 0: independent units of log-odds
+ * b): sweeps h ~ p_t(h | v) at once, then each v_i in unit order; v 0/1 uint8.  The
+ * beta = 1 rows are SRBM.sample(..., sampler="pt", temperatures=temps) bit for bit. */
+#define CYRBM_SIG_SRBM_PT_SWEEPS(T, F) \
+    int (*F)(const T *W, const T *vbias, const T *hbias, const T *L, Py_ssize_t n_visible, \
+             Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n, const double *temps, \
+             Py_ssize_t n_temps, int steps, cyrbm_rng *streams, cyrbm_rng *swap_streams, \
+             int64_t *accepted, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_SRBM_PT_SWEEPS, srbm_pt_sweeps)
+
+/* ln(Z_B / Z_A) by ratio AIS (SM08 Sec. 3.2, Eq. 13-17) between two binary RBMs of one
+ * visible layer: A (W_a n_visible x n_hidden_a, vbias_a, hbias_a) and B (the same with
+ * _b), both hidden layers in each transition.  runs runs from the states v (runs x
+ * n_visible uint8, in/out: the final states on return; exact draws of A, or states of
+ * Gibbs chains on A), each step k = 1..K adding ln p*_k(v) - ln p*_{k-1}(v) to its log
+ * weight, then (k < K) one transition at beta_k.
+ *   streams:      runs x CYRBM_AIS_STREAM_WORDS uint64 (cyrbm.capi.make_ais_streams(seed,
+ *                 runs)), advanced in place.
+ *   refresh_every: exact recomputation of the inputs every so many steps (the
+ *                 Annealer's default is 200).
+ *   log_weights:  out, runs float64: ln w + (n_hidden_b - n_hidden_a) ln 2, so that
+ *                 ln(Z_B / Z_A) = ln mean(exp(log_weights)).
+ * With v the starting states of cyrbm.Annealer(runs, schedule=betas, seed).log_ratio(A,
+ * B), its log_weights and samples bit for bit, for models of that dtype.  -2 when a size
+ * is < 1, a pointer is NULL or betas is not a finite, strictly increasing list from 0
+ * to 1. */
+#define CYRBM_SIG_RATIO_AIS(T, F) \
+    int (*F)(const T *W_a, const T *vbias_a, const T *hbias_a, Py_ssize_t n_hidden_a, \
+             const T *W_b, const T *vbias_b, const T *hbias_b, Py_ssize_t n_hidden_b, \
+             Py_ssize_t n_visible, uint8_t *v, const double *betas, Py_ssize_t n_betas, \
+             Py_ssize_t runs, uint64_t *streams, Py_ssize_t refresh_every, \
+             double *log_weights, int n_threads)
+CYRBM_FN_TYPES(CYRBM_SIG_RATIO_AIS, ratio_ais)
+
 typedef struct cyrbm_capi {
     int version;
     CYRBM_PAIR(gibbs_sweeps)
@@ -280,6 +350,10 @@ typedef struct cyrbm_capi {
     CYRBM_PAIR(srbm_ais_log_partition)
     CYRBM_PAIR(gauss_ratio_ais)
     CYRBM_PAIR(srbm_ratio_ais)
+    /* version 7 */
+    CYRBM_PAIR(gauss_pt_sweeps)
+    CYRBM_PAIR(srbm_pt_sweeps)
+    CYRBM_PAIR(ratio_ais)
 } cyrbm_capi;
 
 /* Import the function table from the Python module cyrbm.capi (needs the GIL). */
