@@ -60,6 +60,8 @@ cdef extern from "kernels.h" nogil:
                            double *act, double *out, double *each)
     double cyrbm_pll_row(const double *W, const double *b, const double *a, Py_ssize_t D,
                          Py_ssize_t n_pad, const uint8_t *v, double *act)
+    void cyrbm_inputs_rows(const double *a, Py_ssize_t D, const double *W, const double *c,
+                           Py_ssize_t M, Py_ssize_t nr, double *x)
 
     # ---- single-site Gibbs on a DBN's first hidden layer (chib.c) ----
     size_t cyrbm_chib_layout(const cyrbm_chib_model *M, Py_ssize_t S, size_t itemsize,

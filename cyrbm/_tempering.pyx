@@ -14,6 +14,7 @@ biases and sigma): ``gauss_pt_sample`` / ``srbm_pt_sample`` (nogil drivers
 of states from the top down (``_ladder_swaps``), the numbers of
 models.tempering.TemperedStates' former NumPy round.
 """
+import numpy as np
 from cython.parallel cimport prange
 from cyrbm._omp cimport cap_threads, seconds_now, signal_raised, raise_set_error, time_to_check
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
@@ -255,89 +256,20 @@ cdef void _ladder_swaps(Py_ssize_t m0, Py_ssize_t m1, Py_ssize_t n, Py_ssize_t K
                 accepted[m * K + k] += 1
 
 
-cdef extern from *:
-    """
-    /* acc[q * 4 + t] = sum_i a[q * D + i] W[i * M + j + t], q, t < 4: four rows times four
-     * columns in eight pairs of lanes (GCC / Clang vector extensions; elsewhere the same
-     * sums one by one), each sum from 0 over i in order, one multiply and one add a term */
-    static void cyrbm_pt_tile(const double *a, ptrdiff_t D, const double *W, ptrdiff_t M,
-                              ptrdiff_t j, double *acc) {
-    #if defined(__GNUC__)
-        typedef double v2 __attribute__((vector_size(16)));
-        v2 s[4][2] = {{{0.0, 0.0}, {0.0, 0.0}}, {{0.0, 0.0}, {0.0, 0.0}},
-                      {{0.0, 0.0}, {0.0, 0.0}}, {{0.0, 0.0}, {0.0, 0.0}}};
-        ptrdiff_t i;
-        int q;
-        for (i = 0; i < D; i++) {
-            v2 w0, w1;
-            __builtin_memcpy(&w0, W + i * M + j, sizeof w0);
-            __builtin_memcpy(&w1, W + i * M + j + 2, sizeof w1);
-            for (q = 0; q < 4; q++) {
-                const double aq = a[q * D + i];
-                const v2 b = {aq, aq};
-                s[q][0] = s[q][0] + b * w0;
-                s[q][1] = s[q][1] + b * w1;
-            }
-        }
-        for (q = 0; q < 4; q++) __builtin_memcpy(acc + 4 * q, s[q], 4 * sizeof(double));
-    #else
-        ptrdiff_t i;
-        int q, t;
-        for (q = 0; q < 16; q++) acc[q] = 0.0;
-        for (i = 0; i < D; i++)
-            for (q = 0; q < 4; q++)
-                for (t = 0; t < 4; t++) acc[q * 4 + t] += a[q * D + i] * W[i * M + j + t];
-    #endif
-    }
-    """
-    void cyrbm_pt_tile(const double *a, Py_ssize_t D, const double *W, Py_ssize_t M,
-                       Py_ssize_t j, double *acc) noexcept nogil
-
-
-cdef void _inputs_rows(const double *a, Py_ssize_t D, const double *W, const double *c,
-                       Py_ssize_t M, Py_ssize_t nr, double *x) noexcept nogil:
-    """x[q M + j] = sum_i a[q D + i] W[i M + j] + c[j] for the nr <= 4 rows of a: each sum
-    from 0 over i in order, then c (GaussianRBM._hidden_inputs' terms), float64.  Four
-    rows take four columns at a time (cyrbm_pt_tile: each weight loaded once for the
-    four), so every element's order, and so its bits, is the same in each branch."""
-    cdef double acc[16]
-    cdef Py_ssize_t i, j = 0, q, t
-    cdef const double *w
-    cdef double aq
-    cdef double *xr
-    if nr == 4:
-        while j + 4 <= M:
-            cyrbm_pt_tile(a, D, W, M, j, acc)
-            for q in range(4):
-                for t in range(4):
-                    x[q * M + j + t] = acc[q * 4 + t] + c[j + t]
-            j = j + 4
-    for q in range(nr):                  # the other columns (or rows), one row at a time
-        xr = x + q * M
-        for t in range(j, M):
-            xr[t] = 0.0
-        for i in range(D):
-            aq = a[q * D + i]
-            w = W + i * M
-            for t in range(j, M):
-                xr[t] = xr[t] + aq * w[t]
-        for t in range(j, M):
-            xr[t] = xr[t] + c[t]
-
-
 cdef void _gauss_parts(const floating *v, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t D,
                        Py_ssize_t M, const double *W64, const double *c64,
                        const double *s64, double *x, double *e, double *cache,
                        Py_ssize_t K1, double *tmp) noexcept nogil:
-    """x_r = W^T (v_r / sigma) + c in float64 for rows r0 <= r < r1 (_inputs_rows, four
-    rows at a time; tmp: 4 D doubles), e_r = 0, their S cache cleared."""
+    """x_r = W^T (v_r / sigma) + c in float64 for rows r0 <= r < r1 (the kernel
+    cyrbm_inputs_rows, anneal.c, four rows at a time; tmp: 4 D doubles), e_r = 0, their
+    S cache cleared."""
     cdef Py_ssize_t r, q, i, j, nr
     for r in range(r0, r1, 4):
         nr = min(4, r1 - r)
         for q in range(nr):
             for i in range(D):
                 tmp[q * D + i] = <double> v[(r + q) * D + i] / s64[i]
-        _inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
+        cyrbm_inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
         for q in range(nr):
             e[r + q] = 0.0
             for j in range(K1):
@@ -348,8 +280,8 @@ cdef void _srbm_parts(const uint8_t *v, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t
                       Py_ssize_t M, const double *W64, const double *c64, const double *L64,
                       double *x, double *e, double *cache, Py_ssize_t K1,
                       double *tmp) noexcept nogil:
-    """x_r = W^T v_r + c (_inputs_rows) and e_r = v_r^T L v_r / 2 in float64 for 0/1 rows
-    r0 <= r < r1 (SRBM._tempered_parts: (L v)_i v_i summed in NumPy's order), their S
+    """x_r = W^T v_r + c (cyrbm_inputs_rows) and e_r = v_r^T L v_r / 2 in float64 for 0/1
+    rows r0 <= r < r1 (SRBM._tempered_parts: (L v)_i v_i summed in NumPy's order), their S
     cache cleared (tmp: 5 D doubles)."""
     cdef Py_ssize_t r, q, i, l, j, nr
     cdef double s
@@ -360,7 +292,7 @@ cdef void _srbm_parts(const uint8_t *v, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t
         for q in range(nr):
             for i in range(D):
                 tmp[q * D + i] = v[(r + q) * D + i]
-        _inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
+        cyrbm_inputs_rows(tmp, D, W64, c64, M, nr, x + r * M)
         for q in range(nr):
             vr = v + (r + q) * D
             for i in range(D):
@@ -645,3 +577,21 @@ def srbm_pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
 # the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
 from cyrbm._dispatch cimport kernel_table
 cyrbm_kt = kernel_table()
+
+
+def swap_inputs(const double[:, ::1] a, const double[:, ::1] W, const double[::1] c):
+    """The swaps' float64 hidden inputs x = a W + c of the rows of ``a`` (N x D, W D x M),
+    as ``_gauss_parts`` / ``_srbm_parts`` take them (cyrbm_inputs_rows, four rows at a
+    time): each sum from 0 over the units in order, then c.  For tests."""
+    cdef Py_ssize_t N = a.shape[0], D = a.shape[1], M = W.shape[1], r
+    if W.shape[0] != D or c.shape[0] != M:
+        raise ValueError("the rows, weight and bias shapes do not match.")
+    out = np.zeros((N, M), dtype=np.float64)
+    cdef double[:, ::1] x = out
+    if N == 0 or M == 0:
+        return out
+    with nogil:
+        for r in range(0, N, 4):
+            cyrbm_inputs_rows(&a[r, 0] if D > 0 else NULL, D, &W[0, 0] if D > 0 else NULL,
+                              &c[0], M, min(4, N - r), &x[r, 0])
+    return out

@@ -248,6 +248,39 @@ def test_the_engine_driver_gives_the_numpy_rounds_bits(kind, dtype):
             np.testing.assert_array_equal(got, want)
 
 
+def test_the_swaps_hidden_inputs_are_summed_in_unit_order_by_every_variant():
+    """cyrbm_inputs_rows (anneal.c, per ISA): x = a W + c with each sum from 0 over the
+    units in order, a multiply then an add, then c, for 1-4 rows at a time and widths
+    that take every column path (4 vectors, one vector, single columns); every variant
+    gives those bits.  Power check: the same sums in reverse unit order, or with c added
+    first, differ somewhere."""
+    from cyrbm import _dispatch, _tempering
+    rng = np.random.default_rng(11)
+    D = 53
+    saved = _dispatch.kernels_in_use()
+    try:
+        for isa in _dispatch.kernels_runnable():
+            _dispatch.use_kernels(isa)
+            for M in (1, 3, 8, 13, 32, 37, 100):
+                for N in (1, 2, 3, 4, 7):
+                    a = rng.standard_normal((N, D))
+                    W = rng.standard_normal((D, M))
+                    c = rng.standard_normal(M)
+                    want = np.zeros((N, M))
+                    for i in range(D):
+                        want = want + a[:, i:i + 1] * W[i]
+                    got = _tempering.swap_inputs(a, W, c)
+                    np.testing.assert_array_equal(got, want + c, err_msg=f"{isa} {M} {N}")
+    finally:
+        _dispatch.use_kernels(saved)
+    back, first = np.zeros((N, M)), np.zeros((N, M)) + c
+    for i in reversed(range(D)):
+        back = back + a[:, i:i + 1] * W[i]
+    for i in range(D):
+        first = first + a[:, i:i + 1] * W[i]
+    assert not np.array_equal(back + c, got) and not np.array_equal(first, got)
+
+
 # ---------------------------------------------------------------------- PTT
 def test_gaussian_ptt_with_a_ladder_of_two_models(monkeypatch):
     g = gauss_model(seed=0)

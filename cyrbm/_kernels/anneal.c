@@ -216,6 +216,64 @@ double CYRBM_K(cyrbm_pll_row)(const double *W, const double *b, const double *a,
 }
 
 /* ------------------------------------------------------------------------------------
+ * The swaps' hidden inputs of parallel tempering (CRI10 Eq. 5 on a GaussianRBM's or
+ * SRBM's tempered family, cyrbm/_tempering.pyx):
+ *   x[q M + j] = sum_i a[q D + i] W[i M + j] + c[j]
+ * for the nr <= 4 rows of a (D each), W D x M and c M in C order, all float64.  Each sum
+ * starts from 0 and adds its terms in unit order i, a multiply then an add (contraction
+ * off), then c: the same bits as GaussianRBM._hidden_inputs' terms, whatever the vector
+ * width.  Row-oriented: for i in order, x[q][j..] += a[q][i] W[i][j..], columns in blocks
+ * of 4 native vectors held in registers for the 4 rows (each weight loaded once for the
+ * four), then single vectors, then single columns.  Fewer than 4 rows repeat the last
+ * one, whose sums are not stored.
+ * ------------------------------------------------------------------------------------ */
+void CYRBM_K(cyrbm_inputs_rows)(const double *a, ptrdiff_t D, const double *W,
+                                const double *c, ptrdiff_t M, ptrdiff_t nr, double *x) {
+    const double *ar[4];
+    ptrdiff_t i, j = 0;
+    int q, t;
+    if (nr <= 0) return;
+    for (q = 0; q < 4; q++) ar[q] = a + (q < nr ? q : nr - 1) * D;
+    for (; j + 4 * VLD <= M; j += 4 * VLD) {
+        vd s[4][4];
+        for (q = 0; q < 4; q++)
+            for (t = 0; t < 4; t++) s[q][t] = BCD(0.0);
+        for (i = 0; i < D; i++) {
+            const double *w = W + i * M + j;
+            const vd w0 = ld_d(w), w1 = ld_d(w + VLD), w2 = ld_d(w + 2 * VLD),
+                     w3 = ld_d(w + 3 * VLD);
+            for (q = 0; q < 4; q++) {
+                const vd b = BCD(ar[q][i]);
+                s[q][0] = s[q][0] + b * w0;
+                s[q][1] = s[q][1] + b * w1;
+                s[q][2] = s[q][2] + b * w2;
+                s[q][3] = s[q][3] + b * w3;
+            }
+        }
+        for (q = 0; q < nr; q++)
+            for (t = 0; t < 4; t++)
+                st_d(x + q * M + j + t * VLD, s[q][t] + ld_d(c + j + t * VLD));
+    }
+    for (; j + VLD <= M; j += VLD) {
+        vd s[4];
+        for (q = 0; q < 4; q++) s[q] = BCD(0.0);
+        for (i = 0; i < D; i++) {
+            const vd w0 = ld_d(W + i * M + j);
+            for (q = 0; q < 4; q++) s[q] = s[q] + BCD(ar[q][i]) * w0;
+        }
+        for (q = 0; q < nr; q++) st_d(x + q * M + j, s[q] + ld_d(c + j));
+    }
+    for (; j < M; j++) {
+        double s[4] = {0.0, 0.0, 0.0, 0.0};
+        for (i = 0; i < D; i++) {
+            const double w0 = W[i * M + j];
+            for (q = 0; q < 4; q++) s[q] = s[q] + ar[q][i] * w0;
+        }
+        for (q = 0; q < nr; q++) x[q * M + j] = s[q] + c[j];
+    }
+}
+
+/* ------------------------------------------------------------------------------------
  * Exact ln Z: a chunk of the Gray-code enumeration of the smaller layer.
  *
  * States s of the enumerated layer (m units) are visited as g(i) = i ^ (i >> 1) for

@@ -3,7 +3,8 @@
  *   gibbs.c    binary products (row sums over active units, subset tables), the logistic
  *              function, Bernoulli draws, the momentum step, transposes: the pieces of a
  *              block-Gibbs half-step and of a CD/PCD update
- *   anneal.c   AIS runs between two RBMs, exact-enumeration chunks
+ *   anneal.c   AIS runs between two RBMs, exact-enumeration chunks, the float64 hidden
+ *              inputs of parallel tempering's swaps (GaussianRBM, SRBM)
  *   chib.c     single-site Gibbs on a DBN's first hidden layer (Chib-style, per-vector AIS)
  *   common.c   the few loops that have no vector code (compiled once)
  *   dispatch.c the one dispatch table and the run-time choice of variant
@@ -227,7 +228,11 @@ typedef struct {
     /* exact pseudo-log-likelihood of one row, see anneal.c (scratch act) */              \
     X(double, pll_row, (const double *W, const double *b, const double *a, ptrdiff_t D,   \
                         ptrdiff_t n_pad, const uint8_t *v, double *act),                  \
-      (W, b, a, D, n_pad, v, act))
+      (W, b, a, D, n_pad, v, act))                                                      \
+    /* x[q M + j] = sum_i a[q D + i] W[i M + j] + c[j] for the nr <= 4 rows of a (the    \
+     * swaps' hidden inputs of parallel tempering), see anneal.c (OUT x, nr x M) */       \
+    X(void, inputs_rows, (const double *a, ptrdiff_t D, const double *W, const double *c, \
+                          ptrdiff_t M, ptrdiff_t nr, double *x), (a, D, W, c, M, nr, x))
 /* A two-layer DBN for single-site Gibbs on h1 (chib.c): RBM1 (v, h1) and the top RBM
  * (h1, h2), parameters in the kernel's float type T except where marked double. */
 typedef struct {
