@@ -9,7 +9,8 @@ _tempering.pyx.
 """
 import numpy as np
 
-from cyrbm._omp cimport raise_set_error
+from cyrbm._omp cimport raise_set_error, cap_threads
+from cython.parallel cimport prange
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -19,7 +20,7 @@ from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport (ais_buffers, ais_alloc, ais_free, ais_set_rbm, ais_set_tempered,
                             ais_visible, ais_anneal, engine_run, valid_ladder, GIBBS_REFRESH)
-from cyrbm._tempering cimport pt_swaps
+from cyrbm._tempering cimport pt_swaps, tempered_sums
 
 
 cdef int gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
@@ -281,7 +282,7 @@ cdef class GibbsEngine:
         if status == -3:
             raise_set_error()       # the runs are left part-way
 
-    def sweep(self, Py_ssize_t n_steps, beta=None, bint force_refresh=True,
+    def sweep(self, Py_ssize_t n_steps, beta=None, force_refresh=True,
               Py_ssize_t start=0, bint a_only=False):
         """``n_steps`` tempered block-Gibbs sweeps, chain r at inverse temperature beta[r]
         (a number for all, or one per chain; default 0): each sweep leaves chain r's
@@ -290,7 +291,11 @@ cdef class GibbsEngine:
 
         The sweeps are numbered from ``start`` (inputs are recomputed exactly at sweeps
         that are multiples of ``refresh_every``), so a long chain taken in pieces, with
-        ``force_refresh`` only on the first, equals the chain taken in one call."""
+        ``force_refresh`` only on the first, equals the chain taken in one call.
+        ``force_refresh="inputs"``: the runs' inputs x were just recomputed by
+        ``refresh_inputs`` (with the current parameters), so the first sweep refreshes
+        only the rest: the same numbers as ``force_refresh=True``."""
+        cdef int mode = 2 if force_refresh == "inputs" else (1 if force_refresh else 0)
         if n_steps <= 0:
             return
         if start < 0:
@@ -309,8 +314,7 @@ cdef class GibbsEngine:
         try:
             with nogil:
                 status = engine_run(&self.buf, False, &bv[0], start, start + n_steps, 0, 0,
-                                    self.refresh_every, 1 if force_refresh else 0,
-                                    self.n_threads, True)
+                                    self.refresh_every, mode, self.n_threads, True)
         finally:
             self.buf.pair.nB = saved
         if status == -3:
@@ -343,14 +347,62 @@ cdef class GibbsEngine:
             with nogil:
                 ais_set_tempered(&self.buf, &W64[0, 0], &b64[0], &c64[0])
 
+    def refresh_inputs(self):
+        """Recompute every run's inputs x = W^T v + a exactly as a refreshing sweep does,
+        no flips left pending (cyrbm_ais_refresh_inputs): the next ``sweep`` may then
+        take ``force_refresh="inputs"``.  In the tempered configuration, after
+        ``set_tempered``, the kept inputs are then W^T v of the new parameters
+        (``tempered_sums``)."""
+        cdef Py_ssize_t R = self.runs, t
+        cdef int nt = cap_threads(self.n_threads, R)
+        cdef bint f32 = self.float32
+        if R == 0:
+            return
+        with nogil:
+            for t in prange(nt, num_threads=nt, schedule='static'):
+                k_ais_refresh_inputs(f32, &self.buf.pair, &self.buf.st, t * R // nt,
+                                     (t + 1) * R // nt)
+
+    def tempered_sums(self, rows, beta, dbias=None):
+        """The PT tracker's free-energy terms of the runs ``rows`` from the kept inputs
+        (current after ``swap`` or ``refresh_inputs``), in CRI10's tempered configuration:
+        sum_j softplus(beta[i] (W^T v)_j + c_j) + dbias.v (float64; dbias of n_visible,
+        or None for 0), each summed as the swaps sum it (cyrbm_tempered_sums)."""
+        if self.buf.pair.eB == NULL:
+            raise ValueError("tempered sums need the tempered configuration (set_tempered).")
+        cdef const int32_t[::1] rv = np.ascontiguousarray(rows, dtype=np.int32)
+        cdef const double[::1] bv = np.array(np.broadcast_to(
+            np.asarray(beta, np.float64), (rv.shape[0],)))
+        cdef Py_ssize_t n = rv.shape[0]
+        cdef const double[::1] db
+        cdef const double *dp = NULL
+        out = np.zeros(n)
+        cdef double[::1] ov = out
+        if n and (np.min(rows) < 0 or np.max(rows) >= self.runs):
+            raise ValueError("run index out of range.")
+        if dbias is not None:
+            db = np.ascontiguousarray(dbias, dtype=np.float64)
+            if db.shape[0] != self.D:
+                raise ValueError(f"dbias must have {self.D} entries.")
+            dp = &db[0]
+        if n == 0:
+            return out
+        with nogil:
+            tempered_sums(&self.buf.pair, &self.buf.st, self.float32, n, &rv[0], &bv[0], dp,
+                          &ov[0], self.n_threads)
+        return out
+
     def swap(self, const double[::1] temps, int32_t[:, ::1] order, double[::1] beta,
-             uint64_t[:, ::1] streams, int64_t[:, ::1] accepted):
+             uint64_t[:, ::1] streams, int64_t[:, ::1] accepted, terms=None):
         """Swaps of neighbouring temperatures in every ladder (CRI10 Table I step 4b,
         Eq. 5; cyrbm_pt_swaps), after at least one sweep since the chains were set.
         Ladder m is runs m K1 .. m K1 + K1 - 1 (K1 = len(temps)); order[m, k] (INOUT) is
         its run at temps[k]; beta (OUT, one per run) the runs' new temperatures, ready
         for ``sweep``; streams (INOUT, (ladders, 4)) the swap uniforms; accepted (INOUT,
-        (ladders, K1 - 1)) counts accepted swaps per pair."""
+        (ladders, K1 - 1)) counts accepted swaps per pair; terms (OUT, (ladders, 3 K1 -
+        1) float64, or None) the PT tracker's terms of cyrbm_pt_swaps."""
+        cdef double[:, ::1] tv
+        cdef double *tp = NULL
         cdef Py_ssize_t K1 = temps.shape[0], n = order.shape[0]
         if self.buf.pair.eB == NULL:
             raise ValueError("swaps need the tempered configuration (set_tempered).")
@@ -364,10 +416,15 @@ cdef class GibbsEngine:
         if not np.array_equal(np.sort(o, axis=1),
                               np.arange(self.runs, dtype=np.int32).reshape(n, K1)):
             raise ValueError("order must hold each ladder's own runs once.")
+        if terms is not None:
+            tv = terms
+            if tv.shape[0] != n or tv.shape[1] != 3 * K1 - 1:
+                raise ValueError("terms must have shape (ladders, 3 K1 - 1).")
+            tp = &tv[0, 0]
         with nogil:
             pt_swaps(&self.buf.pair, &self.buf.st, self.float32, n, K1, &temps[0],
                      &order[0, 0], &beta[0], <cyrbm_rng *> &streams[0, 0], &accepted[0, 0],
-                     self.n_threads)
+                     self.n_threads, tp)
 
 
 # the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch

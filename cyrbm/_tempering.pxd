@@ -10,7 +10,12 @@ from cyrbm._ckernels cimport *
 cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                    Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
                    double *beta, cyrbm_rng *streams, int64_t *accepted,
-                   int n_threads) noexcept nogil
+                   int n_threads, double *terms=*) noexcept nogil
+
+# the PT tracker's sums from the kept inputs (see cyrbm_tempered_sums)
+cdef void tempered_sums(const cyrbm_ais_pair *P, const cyrbm_ais_state *S, bint float32,
+                        Py_ssize_t n, const int32_t *runs, const double *beta,
+                        const double *dbias, double *out, int n_threads) noexcept nogil
 
 cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                    Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,

@@ -32,10 +32,11 @@ from cyrbm._anneal cimport (ais_buffers, ais_alloc, ais_free, ais_set_tempered, 
 cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                    Py_ssize_t ladders, Py_ssize_t K1, const double *temps, int32_t *order,
                    double *beta, cyrbm_rng *streams, int64_t *accepted,
-                   int n_threads) noexcept nogil:
+                   int n_threads, double *terms=NULL) noexcept nogil:
     """The swaps of neighbouring temperatures (CRI10 Table I step 4b, Eq. 5) of every
-    ladder (see cyrbm_pt_swaps): one contiguous block of ladders per thread; a ladder
-    draws only from its own stream, so the result does not depend on the threads."""
+    ladder (see cyrbm_pt_swaps; ``terms``, when not NULL, the PT tracker's bridge terms):
+    one contiguous block of ladders per thread; a ladder draws only from its own stream,
+    so the result does not depend on the threads."""
     cdef int nt = cap_threads(n_threads, ladders)
     cdef Py_ssize_t t, m0, m1
     if ladders <= 0 or K1 < 2:
@@ -43,7 +44,21 @@ cdef void pt_swaps(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
     for t in prange(nt, num_threads=nt, schedule='static'):
         m0 = t * ladders // nt
         m1 = (t + 1) * ladders // nt
-        k_pt_swaps(float32, P, S, m0, m1, K1, temps, order, beta, streams, accepted)
+        k_pt_swaps(float32, P, S, m0, m1, K1, temps, order, beta, streams, accepted, terms)
+
+
+cdef void tempered_sums(const cyrbm_ais_pair *P, const cyrbm_ais_state *S, bint float32,
+                        Py_ssize_t n, const int32_t *runs, const double *beta,
+                        const double *dbias, double *out, int n_threads) noexcept nogil:
+    """out[i] = sum_j softplus(beta[i] x_j + c_j) + dbias.v of run runs[i] from the kept
+    inputs x (cyrbm_tempered_sums), one contiguous block of rows per thread (each row's
+    own sum: the same numbers for any number of threads)."""
+    cdef int nt = cap_threads(n_threads, n)
+    cdef Py_ssize_t t
+    if n <= 0:
+        return
+    for t in prange(nt, num_threads=nt, schedule='static'):
+        k_tempered_sums(float32, P, S, t * n // nt, (t + 1) * n // nt, runs, beta, dbias, out)
 
 cdef int pt_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                    Py_ssize_t n_visible, Py_ssize_t n_hidden, uint8_t *v, Py_ssize_t n,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import cyrbm
-from cyrbm import _anneal, _cd, _engine, _tempering
+from cyrbm import RBM, _anneal, _cd, _engine, _tempering
 from cyrbm.capi import make_ais_streams
-from cyrbm.models.tempering import check_temperatures, parse_temperatures, retune
+from cyrbm.models.tempering import TemperedChains, check_temperatures, parse_temperatures, retune
 from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
                         slightly_different,
                         tiny_model, total_variation)
@@ -451,3 +451,87 @@ def test_cli_sample_by_parallel_trajectory_tempering(tmp_path, capsys):
         code = main(["sample", str(paths[1]), "-o", str(out)] + extra)
         err = capsys.readouterr().err
         assert code == 1 and needle in err and "Traceback" not in err
+
+
+# ------------------------------------------------ the PT tracker's sums from the engine
+def _tracker_case(seed=0, D=30, H=20, M=8, K1=4, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+
+    def model(s):
+        r = np.random.default_rng(s)
+        return RBM(r.normal(0, 0.5, (D, H)).astype(dtype), r.normal(0, 0.5, D).astype(dtype),
+                   r.normal(0, 0.5, H).astype(dtype))
+    temps = np.linspace(0, 1, K1)
+    init = (rng.random((M * K1, D)) < 0.5).astype(np.uint8)
+    return temps, init, model
+
+
+def _f(model, v, beta):
+    """sum_j softplus(beta (W^T v)_j + c_j) in float64 (ln p*_beta(v) - b.v, CRI10)."""
+    x = np.asarray(v, np.float64) @ model.W.astype(np.float64)
+    return np.sum(np.logaddexp(0.0, np.multiply.outer(beta, 1.0) * x
+                               + model.hbias.astype(np.float64)), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_prepared_round_is_the_same_bits(dtype):
+    # prepare (set the parameters, recompute the inputs) then step == step alone
+    temps, init, model = _tracker_case(dtype=dtype)
+    a, b = (TemperedChains(temps, 30, 20, 8, init=init, seed=1, dtype=dtype) for _ in "ab")
+    m0, m1 = model(1), model(2)
+    for t in range(3):
+        a.step(m0)
+        b.step(m0)
+    a.step(m1)
+    b.prepare(m1)
+    b.step(m1)
+    a.step(m0)
+    b.prepare(m1)             # prepared for other parameters: step sets its own
+    b.step(m0)
+    assert np.array_equal(a.engine.visible(), b.engine.visible())
+    assert np.array_equal(a.order, b.order) and np.array_equal(a.terms, b.terms)
+    assert np.array_equal(a.engine.streams, b.engine.streams)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_swap_terms_and_sums_are_the_free_energies(dtype):
+    temps, init, model = _tracker_case(dtype=dtype)
+    K1, M = temps.size, 8
+    tol = 2e-4 if dtype == np.float32 else 1e-9
+    ch = TemperedChains(temps, 30, 20, M, init=init, seed=2, dtype=dtype)
+    m = model(3)
+    for _ in range(4):
+        ch.step(m)
+    # the swaps by hand from the swept states, pair (K-1, K) down to (0, 1)
+    ch.engine.set_tempered(m.W, m.vbias, m.hbias)
+    ch.engine.sweep(1, beta=ch.beta, force_refresh=True)
+    X = ch.engine.visible()
+    order, acc0 = ch.order.copy(), ch.accepted.copy()
+    terms = np.zeros((M, 3 * K1 - 1))
+    ch.engine.swap(ch.temps, ch.order, ch.beta, ch.swap_streams, ch.accepted, terms)
+    took = ch.accepted - acc0
+    for mm in range(M):
+        o = order[mm].copy()
+        for k in range(K1 - 1, 0, -1):
+            xa, xb = X[o[k]], X[o[k - 1]]
+            wf = _f(m, xb, temps[k]) - _f(m, xb, temps[k - 1])
+            wr = _f(m, xa, temps[k - 1]) - _f(m, xa, temps[k])
+            assert abs(terms[mm, K1 + k - 1] - wf) < tol
+            assert abs(terms[mm, 2 * K1 - 1 + k - 1] - wr) < tol
+            if took[mm, k - 1]:
+                o[k], o[k - 1] = o[k - 1], o[k]
+        assert np.array_equal(o, ch.order[mm])
+        for k in range(K1):
+            assert abs(terms[mm, k] - _f(m, X[o[k]], temps[k])) < tol
+        assert abs(terms[mm, -1] - _f(m, X[o[K1 - 2]], 1.0)) < tol
+    assert took.sum() > 0
+    # the kept inputs' sums, of these parameters and, after prepare, of new ones
+    rows = np.arange(M * K1)
+    beta = np.random.default_rng(7).random(rows.size)
+    db = np.random.default_rng(8).normal(size=30)
+    want = np.array([_f(m, X[r], b) for r, b in zip(rows, beta)])
+    assert np.max(np.abs(ch.tempered_sums(rows, beta) - want)) < tol
+    m2 = model(4)
+    ch.prepare(m2)
+    want = np.array([_f(m2, X[r], b) for r, b in zip(rows, beta)]) + X @ db
+    assert np.max(np.abs(ch.tempered_sums(rows, beta, db) - want)) < tol

@@ -437,30 +437,20 @@ void FN(cyrbm_ais_visible)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_
     for (r = r0; r < r1; r++) FN(cyrbm_ak_visible_run)(P, S, r, beta);
 }
 
-/* One step of the engine for runs [r0, r1): the log-weight increment and/or one
- * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
- * else all runs at (bp[0], bc[0]).
- *   weights:     logw += ln p*_bc(v) - ln p*_bp(v)   (float64);
- *   transition:  hA ~ p(hA | v) at 1 - bc, hB ~ p(hB | v) at bc (Eq. 15-16), then
- *                v ~ p(v | hA, hB) (Eq. 17): T_bc, which leaves p_bc invariant.
- * Inputs x = W^T v + a and u = W h follow the flips, recomputed exactly when `refresh`. */
-CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
-                                    ptrdiff_t r1, const double *bp, const double *bc,
-                                    int per_run, int weights, int transition, int refresh) {
+/* x += rows of W for the flipped visible units of runs [r0, r1) (each run's own sums),
+ * recomputed from all the active units when `refresh`; runs where many flipped (or every
+ * run, dense == 2) recompute x from the visible subset tables instead, all together, chunk
+ * by chunk (see "Many flips" in anneal.c).  The row sums go a column block (XCOLS) at a
+ * time through every run, so that the block's slice of W stays in cache from run to run;
+ * each column's arithmetic is the run's own.  The visible flip lists stay as they were
+ * (on refresh: every active unit); the hidden half-step consumes them. */
+CYRBM_INLINE void FN(cyrbm_ak_inputs)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
+                                      ptrdiff_t r0, ptrdiff_t r1, int refresh) {
     const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
-    const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
-    const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
-    const ptrdiff_t bs = S->cur_stride;
     int32_t *dsel = S->sel_dense + r0, *ssel = S->sel_sparse + r0;
-    ptrdiff_t r, k, nd = 0, ns;
+    ptrdiff_t r, k, nd = 0, ns = 0;
     int L;
-    /* x += rows of W for the flipped visible units (each run's own sums); runs where many
-     * flipped (or every run, dense == 2) recompute x from the visible subset tables
-     * instead, all together, chunk by chunk (see "Many flips" in anneal.c).  The row sums
-     * go a column block (XCOLS) at a time through every run, so that the block's slice of
-     * W stays in cache from run to run; each column's arithmetic is the run's own. */
-    ns = 0;
     for (r = r0; r < r1; r++) {
         if (refresh) {
             S->nv[r] = cyrbm_active_units(S->v + r * ldV, D, S->vlist + r * ldV);
@@ -499,6 +489,42 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
             FN(cyrbm_ak_dense)((const T *)P->TVB, P->gV, nB, S->vlist + r0 * ldV, ldV,
                                (T *)S->xB + r0 * ldB, ldB, dsel, nd, (const T *)P->cVB);
     }
+}
+
+/* Recompute the inputs x = W^T v + a of runs [r0, r1) exactly as a refreshing step does
+ * (cyrbm_ak_inputs), leaving no visible flips pending: the next step may then pass
+ * refresh = 2 (x current, only u recomputed) and give the same numbers as a refreshing
+ * step.  Between the two, the kept inputs are those of the current parameters (the PT
+ * tracker's free energies at a new update, cyrbm_tempered_sums). */
+void FN(cyrbm_ais_refresh_inputs)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                                  ptrdiff_t r1) {
+    ptrdiff_t r;
+    if (r1 <= r0) return;
+    FN(cyrbm_ak_inputs)(P, S, r0, r1, 1);
+    for (r = r0; r < r1; r++) S->nv[r] = S->nv_off[r] = 0;
+}
+
+/* One step of the engine for runs [r0, r1): the log-weight increment and/or one
+ * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
+ * else all runs at (bp[0], bc[0]).
+ *   weights:     logw += ln p*_bc(v) - ln p*_bp(v)   (float64);
+ *   transition:  hA ~ p(hA | v) at 1 - bc, hB ~ p(hB | v) at bc (Eq. 15-16), then
+ *                v ~ p(v | hA, hB) (Eq. 17): T_bc, which leaves p_bc invariant.
+ * Inputs x = W^T v + a and u = W h follow the flips, recomputed exactly when `refresh`
+ * (2: x is current already, cyrbm_ais_refresh_inputs; only u is recomputed). */
+CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
+                                    ptrdiff_t r1, const double *bp, const double *bc,
+                                    int per_run, int weights, int transition, int refresh) {
+    const ptrdiff_t D = P->D, nA = P->nA, nB = P->nB;
+    const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
+    const ptrdiff_t tile = CYRBM_AK_TILE_BYTES / CYRBM_AK_CHUNK_BYTES;
+    const ptrdiff_t offB = 2 * ((nA + tile - 1) / tile + 1);   /* B's bounds after A's */
+    const ptrdiff_t bs = S->cur_stride;
+    int32_t *dsel = S->sel_dense + r0, *ssel = S->sel_sparse + r0;
+    ptrdiff_t r, nd, ns;
+    int L;
+    if (refresh != 2) FN(cyrbm_ak_inputs)(P, S, r0, r1, refresh);
+    refresh = refresh != 0;
     /* log weights and hidden draws */
     for (r = r0; r < r1; r++)
         FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
@@ -587,7 +613,8 @@ void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t 
  * (cyrbm_ak_step at its own inverse temperature, no weights), leaving its own p_beta[r]
  * invariant; with B empty and beta = 0, plain block Gibbs on A (SM08 Eq. 5-6).  Inputs
  * are recomputed exactly at sweeps with s % refresh_every == 0 and at s0 when
- * force_refresh is set; the sweep numbers make a chain taken in pieces equal one call.
+ * force_refresh is set (2: x was just recomputed by cyrbm_ais_refresh_inputs, the same
+ * numbers); the sweep numbers make a chain taken in pieces equal one call.
  * Parallel tempering and RBM.sample are schedules of this transition. */
 void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
                               ptrdiff_t r1, const double *beta, ptrdiff_t s0, ptrdiff_t s1,
@@ -596,8 +623,8 @@ void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdi
     if (r1 <= r0) return;
     for (s = s0; s < s1; s++)
         FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1, 0, 1,
-                          (force_refresh && s == s0) ||
-                          (refresh_every > 0 && s % refresh_every == 0));
+                          force_refresh && s == s0 ? force_refresh
+                          : refresh_every > 0 && s % refresh_every == 0);
 }
 
 /* sum_j softplus(t x_j + e_j) over the n hidden units of one run, float64 (x: its kept
@@ -646,10 +673,17 @@ CYRBM_INLINE double FN(cyrbm_ak_softplus_sum)(const T *x, const T *e, ptrdiff_t 
  * with probability min(1, p_{k-1}(x_k) p_k(x_{k-1}) / (p_k(x_k) p_{k-1}(x_{k-1}))), where
  * ln p_t(v) = b.v + sum_j softplus(t (W^T v)_j + c_j) (b.v cancels), one uniform of the
  * ladder's stream streams[m] per pair.  beta[run] (OUT) receives each run's temperature;
- * accepted[m (K1 - 1) + k - 1] (INOUT) counts the accepted swaps of pair (k - 1, k). */
+ * accepted[m (K1 - 1) + k - 1] (INOUT) counts the accepted swaps of pair (k - 1, k).
+ * terms (OUT, when not NULL; 3 K1 - 1 per ladder, row m) receives what the sums give the
+ * PT tracker of ln Z (DCB11), with f_t(x) = ln p_t(x) - b.x: terms[k] = f_{t_k} of the
+ * state left at temps[k]; terms[K1 + k - 1] = f_{t_k}(x) - f_{t_{k-1}}(x) and
+ * terms[2 K1 - 1 + k - 1] = f_{t_{k-1}}(y) - f_{t_k}(y) for the states x at temps[k - 1]
+ * and y at temps[k] when the pair (k - 1, k) was tried (the bridge sampling weights of
+ * that pair, both ways); terms[3 K1 - 2] = f_1 of the state left at temps[K1 - 2] (one
+ * more sum a ladder, the rest at no further cost). */
 void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,
                         ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order,
-                        double *beta, cyrbm_rng *streams, int64_t *accepted) {
+                        double *beta, cyrbm_rng *streams, int64_t *accepted, double *terms) {
     const ptrdiff_t ldV = P->ldV, ldA = P->ldA, ldB = P->ldB;
     const T *eB = (const T *)P->eB;
     ptrdiff_t m, k;
@@ -685,7 +719,14 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
             const double fb_hi = FN(cyrbm_ak_softplus_sum)(xb, eB, P->nB, temps[k]);
             const double log_r = (fa_lo + fb_hi) - (f_top + fb_lo);
             const double u = cyrbm_rng_uniform(&streams[m]);
-            if (log_r >= 0.0 || u < cyrbm_exp_neg(log_r)) {
+            const int swap = log_r >= 0.0 || u < cyrbm_exp_neg(log_r);
+            if (terms != NULL) {
+                double *tm = terms + m * (3 * K1 - 1);
+                tm[k] = swap ? fb_hi : f_top;
+                tm[K1 + k - 1] = fb_hi - fb_lo;
+                tm[2 * K1 - 1 + k - 1] = fa_lo - f_top;
+            }
+            if (swap) {
                 o[k] = rb;
                 o[k - 1] = ra;
                 accepted[m * (K1 - 1) + k - 1] += 1;
@@ -694,7 +735,29 @@ void FN(cyrbm_pt_swaps)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m
                 f_top = fb_lo;
             }
         }
+        if (terms != NULL) {
+            terms[m * (3 * K1 - 1)] = f_top;
+            terms[m * (3 * K1 - 1) + 3 * K1 - 2] = FN(cyrbm_ak_softplus_sum)(
+                (const T *)S->xB + o[K1 - 2] * ldB, eB, P->nB, temps[K1 - 1]);
+        }
         for (k = 0; k < K1; k++) beta[o[k]] = temps[k];
+    }
+}
+
+/* The PT tracker's free energies from the kept inputs of an engine in CRI10's
+ * configuration (current: after cyrbm_pt_swaps or cyrbm_ais_refresh_inputs):
+ * out[i] = sum_j softplus(beta[i] (W^T v)_j + c_j) + dbias.v for run runs[i], i in
+ * [i0, i1), summed as the swaps sum them (cyrbm_ak_softplus_sum), dbias (float64, D) or
+ * NULL for none. */
+void FN(cyrbm_tempered_sums)(const cyrbm_ais_pair *P, const cyrbm_ais_state *S,
+                             ptrdiff_t i0, ptrdiff_t i1, const int32_t *runs,
+                             const double *beta, const double *dbias, double *out) {
+    const T *eB = (const T *)P->eB;
+    ptrdiff_t i;
+    for (i = i0; i < i1; i++) {
+        const ptrdiff_t r = runs[i];
+        out[i] = FN(cyrbm_ak_softplus_sum)((const T *)S->xB + r * P->ldB, eB, P->nB, beta[i]) +
+                 (dbias != NULL ? cyrbm_ak_bias_dot(S->v + r * P->ldV, dbias, P->D) : 0.0);
     }
 }
 

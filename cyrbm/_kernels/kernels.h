@@ -192,8 +192,19 @@ typedef struct {
      * streams, accepted; OUT beta) */                                                    \
     X(void, pt_swaps_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t m0,    \
                             ptrdiff_t m1, ptrdiff_t K1, const double *temps, int32_t *order, \
-                            double *beta, cyrbm_rng *streams, int64_t *accepted),         \
-      (P, S, m0, m1, K1, temps, order, beta, streams, accepted))                         \
+                            double *beta, cyrbm_rng *streams, int64_t *accepted,         \
+                            double *terms),                                               \
+      (P, S, m0, m1, K1, temps, order, beta, streams, accepted, terms))                  \
+    /* the inputs x of runs [r0, r1) recomputed as a refreshing step does, no flips     \
+     * pending (INOUT S; the next step may pass refresh 2) */                            \
+    X(void, ais_refresh_inputs_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S,        \
+                                      ptrdiff_t r0, ptrdiff_t r1), (P, S, r0, r1))        \
+    /* the PT tracker's sums of softplus(beta x + c) (+ dbias.v) of runs[i0 .. i1) from  \
+     * the kept inputs (OUT out) */                                                      \
+    X(void, tempered_sums_##FS, (const cyrbm_ais_pair *P, const cyrbm_ais_state *S,       \
+                                 ptrdiff_t i0, ptrdiff_t i1, const int32_t *runs,         \
+                                 const double *beta, const double *dbias, double *out),   \
+      (P, S, i0, i1, runs, beta, dbias, out))                                             \
     /* Gaussian visible units: steps k0 <= k < k1 of runs [r0, r1), see gauss_t.h       \
      * (INOUT v, streams, logw; OUT h; OUT p, runs x M, when not NULL: p(h | v) at step   \
      * p_step; scratch work of cyrbm_gauss_work_bytes) */                                 \

@@ -165,15 +165,53 @@ class TemperedChains:
             _anneal.use_dense_tables(previous)
         self.engine.set_visible(chains_v)
         self.accepted = np.zeros((self.M, max(K1 - 1, 1)), dtype=np.int64)
+        # what the last round's swaps leave the PT tracker of ln Z (cyrbm_pt_swaps'
+        # terms, at the temperatures ``terms_temps``); None until a round makes them
+        terms = state.get("swap_terms")
+        self.terms = (np.array(terms, np.float64) if terms is not None
+                      and np.shape(terms) == (self.M, 3 * K1 - 1) else None)
+        self.terms_temps = (np.array(state.get("terms_temperatures", self.temps), np.float64)
+                            if self.terms is not None else None)
+        self._prepared = None
 
     def step(self, model, n_threads=None):
-        """One round with the parameters of ``model`` (an RBM): sweep, then swaps."""
+        """One round with the parameters of ``model`` (an RBM): sweep, then swaps.  After
+        ``prepare(model)`` the round starts from the inputs it recomputed (the same
+        numbers)."""
+        if n_threads is not None:
+            self.engine.n_threads = int(n_threads)
+        refresh = True
+        if self._prepared is not None and all(
+                np.array_equal(a, b) for a, b in zip(self._prepared, (
+                    model.W, model.vbias, model.hbias))):
+            refresh = "inputs"
+        else:
+            self.engine.set_tempered(model.W, model.vbias, model.hbias)
+        self._prepared = None
+        self.engine.sweep(1, beta=self.beta, force_refresh=refresh)
+        if self.K1 > 1:
+            if self.terms is None:
+                self.terms = np.zeros((self.M, 3 * self.K1 - 1))
+            self.terms_temps = self.temps.copy()
+            self.engine.swap(self.temps, self.order, self.beta, self.swap_streams, self.accepted,
+                             self.terms)
+
+    # --------------------------------------------- the PT tracker's sums (DCB11)
+    def prepare(self, model, n_threads=None):
+        """Set ``model``'s parameters and recompute every chain's hidden inputs for them,
+        as the next round would (``step`` then starts from them: the same numbers)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
         self.engine.set_tempered(model.W, model.vbias, model.hbias)
-        self.engine.sweep(1, beta=self.beta, force_refresh=True)
-        if self.K1 > 1:
-            self.engine.swap(self.temps, self.order, self.beta, self.swap_streams, self.accepted)
+        self.engine.refresh_inputs()
+        self._prepared = tuple(np.array(a, copy=True) for a in (model.W, model.vbias,
+                                                                model.hbias))
+
+    def tempered_sums(self, rows, beta, dbias=None):
+        """sum_j softplus(beta (W^T v)_j + c_j) (+ dbias.v) of the chains ``rows`` from the
+        engine's kept inputs: of the parameters of the last round after ``step``, of the
+        new ones after ``prepare`` (GibbsEngine.tempered_sums)."""
+        return self.engine.tempered_sums(rows, beta, dbias)
 
     def top(self, ladders=None):
         """The T = 1 state of each ladder (M x n_visible), or of the given ladders."""
@@ -209,9 +247,11 @@ class TemperedChains:
 
     def arrays(self):
         """The state to checkpoint (``accepted`` is not part of it: take it first)."""
+        extra = {} if self.terms is None else {"swap_terms": self.terms.copy(),
+                                               "terms_temperatures": self.terms_temps.copy()}
         return {"chains": self.engine.visible(), "streams": self.engine.streams,
                 "swap_streams": self.swap_streams.copy(), "order": self.order.copy(),
-                "window": self.window.copy(), "temperatures": self.temps.copy()}
+                "window": self.window.copy(), "temperatures": self.temps.copy(), **extra}
 
 
 class TemperedStates(TemperedChains):
