@@ -48,9 +48,23 @@ digits, 64 x 16 at learning rate 0.1: 0.3 to 1.9 nats, 3 to 20 standard errors, 
 the smallest effective sample size was 0.05 to 0.27; docs/user_guide/train.rst), hence
 the threshold of one half.
 
-Cost: every ``every`` updates (None: every update, as DCB11) two free energies of all
-M (K + 1) states (one matrix product each); the observation runs once after each
-transition.  Records (``step``) are made where the Trainer asks for a rung.
+Where it comes from: a binary RBM's ladders (tempering.TemperedChains) on the Gibbs
+engine, tracked every update, give the filter everything from the engine's own float64
+sums of its kept hidden inputs, with no matrix product of the tracker's
+(``_engine_update``): the bridges' log weights are the ones the last round's swaps
+computed for their acceptance (each pair's states as its swap met them: draws of p_k
+and p_{k+1} at theta_ref), and ln p*_k of the states left at each temperature too
+(cyrbm_pt_swaps' terms); then ``ladders.prepare`` recomputes the states' hidden inputs
+for the new parameters as the next round would (that round starts from them: the same
+bits as without tracking), and ln p*'_k of the states comes from those
+(cyrbm_tempered_sums).  About 1.1 M (K + 1) n_hidden softplus terms an update.  Other
+unit types' ladders, and ``every`` > 1 (whose draws are gone from the engine by the
+transition), weigh the states here (``_observe``, ``_transition``: two free energies of
+all M (K + 1) states, one matrix product each).  Records (``step``) are made where the
+Trainer asks for a rung.
+
+The states must follow the model (above): with ``Trainer(k=R)``, PT takes R rounds of
+the ladders an update (PT-R), the last round's states the filter's draws.
 """
 import math
 
@@ -193,6 +207,10 @@ class PTLogZTracker:
         then has theta_{n_updates}): observe the states the last round drew at
         theta_ref, and move the filter to ``model`` when a transition is due."""
         self._ladders = ladders
+        if self._from_engine(ladders):
+            if n_updates > self.ref_update:
+                self._engine_update(model, ladders, n_updates)
+            return
         if n_updates == self.ref_update + 1 and self.draws is None:
             self._observe(ladders)
         if n_updates > self.ref_update and (self.every is None or n_updates % self.every == 0):
@@ -202,12 +220,58 @@ class PTLogZTracker:
         """The record of ``model`` after ``update`` updates (the Trainer's rung): the
         filter is moved to it first."""
         if update > self.ref_update:
+            if self._ladders is not None and self._from_engine(self._ladders):
+                if update != self.ref_update + 1:
+                    raise RuntimeError("the PT tracker missed the draws of its parameters.")
+                self._engine_update(model, self._ladders, update)
+                return self._record(update)
             if self.draws is None:
                 if self._ladders is None or update != self.ref_update + 1:
                     raise RuntimeError("the PT tracker missed the draws of its parameters.")
                 self._observe(self._ladders)
             self._transition(model, self._ladders.temps, update)
         return self._record(update)
+
+    # ---------------------------------------------- from the engine's own sums
+    def _from_engine(self, ladders):
+        """Whether the update can be taken from the engine's sums (a binary RBM's
+        TemperedChains whose last round left its swap terms at theta_ref's betas, every
+        update): else the states are weighed here (``_observe``, ``_transition``)."""
+        return (self.every is None and self.draws is None
+                and getattr(ladders, "terms", None) is not None
+                and np.array_equal(ladders.terms_temps, self.temps))
+
+    def _engine_update(self, model, ladders, update):
+        """Observe and transition at once from the engine (DCB11 Sec. 3.1-3.2), the
+        states the last round left at theta_ref never leaving it: the bridges' log
+        weights are the ones the round's swaps computed (cyrbm_pt_swaps' terms: each
+        pair's states as its swap met them, draws of p_k and p_{k+1}); ln p*_k of the
+        states left at each temperature too; then ``ladders.prepare(model)`` recomputes
+        their hidden inputs for theta' as the next round would, and ln p*'_k of them
+        comes from those (cyrbm_tempered_sums), the visible biases' change added as
+        (b' - b).v.  The same estimators as ``_observe`` / ``_transition``, from the
+        engine's float64 sums of its kept inputs; no matrix product of its own."""
+        K1 = self.temps.size
+        K, M = K1 - 1, ladders.M
+        if M < 2:
+            raise ValueError("tracking ln Z through PT takes its error bar from the spread "
+                             "over independent ladders: give chains of at least 2.")
+        terms = ladders.terms
+        own = terms[:, :K1]                             # f_k of the state left at k
+        wf, wr = terms[:, K1:2 * K1 - 1].T, terms[:, 2 * K1 - 1:3 * K1 - 2].T
+        top_old = terms[:, -1]                          # f_K of the state left at K - 1
+        self._bridges(wf, wr, M)
+        order = ladders.order
+        below = order[:, K1 - 2]
+        dbias = (np.asarray(model.vbias, np.float64)
+                 - np.asarray(self.last.vbias, np.float64))
+        ladders.prepare(model)
+        t = np.asarray(ladders.temps, np.float64)
+        new = ladders.tempered_sums(order.T.ravel(), np.repeat(t, M), dbias).reshape(K1, M)
+        top_new = ladders.tempered_sums(below, t[-1], dbias)
+        lw = new - own.T
+        self._move(t, update, [lw[k] for k in range(1, K1 - 1)],
+                   (top_new - own[:, K1 - 2], top_old - own[:, K1 - 2]), model)
 
     def _set_reference(self, model, temps, update):
         ref = model.copy()
@@ -228,9 +292,15 @@ class PTLogZTracker:
         betas = np.stack([t[np.maximum(k - 1, 0)], t[k], t[np.minimum(k + 1, K1 - 1)]], axis=1)
         lp = self.last._tempered_log_p(x, betas)            # (K1 M) x 3
         self.draws, self.log_p = x, lp
-        pairs = np.arange(K)
         wf = (lp[:, 2] - lp[:, 1]).reshape(K1, M)[:-1]   # ln p*_{j+1} - ln p*_j, draws of p_j
         wr = (lp[:, 0] - lp[:, 1]).reshape(K1, M)[1:]    # ln p*_j - ln p*_{j+1}, of p_{j+1}
+        self._bridges(wf, wr, M)
+
+    def _bridges(self, wf, wr, M):
+        """The filter's update with the K bridge observations (BAR of each neighbouring
+        pair from its log weights both ways, K x M, DCB11 Sec. 3.2-3.3)."""
+        t, K = self.temps, self.temps.size - 1
+        pairs = np.arange(K)
         y, overlap, psi = bennett_pairs(wf, wr)
         for j in pairs[overlap * M < MIN_OVERLAP_RUNS]:
             self._warn(f"temperatures {t[j]:.4g} and {t[j + 1]:.4g} overlap too little "
@@ -266,21 +336,29 @@ class PTLogZTracker:
         the draws one temperature down, as a ratio (``top_log_ratio``).  The process
         noise is the covariance of the Deltas over the ladders."""
         K1 = self.temps.size
-        K, M = K1 - 1, self.draws.shape[0] // K1
+        M = self.draws.shape[0] // K1
         t = np.asarray(temps, np.float64)
         k = np.repeat(np.arange(K1), M)
         new = model._tempered_log_p(self.draws, np.stack([t[k], t[np.minimum(k + 1, K1 - 1)]],
                                                          axis=1))
         lw = (new[:, 0] - self.log_p[:, 1]).reshape(K1, M)
         below = slice((K1 - 2) * M, (K1 - 1) * M)
+        self._move(t, update, [lw[k] for k in range(1, K1 - 1)],
+                   (new[below, 1] - self.log_p[below, 1],
+                    self.log_p[below, 2] - self.log_p[below, 1]), model)
+
+    def _move(self, t, update, log_w, top, model):
+        """The filter's prediction step from the update's log weights: ``log_w[k - 1]``
+        ln p*'_k - ln p*_k of the draws at temperature k (k = 1 .. K - 1), ``top`` the
+        pair of ``top_log_ratio`` (through the draws at K - 1)."""
+        K = t.size - 1
+        M = top[0].size
         delta, psi = np.empty(K), np.empty((M, K))
-        for k in range(1, K1):
-            if k < K1 - 1:
-                delta[k - 1], psi[:, k - 1], ess = importance_log_ratio(lw[k])
+        for k in range(1, K + 1):
+            if k < K:
+                delta[k - 1], psi[:, k - 1], ess = importance_log_ratio(log_w[k - 1])
             else:
-                delta[k - 1], psi[:, k - 1], ess = top_log_ratio(
-                    new[below, 1] - self.log_p[below, 1],
-                    self.log_p[below, 2] - self.log_p[below, 1])
+                delta[k - 1], psi[:, k - 1], ess = top_log_ratio(*top)
             if ess < MIN_ESS_FRACTION:
                 self._warn(f"the update's importance weights at temperature {t[k]:.4g} have "
                            f"an effective sample size of {ess * M:.1f} of {M} chains")

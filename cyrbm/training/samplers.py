@@ -106,10 +106,12 @@ class _PCD(_Sampler):
 
 
 class _PT(_Sampler):
-    """Parallel tempering (CRI10 Table I): M persistent ladders (cyrbm.models.tempering), one
-    round an update; the T = 1 states of ladders (t B + i) mod M are the chains."""
+    """Parallel tempering (CRI10 Table I): M persistent ladders (cyrbm.models.tempering), k
+    rounds an update (CRI10: one); the T = 1 states of ladders (t B + i) mod M are the
+    chains."""
     name, keys = "pt", ("chains", "streams", "swap_streams", "order", "window",
                         "temperatures", "epoch_counts")
+    optional = ("swap_terms", "terms_temperatures")
 
     def __init__(self, trainer, state, model, B, n_threads):
         super().__init__(trainer, state, model, B, n_threads)
@@ -145,24 +147,27 @@ class _PT(_Sampler):
                 "adapt_every": trainer.adapt_every}
 
     def negative_phase(self, model, state, k, n_threads):
-        # one PT round, its T = 1 states with their hidden inputs as the engine kept them
+        # k PT rounds, the last one's T = 1 states with their hidden inputs as the engine
+        # kept them
         ladders, M = self.ladders, self.ladders.M
         tracker = state.get("tracker")
         if tracker is not None and self.trainer.track_logz == "filter":
             # the filter's draws of the model before this update: the last round's
             tracker.before_round(model, ladders, state["n_updates"], n_threads)
-        ladders.step(model, n_threads=n_threads)
-        pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
-        chains, inputs = ladders.top(pick), ladders.top_inputs(pick)
-        acc = ladders.accepted.sum(axis=0)              # this round's swaps per pair
-        ladders.accepted[:] = 0
         counts = self.state["epoch_counts"]             # K per-pair counts, attempts
-        counts[:-1] += acc[: counts.size - 1]
-        counts[-1] += M
-        ladders.window[0] += acc
-        ladders.window[1] += M
+        for _ in range(k):
+            ladders.step(model, n_threads=n_threads)
+            acc = ladders.accepted.sum(axis=0)          # this round's swaps per pair
+            ladders.accepted[:] = 0
+            counts[:-1] += acc[: counts.size - 1]
+            counts[-1] += M
+            ladders.window[0] += acc
+            ladders.window[1] += M
+        # the ladder is retuned between updates only: an update's rounds share its betas
+        # (the PT tracker's draws are of them)
         ladders.adapt(self.trainer.adapt_every * M)
-        return chains, inputs, 0
+        pick = (state["n_updates"] * self.B + np.arange(self.B)) % M
+        return ladders.top(pick), ladders.top_inputs(pick), 0
 
     @classmethod
     def tracker(cls, trainer, n_threads, state):

@@ -88,11 +88,13 @@ class Trainer:
     method : {"cd", "pcd", "pt", "amh", "ptt"}
         Contrastive divergence, persistent CD (SML) with batch-size persistent chains,
         parallel tempering (CRI10 Table I: ``chains`` persistent ladders at
-        ``temperatures``, one sweep per chain and swaps of neighbours per update, the
-        T = 1 states as the negative phase), or mode-hopping SML (Hu & Yu AMH-p: PCD-k
+        ``temperatures``, k rounds of one sweep per chain and swaps of neighbours per
+        update, the T = 1 states as the negative phase), or mode-hopping SML (Hu & Yu AMH-p: PCD-k
         chains with mode-hopping proposals of probability ``hop_prob``).
     k : int or str
-        Gibbs sweeps per update; "1:25" raises k linearly from 1 to 25 over the epochs
+        Gibbs sweeps per update (PT: rounds of the ladders per update; CRI10 take one,
+        and PT's tracker of ln Z needs more where the model moves faster than one round
+        follows, docs/user_guide/train.rst); "1:25" raises k linearly from 1 to 25 over the epochs
         (FIRST <= LAST).  The ramp spans the epochs of the run that began it: a resumed
         run continues it, and epochs beyond its span keep the last k (``k_span``).
     epochs : int
@@ -335,9 +337,9 @@ class Trainer:
         max_rungs = defaults.MAX_RUNGS if max_rungs is None else max_rungs
         self.temperature_spec = temperatures
         self.temperatures, self.adaptive = parse_temperatures(temperatures)
-        if method in ("pt", "ptt") and (self.k_first != 1 or self.k_last != 1):
-            raise ValueError("parallel tempering takes one sweep per chain and update; "
-                             "k applies to cd, pcd and amh.")
+        if method == "ptt" and (self.k_first != 1 or self.k_last != 1):
+            raise ValueError("parallel tempering along the training trajectory takes one "
+                             "round per update; k applies to cd, pcd, pt and amh.")
         checks = [
             (chains is None or (not isinstance(chains, bool) and int(chains) == chains and chains >= 1),
              f"the number of chains must be a whole number of at least 1, not {chains}."),
