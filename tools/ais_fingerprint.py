@@ -1,6 +1,6 @@
 """Every estimator's and sampler's numbers on fixed small problems, to compare two builds
 (or two commits) bit for bit: AIS, ratio AIS, RAISE, exact ln Z, block-Gibbs and PT
-sampling, CD/PCD/PT/AMH training, the DBN bound (variational and harmonic), the
+sampling, CD/PCD/PT/AMH training, ln Z tracked through PT, the DBN bound (variational and harmonic), the
 Chib-style estimator and per-vector AIS; the Gaussian RBM's AIS, Gibbs sampling and CD/PCD
 training; ratio AIS between two Gaussian RBMs and between two SRBMs.  ``check`` compares the arrays both the build and the file hold (and says how
 many of the build's the file lacks: one written before they were added).
@@ -139,6 +139,12 @@ def _more(name, dtype, rng_state):
                             progress=False, monitor_size=0, **extra).fit(data)
         out[f"{name}_{method}_W"] = fit.W
         out[f"{name}_{method}_biases"] = np.concatenate([fit.vbias, fit.hbias])
+    # PT with 2 rounds an update and its tracker of ln Z (the engine's sums, DCB11)
+    tr = cyrbm.Trainer(H, method="pt", k=2, epochs=2, batch_size=10, learning_rate=0.05,
+                       seed=13, threads=2, dtype=dtype, progress=False, monitor_size=0,
+                       temperatures=[0, 0.3, 0.7, 1], chains=10, track_logz="filter")
+    tr.fit(data)
+    out[f"{name}_pt_tracked"] = np.array([[r["log_Z"], r["log_Z_se"]] for r in tr.history])
     top = cyrbm.RBM(0.3 * rng.standard_normal((H, 10)), 0.2 * rng.standard_normal(H),
                     0.2 * rng.standard_normal(10), dtype=dtype)
     dbn = cyrbm.DBN([model, top])

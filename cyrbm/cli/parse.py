@@ -112,10 +112,10 @@ Options:
                              tenth of the visible units).
   --hop-weight W             amh: weights of the hops between modes: uniform, prob or
                              distance (default: {d.HOP_WEIGHT}).
-  --k K                      Gibbs steps per update; FIRST:LAST raises k linearly over
-                             the epochs, as in SM08's CD25 (e.g. 1:25; FIRST <= LAST;
-                             a resumed run keeps LAST after the first run's epochs)
-                             [default: {d.K}].
+  --k K                      Gibbs steps per update (pt: rounds of the ladders per
+                             update); FIRST:LAST raises k linearly over the epochs, as
+                             in SM08's CD25 (e.g. 1:25; FIRST <= LAST; a resumed run
+                             keeps LAST after the first run's epochs) [default: {d.K}].
   --epochs E                 Total epochs [default: {d.EPOCHS}].
   --batch B                  Mini-batch size [default: {d.BATCH_SIZE}].
   --lr LR                    Learning rate eta_0 [default: {d.LEARNING_RATE}].

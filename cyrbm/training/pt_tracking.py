@@ -252,7 +252,7 @@ class PTLogZTracker:
         (b' - b).v.  The same estimators as ``_observe`` / ``_transition``, from the
         engine's float64 sums of its kept inputs; no matrix product of its own."""
         K1 = self.temps.size
-        K, M = K1 - 1, ladders.M
+        M = ladders.M
         if M < 2:
             raise ValueError("tracking ln Z through PT takes its error bar from the spread "
                              "over independent ladders: give chains of at least 2.")
@@ -284,7 +284,7 @@ class PTLogZTracker:
         """The bridge observations at theta_ref from the ladders' states (drawn there)."""
         x = np.ascontiguousarray(ladders.tempered_states())
         K1, t = self.temps.size, self.temps
-        K, M = K1 - 1, x.shape[0] // K1
+        M = x.shape[0] // K1
         if M < 2:
             raise ValueError("tracking ln Z through PT takes its error bar from the spread "
                              "over independent ladders: give chains of at least 2.")
