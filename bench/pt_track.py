@@ -4,7 +4,9 @@ target: at most 10% of the PT training's time; cyrbm.training.pt_tracking).
 Trains the same RBM by parallel tempering in one process, alternately without and with
 tracking: ``cyrbm.Trainer(H, method="pt", epochs=E, batch_size=B, chains=M,
 temperatures=K, monitor_size=0, progress=False, seed=0, threads=T).fit(X)``, and the
-same with ``track_logz="filter", track_every=S``.  It prints the CPU time of each
+same with ``track_logz="filter", track_every=S`` and, with --ladder, with the checkpoint
+ladder (``track_logz="ladder"``, cyrbm.training.tracking) on the same training (the
+trainer never sees its tracker: the models are the same bits).  It prints the CPU time of each
 ``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
 when other programs share the cores) and its wall clock, the minimum of each over the
 alternating runs (repeat), the extra share, and the tracked curve (ln Z +- se per
@@ -21,13 +23,15 @@ Arguments:
                       data file or bundled data set for cyrbm.load_data (binarized at 0.5).
 
 Options:
-  --rows=N            Training rows of mnistlike [default: 10000].
+  --rows=N            Training rows (mnistlike's, or the first of DATA) [default: 10000].
   --hidden=H          Hidden units [default: 500].
   --batch=B           Mini-batch size [default: 100].
   --chains=M          PT ladders [default: 100].
-  --temperatures=K    PT temperatures [default: 21].
+  --temperatures=K    PT temperatures: a count, a list or "adaptive:N" [default: 21].
   --epochs=E          Epochs of each fit [default: 2].
   --lr=X              Learning rate [default: 0.01].
+  --k=R               PT rounds per update (Trainer's k) [default: 1].
+  --ladder            Also track by the checkpoint ladder, for comparison.
   --track-every=S     Updates between the tracker's transitions (default: every update).
   --repeat=R          Alternating runs of each; the minimum is reported [default: 2].
   --threads=T         cyrbm threads [default: 1].
@@ -57,21 +61,26 @@ def main(argv=None):
         X = mnistlike(int(args["--rows"]), seed=0)
         source = "MNIST-like digits (bench/mnistlike.py)"
     else:
-        X = cyrbm.load_data(args["DATA"], binarize="threshold")
-        source = args["DATA"]
+        X = cyrbm.load_data(args["DATA"], binarize="threshold")[:int(args["--rows"])]
+        source = f"{args['DATA']} (its first {X.shape[0]} rows, thresholded at 0.5)"
     settings = dict(method="pt", epochs=E, batch_size=B, chains=int(args["--chains"]),
-                    temperatures=int(args["--temperatures"]),
-                    learning_rate=float(args["--lr"]), monitor_size=0, progress=False,
-                    seed=0, threads=threads)
+                    temperatures=(int(args["--temperatures"])
+                                  if args["--temperatures"].isdigit()
+                                  else args["--temperatures"]),
+                    learning_rate=float(args["--lr"]), k=int(args["--k"]), monitor_size=0,
+                    progress=False, seed=0, threads=threads)
     print(f"data: {source}, {X.shape[0]} x {X.shape[1]}; {H} hidden, PT with "
-          f"{settings['chains']} ladders of {settings['temperatures']} temperatures, batch "
-          f"{B}, {E} epochs, {threads} thread(s); tracking: a transition every "
+          f"{settings['chains']} ladders of {settings['temperatures']} temperatures, "
+          f"{settings['k']} round(s) an update, batch {B}, lr {settings['learning_rate']}, "
+          f"{E} epochs, {threads} thread(s); tracking: a transition every "
           f"{every or 1} update(s); cyrbm {cyrbm.__version__} ({cyrbm.config()['kernels']})")
-    times = {"plain": [], "tracked": []}
-    trainer = None
+    names = ("plain", "tracked") + (("ladder",) if args["--ladder"] else ())
+    times = {name: [] for name in names}
+    trainers, models = {}, []
     for _ in range(repeat):
-        for name in ("plain", "tracked"):
-            extra = dict(track_logz="filter", track_every=every) if name == "tracked" else {}
+        for name in names:
+            extra = ({"tracked": dict(track_logz="filter", track_every=every),
+                      "ladder": dict(track_logz="ladder")}.get(name, {}))
             t = cyrbm.Trainer(H, **settings, **extra)
             if name == "tracked":
                 models = []
@@ -79,30 +88,37 @@ def main(argv=None):
             c0, w0 = time.process_time(), time.perf_counter()
             t.fit(X)
             times[name].append((time.process_time() - c0, time.perf_counter() - w0))
-            if name == "tracked":
-                trainer = t
-    plain = min(c for c, _ in times["plain"])
-    tracked = min(c for c, _ in times["tracked"])
-    wall = (min(w for _, w in times["plain"]), min(w for _, w in times["tracked"]))
-    print(f"PT training: CPU {plain:.2f} s (wall {wall[0]:.2f} s); with tracking: CPU "
-          f"{tracked:.2f} s (wall {wall[1]:.2f} s); extra CPU {100 * (tracked / plain - 1):+.1f}%"
-          f" (wall {100 * (wall[1] / wall[0] - 1):+.1f}%)")
-    for r in trainer.history:
+            trainers[name] = t
+    cpu = {name: min(c for c, _ in times[name]) for name in names}
+    wall = {name: min(w for _, w in times[name]) for name in names}
+    print(f"PT training: CPU {cpu['plain']:.2f} s (wall {wall['plain']:.2f} s)")
+    for name, what in (("tracked", "PT's filter"), ("ladder", "the checkpoint ladder")):
+        if name in names:
+            print(f"  with {what}: CPU {cpu[name]:.2f} s (wall {wall[name]:.2f} s); extra CPU "
+                  f"{100 * (cpu[name] / cpu['plain'] - 1):+.1f}% (wall "
+                  f"{100 * (wall[name] / wall['plain'] - 1):+.1f}%)")
+    for r in trainers["tracked"].history:
         ess = min(x["ess"] for x in r["tracked"])
         overlap = min(x["overlap"] for x in r["tracked"])
         print(f"  epoch {r['epoch']}: ln Z = {r['log_Z']:.3f} +- {r['log_Z_se']:.3f} "
               f"(smallest ESS fraction {ess:.3f}, BAR overlap {overlap:.3f})"
               + (f"  WARNING: {r['overlap_warning']}" if r.get("overlap_warning") else ""))
     runs = int(args["--ais"])
-    for record, model in zip(trainer.history, models if runs else []):
+    ladder = trainers["ladder"].history if "ladder" in names else [None] * len(models)
+    for record, lrec, model in zip(trainers["tracked"].history, ladder,
+                                   models if runs else []):
         ann = cyrbm.Annealer(runs, f"linear:{int(args['--betas'])}", seed=1, threads=threads,
                              progress=False)
         res = ann.log_partition(model, data=X)
         se = float(np.exp(res.log_sigma - res.log_Z))       # of ln Z-hat, delta method
-        z = (record["log_Z"] - res.log_Z) / np.hypot(record["log_Z_se"], se)
-        print(f"  epoch {record['epoch']}: fresh AIS ({runs} runs, {args['--betas']} betas) "
-              f"ln Z = {res.log_Z:.3f} +- {se:.3f}; tracked - AIS = "
-              f"{record['log_Z'] - res.log_Z:+.3f} (z = {z:+.2f})", flush=True)
+        line = (f"  epoch {record['epoch']}: fresh AIS ({runs} runs, {args['--betas']} betas) "
+                f"ln Z = {res.log_Z:.3f} +- {se:.3f}")
+        for what, rec in (("filter", record), ("ladder", lrec)):
+            if rec is not None:
+                z = (rec["log_Z"] - res.log_Z) / np.hypot(rec["log_Z_se"], se)
+                line += (f"; {what} {rec['log_Z']:.3f} +- {rec['log_Z_se']:.3f}, - AIS = "
+                         f"{rec['log_Z'] - res.log_Z:+.3f} (z = {z:+.2f})")
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -88,12 +88,14 @@ def importance_log_ratio(log_w):
     """ln Z'/Z = ln mean exp(log_w) from log weights ln p*'(x) - ln p*(x) of draws x of
     p (DCB11 Eq. 5); each draw's influence w_m / mean w - 1 (the delta method: the
     estimate's error is their mean, its variance (1/n)(mean w^2 / (mean w)^2 - 1)); and
-    the effective sample size over n, (sum w)^2 / (n sum w^2)."""
+    the effective sample size over n, (sum w)^2 / (n sum w^2).  For a 2-d ``log_w``,
+    each row's (one temperature's draws) at once."""
     lw = np.asarray(log_w, np.float64)
-    w = np.exp(lw - lw.max())
-    n = w.size
-    ess = float(w.sum() ** 2 / (n * np.dot(w, w)))
-    return logmeanexp(lw), w / w.mean() - 1.0, ess
+    w = np.exp(lw - lw.max(axis=-1, keepdims=True))
+    n = lw.shape[-1]
+    s = w.sum(axis=-1)
+    ess = s * s / (n * np.sum(w * w, axis=-1))
+    return logmeanexp(lw, axis=-1), w / (s / n)[..., None] - 1.0, ess
 
 
 def top_log_ratio(log_a, log_b):
@@ -140,7 +142,7 @@ def bennett_pairs(w_forward, w_reverse):
         lo, hi = np.where(f > 0, d, lo), np.where(f > 0, hi, d)
         slope = -(np.sum(u * (1 - u), axis=1) + np.sum(v * (1 - v), axis=1))
         step = np.where(slope < 0, d - f / np.where(slope < 0, slope, -1.0), np.nan)
-        new = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
+        new = np.where((step >= lo) & (step <= hi), step, 0.5 * (lo + hi))
         done = np.all(np.abs(new - d) <= 1e-13 * (1.0 + np.abs(d)))
         d = new
         if done:
@@ -267,11 +269,14 @@ class PTLogZTracker:
                  - np.asarray(self.last.vbias, np.float64))
         ladders.prepare(model)
         t = np.asarray(ladders.temps, np.float64)
-        new = ladders.tempered_sums(order.T.ravel(), np.repeat(t, M), dbias).reshape(K1, M)
-        top_new = ladders.tempered_sums(below, t[-1], dbias)
-        lw = new - own.T
-        self._move(t, update, [lw[k] for k in range(1, K1 - 1)],
-                   (top_new - own[:, K1 - 2], top_old - own[:, K1 - 2]), model)
+        # ln p*'_k - ln p*_k of the states at temperatures 1 .. K - 1, ln p*'_K of those
+        # at K - 1 (beta = 0's are not needed: its ln Z is exact)
+        rows = np.concatenate([order[:, 1:K1 - 1].T.ravel(), below])
+        betas = np.concatenate([np.repeat(t[1:K1 - 1], M), np.full(M, t[-1])])
+        new = ladders.tempered_sums(rows, betas, dbias)
+        lw = new[:-M].reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
+        self._move(t, update, lw,
+                   (new[-M:] - own[:, K1 - 2], top_old - own[:, K1 - 2]), model)
 
     def _set_reference(self, model, temps, update):
         ref = model.copy()
@@ -343,26 +348,25 @@ class PTLogZTracker:
                                                          axis=1))
         lw = (new[:, 0] - self.log_p[:, 1]).reshape(K1, M)
         below = slice((K1 - 2) * M, (K1 - 1) * M)
-        self._move(t, update, [lw[k] for k in range(1, K1 - 1)],
+        self._move(t, update, lw[1:K1 - 1],
                    (new[below, 1] - self.log_p[below, 1],
                     self.log_p[below, 2] - self.log_p[below, 1]), model)
 
     def _move(self, t, update, log_w, top, model):
-        """The filter's prediction step from the update's log weights: ``log_w[k - 1]``
-        ln p*'_k - ln p*_k of the draws at temperature k (k = 1 .. K - 1), ``top`` the
-        pair of ``top_log_ratio`` (through the draws at K - 1)."""
+        """The filter's prediction step from the update's log weights: row k - 1 of
+        ``log_w`` ln p*'_k - ln p*_k of the draws at temperature k (k = 1 .. K - 1),
+        ``top`` the pair of ``top_log_ratio`` (through the draws at K - 1)."""
         K = t.size - 1
         M = top[0].size
-        delta, psi = np.empty(K), np.empty((M, K))
-        for k in range(1, K + 1):
-            if k < K:
-                delta[k - 1], psi[:, k - 1], ess = importance_log_ratio(log_w[k - 1])
-            else:
-                delta[k - 1], psi[:, k - 1], ess = top_log_ratio(*top)
-            if ess < MIN_ESS_FRACTION:
-                self._warn(f"the update's importance weights at temperature {t[k]:.4g} have "
-                           f"an effective sample size of {ess * M:.1f} of {M} chains")
-            self.min_ess = min(self.min_ess, ess)
+        delta, psi, ess = np.empty(K), np.empty((M, K)), np.empty(K)
+        if K > 1:
+            d, p, e = importance_log_ratio(np.reshape(log_w, (K - 1, M)))
+            delta[:-1], psi[:, :-1], ess[:-1] = d, np.transpose(p), e
+        delta[-1], psi[:, -1], ess[-1] = top_log_ratio(*top)
+        for k in np.flatnonzero(ess < MIN_ESS_FRACTION)[-1:] + 1:
+            self._warn(f"the update's importance weights at temperature {t[k]:.4g} have "
+                       f"an effective sample size of {ess[k - 1] * M:.1f} of {M} chains")
+        self.min_ess = min(self.min_ess, float(ess.min()))
         self.mean = self.mean + delta
         self.cov = self.cov + psi.T @ psi / (M * M)
         self.influence = self.influence + psi.T
