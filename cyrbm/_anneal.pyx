@@ -74,7 +74,8 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
     """Steps s0 <= s < s1 of the runs first <= r < runs: AIS steps of the schedule
     ``betas`` (``anneal``, cyrbm_ais_block in cyrbm/_kernels/anneal_t.h: log weights if
     ``weights``, a block-Gibbs transition at beta_s while s < k_end) or tempered
-    block-Gibbs sweeps, run r at betas[r] (cyrbm_gibbs_tempered).
+    block-Gibbs sweeps, run r at betas[r] (cyrbm_gibbs_tempered; ``weights`` 2: the first
+    sweep's PT tracker sums in the log weights).
 
     With Gaussian visible units (``B.gauss``): steps of cyrbm_gauss_block (gauss_t.h),
     the transition at every step, log weights if the buffers ask for them.
@@ -100,7 +101,8 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
             k_ais_block(f32, P, S, r0, r1, betas, s0, s1, k_end, weights, refresh_every,
                         force_refresh)
         else:
-            k_gibbs_tempered(f32, P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh)
+            k_gibbs_tempered(f32, P, S, r0, r1, betas, s0, s1, refresh_every, force_refresh,
+                             weights)
 
 
 cdef void _gauss_steps(gauss_buffers *G, bint f32, Py_ssize_t first, Py_ssize_t runs,

@@ -283,7 +283,7 @@ cdef class GibbsEngine:
             raise_set_error()       # the runs are left part-way
 
     def sweep(self, Py_ssize_t n_steps, beta=None, force_refresh=True,
-              Py_ssize_t start=0, bint a_only=False):
+              Py_ssize_t start=0, bint a_only=False, bint tempered_sums=False):
         """``n_steps`` tempered block-Gibbs sweeps, chain r at inverse temperature beta[r]
         (a number for all, or one per chain; default 0): each sweep leaves chain r's
         p_beta[r] invariant, p_beta(v) ~ sum exp(-(1 - beta) E_A - beta E_B).  With
@@ -294,7 +294,11 @@ cdef class GibbsEngine:
         ``force_refresh`` only on the first, equals the chain taken in one call.
         ``force_refresh="inputs"``: the runs' inputs x were just recomputed by
         ``refresh_inputs`` (with the current parameters), so the first sweep refreshes
-        only the rest: the same numbers as ``force_refresh=True``."""
+        only the rest: the same numbers as ``force_refresh=True``.  ``tempered_sums``
+        (CRI10's configuration, with force_refresh): the first sweep also leaves in
+        ``log_weights`` each run's ``tempered_sums`` at its beta, of its state before the
+        sweep moved it, with ``set_bias_change``'s dbias: the same numbers, from the exps
+        the hidden draws take anyway."""
         cdef int mode = 2 if force_refresh == "inputs" else (1 if force_refresh else 0)
         if n_steps <= 0:
             return
@@ -313,7 +317,8 @@ cdef class GibbsEngine:
         cdef int status
         try:
             with nogil:
-                status = engine_run(&self.buf, False, &bv[0], start, start + n_steps, 0, 0,
+                status = engine_run(&self.buf, False, &bv[0], start, start + n_steps, 0,
+                                    2 if tempered_sums and mode else 0,
                                     self.refresh_every, mode, self.n_threads, True)
         finally:
             self.buf.pair.nB = saved
@@ -362,6 +367,18 @@ cdef class GibbsEngine:
             for t in prange(nt, num_threads=nt, schedule='static'):
                 k_ais_refresh_inputs(f32, &self.buf.pair, &self.buf.st, t * R // nt,
                                      (t + 1) * R // nt)
+
+    def set_bias_change(self, dbias):
+        """The dbias (n_visible, float64) of the next sweep's ``tempered_sums`` in CRI10's
+        configuration (``set_tempered`` resets it to 0)."""
+        if self.buf.pair.eB == NULL:
+            raise ValueError("a bias change needs the tempered configuration (set_tempered).")
+        d = np.ascontiguousarray(dbias, dtype=np.float64)
+        if d.shape != (self.D,):
+            raise ValueError(f"dbias must have {self.D} entries.")
+        cdef const double[::1] dv = d
+        cdef double *db = <double *> self.buf.pair.dbias
+        memcpy(db, &dv[0], self.D * sizeof(double))
 
     def tempered_sums(self, rows, beta, dbias=None):
         """The PT tracker's free-energy terms of the runs ``rows`` from the kept inputs

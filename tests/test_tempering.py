@@ -344,7 +344,7 @@ def test_bad_temperatures(spec, message):
     (dict(method="amh", hop_prob=-0.1), r"\[0, 1\]"),
     (dict(method="amh", radius=-1), "radius R"),
     (dict(method="amh", modes=0), "capacity K"),
-    (dict(method="pt", k=2), "one sweep"),
+    (dict(method="ptt", k=2), "one round per update"),
 ])
 def test_bad_sampler_settings(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -475,7 +475,8 @@ def _f(model, v, beta):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prepared_round_is_the_same_bits(dtype):
-    # prepare (set the parameters, recompute the inputs) then step == step alone
+    # prepare (set the parameters, recompute the inputs) then step == step alone; the
+    # round's sums (the tracker's, from its hidden draws) == tempered_sums before it
     temps, init, model = _tracker_case(dtype=dtype)
     a, b = (TemperedChains(temps, 30, 20, 8, init=init, seed=1, dtype=dtype) for _ in "ab")
     m0, m1 = model(1), model(2)
@@ -483,8 +484,11 @@ def test_prepared_round_is_the_same_bits(dtype):
         a.step(m0)
         b.step(m0)
     a.step(m1)
-    b.prepare(m1)
+    db = np.random.default_rng(9).normal(size=30)
+    b.prepare(m1, dbias=db)
+    want = b.tempered_sums(np.arange(32), b.beta, db)   # of the states before the round
     b.step(m1)
+    assert np.array_equal(b.round_sums, want)            # from the round's own exps
     a.step(m0)
     b.prepare(m1)             # prepared for other parameters: step sets its own
     b.step(m0)

@@ -279,8 +279,8 @@ static void test_ais(int vi, const char *isa, int f32, ptrdiff_t nA) {
     sprintf(name, "ais_%s_nA%d", f32 ? "f32" : "f64", (int)nA);
     emit(vi, isa, name, &d);
     for (r = 0; r < R; r++) tb[r] = 0.2 + 0.8 * (double)r / (double)(R - 1);
-    if (f32) cyrbm_gibbs_tempered_f32(&P, &S, 0, R, tb, 0, sweeps, 4, 1);
-    else cyrbm_gibbs_tempered_f64(&P, &S, 0, R, tb, 0, sweeps, 4, 1);
+    if (f32) cyrbm_gibbs_tempered_f32(&P, &S, 0, R, tb, 0, sweeps, 4, 1, 0);
+    else cyrbm_gibbs_tempered_f64(&P, &S, 0, R, tb, 0, sweeps, 4, 1, 0);
     dg_init(&d);
     ais_digest(&d, &P, &S, R, f32);
     sprintf(name, "tempered_%s_nA%d", f32 ? "f32" : "f64", (int)nA);

@@ -251,7 +251,10 @@ CYRBM_INLINE void FN(cyrbm_ak_add_rows)(const T *W, ptrdiff_t ld, const int32_t 
  * For each hidden layer with share c of the inverse temperature (1 - beta for A, beta for
  * B), sum_j softplus(c x_j) = c sum_j max(x_j, 0) + ln prod_j (1 + exp(-c |x_j|)), unit j
  * in logical lane j % 8; the products are kept as mantissa * 2^exponent, in float64.  The
- * visible biases add (beta_k - beta_{k-1}) (bB - bA).v (cyrbm_ak_bias_dot). */
+ * visible biases add (beta_k - beta_{k-1}) (bB - bA).v (cyrbm_ak_bias_dot).
+ * weights == 2 (CRI10's tempered configuration, the PT tracker's sums): logw[r] is set to
+ * sum_j softplus(bc x_j + c_j) + dbias.v of the current v, summed as cyrbm_tempered_sums
+ * sums it (the same bits), from the exps the draws take anyway. */
 CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                                           ptrdiff_t r, double bp, double bc, int weights,
                                           int transition) {
@@ -276,7 +279,8 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
          * unit (|x| is at most xbound), exp(d) by its Taylor polynomial of degree 6
          * (remainder < 5e-17) instead of a second full exp */
         const double dc = cc - cp;
-        const int series = weights && fabs(dc) * (L == 0 ? P->xboundA : P->xboundB) <= 0.015625;
+        const int series = weights == 1 &&
+                           fabs(dc) * (L == 0 ? P->xboundA : P->xboundB) <= 0.015625;
         double relu = 0.0, Pp = 1.0, Ep = 0.0, Pc = 1.0, Ec = 0.0;
         vq s0[NQD], s1[NQD], s2[NQD], s3[NQD];
         ptrdiff_t j0, j;
@@ -306,7 +310,10 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                     const vd na = ASD(ASQ(xd) | 0x8000000000000000ULL);   /* -|x| */
                     /* exp(-c |x|), 0 in lanes past the layer's end */
                     const vd ec = ASD(ASQ(vexp_d(cx * na)) & valid);
-                    if (weights) {
+                    if (weights == 2) {
+                        rl[q] += ASD(MASKQ(xd > 0.0) & ASQ(xd) & valid);
+                        pc[q] *= 1.0 + ec;
+                    } else if (weights) {
                         vd ep;
                         if (series) {
                             const vd d = dc * (BCD(0.0) - na), d2 = d * d;
@@ -359,10 +366,15 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
             (L == 0 ? S->nhA : S->nhB)[r] = non;
             (L == 0 ? S->nhA_off : S->nhB_off)[r] = noff;
         }
-        if (weights)
+        if (weights == 2)
+            dl += relu + log(Pc) + Ec * LN2;
+        else if (weights)
             dl += (cc - cp) * relu + (log(Pc) - log(Pp)) + (Ec - Ep) * LN2;
     }
-    if (weights) S->logw[r] += dl + (bp - bc) * cyrbm_ak_bias_dot(S->v + r * ldV, P->dbias, P->D);
+    if (weights == 2)
+        S->logw[r] = dl + cyrbm_ak_bias_dot(S->v + r * ldV, P->dbias, P->D);
+    else if (weights)
+        S->logw[r] += dl + (bp - bc) * cyrbm_ak_bias_dot(S->v + r * ldV, P->dbias, P->D);
 }
 
 /* Visible half-step of run r at inverse temperature beta from the current inputs:
@@ -614,15 +626,18 @@ void FN(cyrbm_ais_block)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t 
  * invariant; with B empty and beta = 0, plain block Gibbs on A (SM08 Eq. 5-6).  Inputs
  * are recomputed exactly at sweeps with s % refresh_every == 0 and at s0 when
  * force_refresh is set (2: x was just recomputed by cyrbm_ais_refresh_inputs, the same
- * numbers); the sweep numbers make a chain taken in pieces equal one call.
+ * numbers); the sweep numbers make a chain taken in pieces equal one call.  weights == 2
+ * (with force_refresh): the first sweep also sets logw[r] to the PT tracker's sum of the
+ * run's state before it moves (cyrbm_ak_hidden_run), in CRI10's configuration.
  * Parallel tempering and RBM.sample are schedules of this transition. */
 void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0,
                               ptrdiff_t r1, const double *beta, ptrdiff_t s0, ptrdiff_t s1,
-                              ptrdiff_t refresh_every, int force_refresh) {
+                              ptrdiff_t refresh_every, int force_refresh, int weights) {
     ptrdiff_t s;
     if (r1 <= r0) return;
     for (s = s0; s < s1; s++)
-        FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1, 0, 1,
+        FN(cyrbm_ak_step)(P, S, r0, r1, beta, beta, 1,
+                          weights == 2 && force_refresh && s == s0 ? 2 : 0, 1,
                           force_refresh && s == s0 ? force_refresh
                           : refresh_every > 0 && s % refresh_every == 0);
 }

@@ -184,8 +184,8 @@ typedef struct {
     X(void, gibbs_tempered_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S,            \
                                   ptrdiff_t r0, ptrdiff_t r1, const double *beta,         \
                                   ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t refresh_every,    \
-                                  int force_refresh),                                     \
-      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh))                         \
+                                  int force_refresh, int weights),                        \
+      (P, S, r0, r1, beta, s0, s1, refresh_every, force_refresh, weights))                \
     X(void, ais_visible_##FS, (const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdiff_t r0, \
                                ptrdiff_t r1, double beta), (P, S, r0, r1, beta))          \
     /* parallel-tempering swaps of ladders [m0, m1), see anneal_t.h (INOUT S, order,     \

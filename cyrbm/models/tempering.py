@@ -173,6 +173,7 @@ class TemperedChains:
         self.terms_temps = (np.array(state.get("terms_temperatures", self.temps), np.float64)
                             if self.terms is not None else None)
         self._prepared = None
+        self.round_sums = None
 
     def step(self, model, n_threads=None):
         """One round with the parameters of ``model`` (an RBM): sweep, then swaps.  After
@@ -180,15 +181,16 @@ class TemperedChains:
         numbers)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
-        refresh = True
+        refresh, sums = True, False
         if self._prepared is not None and all(
-                np.array_equal(a, b) for a, b in zip(self._prepared, (
+                np.array_equal(a, b) for a, b in zip(self._prepared[:3], (
                     model.W, model.vbias, model.hbias))):
-            refresh = "inputs"
+            refresh, sums = "inputs", self._prepared[3]
         else:
             self.engine.set_tempered(model.W, model.vbias, model.hbias)
         self._prepared = None
-        self.engine.sweep(1, beta=self.beta, force_refresh=refresh)
+        self.engine.sweep(1, beta=self.beta, force_refresh=refresh, tempered_sums=sums)
+        self.round_sums = self.engine.log_weights if sums else None
         if self.K1 > 1:
             if self.terms is None:
                 self.terms = np.zeros((self.M, 3 * self.K1 - 1))
@@ -197,15 +199,21 @@ class TemperedChains:
                              self.terms)
 
     # --------------------------------------------- the PT tracker's sums (DCB11)
-    def prepare(self, model, n_threads=None):
+    def prepare(self, model, n_threads=None, dbias=None):
         """Set ``model``'s parameters and recompute every chain's hidden inputs for them,
-        as the next round would (``step`` then starts from them: the same numbers)."""
+        as the next round would (``step`` then starts from them: the same numbers).  With
+        ``dbias`` the next round's first sweep also leaves ``round_sums``: every chain's
+        ``tempered_sums`` at its beta with that dbias, of its state before the round (from
+        the exps of its hidden draws)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
         self.engine.set_tempered(model.W, model.vbias, model.hbias)
+        if dbias is not None:
+            self.engine.set_bias_change(dbias)
         self.engine.refresh_inputs()
         self._prepared = tuple(np.array(a, copy=True) for a in (model.W, model.vbias,
-                                                                model.hbias))
+                                                                model.hbias)) + (
+            dbias is not None,)
 
     def tempered_sums(self, rows, beta, dbias=None):
         """sum_j softplus(beta (W^T v)_j + c_j) (+ dbias.v) of the chains ``rows`` from the

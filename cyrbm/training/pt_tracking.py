@@ -190,6 +190,7 @@ class PTLogZTracker:
         self.transitions = 0
         self._previous_update = None
         self._ladders = None      # the sampler's ladders, met at its first round
+        self._pending = None      # a transition waiting for the next round's sums
         if state is not None:
             self._restore(state)
 
@@ -211,7 +212,7 @@ class PTLogZTracker:
         self._ladders = ladders
         if self._from_engine(ladders):
             if n_updates > self.ref_update:
-                self._engine_update(model, ladders, n_updates)
+                self._engine_update(model, ladders, n_updates, during_round=True)
             return
         if n_updates == self.ref_update + 1 and self.draws is None:
             self._observe(ladders)
@@ -239,11 +240,22 @@ class PTLogZTracker:
         """Whether the update can be taken from the engine's sums (a binary RBM's
         TemperedChains whose last round left its swap terms at theta_ref's betas, every
         update): else the states are weighed here (``_observe``, ``_transition``)."""
-        return (self.every is None and self.draws is None
+        return (self.every is None and self.draws is None and self._pending is None
                 and getattr(ladders, "terms", None) is not None
                 and np.array_equal(ladders.terms_temps, self.temps))
 
-    def _engine_update(self, model, ladders, update):
+    def after_round(self, ladders):
+        """The PT sampler's hook after the first round of an update: the transition that
+        ``before_round`` left for its sums ends here."""
+        if self._pending is None:
+            return
+        t, update, model, rows, own, top = self._pending
+        self._pending = None
+        K1, M = t.size, own.shape[0]
+        lw = ladders.round_sums[rows].reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
+        self._move(t, update, lw, top, model)
+
+    def _engine_update(self, model, ladders, update, during_round=False):
         """Observe and transition at once from the engine (DCB11 Sec. 3.1-3.2), the
         states the last round left at theta_ref never leaving it: the bridges' log
         weights are the ones the round's swaps computed (cyrbm_pt_swaps' terms: each
@@ -251,8 +263,11 @@ class PTLogZTracker:
         states left at each temperature too; then ``ladders.prepare(model)`` recomputes
         their hidden inputs for theta' as the next round would, and ln p*'_k of them
         comes from those (cyrbm_tempered_sums), the visible biases' change added as
-        (b' - b).v.  The same estimators as ``_observe`` / ``_transition``, from the
-        engine's float64 sums of its kept inputs; no matrix product of its own."""
+        (b' - b).v.  ``during_round`` (before a round, from the PT sampler): the next
+        round's first sweep takes those sums from the exps of its hidden draws (the same
+        numbers), and ``after_round`` ends the transition.  The same estimators as
+        ``_observe`` / ``_transition``, from the engine's float64 sums of its kept inputs;
+        no matrix product of its own."""
         K1 = self.temps.size
         M = ladders.M
         if M < 2:
@@ -267,16 +282,19 @@ class PTLogZTracker:
         below = order[:, K1 - 2]
         dbias = (np.asarray(model.vbias, np.float64)
                  - np.asarray(self.last.vbias, np.float64))
-        ladders.prepare(model)
+        ladders.prepare(model, dbias=dbias if during_round else None)
         t = np.asarray(ladders.temps, np.float64)
         # ln p*'_k - ln p*_k of the states at temperatures 1 .. K - 1, ln p*'_K of those
         # at K - 1 (beta = 0's are not needed: its ln Z is exact)
-        rows = np.concatenate([order[:, 1:K1 - 1].T.ravel(), below])
-        betas = np.concatenate([np.repeat(t[1:K1 - 1], M), np.full(M, t[-1])])
-        new = ladders.tempered_sums(rows, betas, dbias)
-        lw = new[:-M].reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
-        self._move(t, update, lw,
-                   (new[-M:] - own[:, K1 - 2], top_old - own[:, K1 - 2]), model)
+        rows = order[:, 1:K1 - 1].T.ravel()
+        top_new = ladders.tempered_sums(below, t[-1], dbias)
+        top = (top_new - own[:, K1 - 2], top_old - own[:, K1 - 2])
+        if during_round:
+            self._pending = (t, update, model, rows.copy(), own.copy(), top)
+            return
+        new = ladders.tempered_sums(rows, np.repeat(t[1:K1 - 1], M), dbias)
+        lw = new.reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
+        self._move(t, update, lw, top, model)
 
     def _set_reference(self, model, temps, update):
         ref = model.copy()

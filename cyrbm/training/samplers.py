@@ -155,8 +155,10 @@ class _PT(_Sampler):
             # the filter's draws of the model before this update: the last round's
             tracker.before_round(model, ladders, state["n_updates"], n_threads)
         counts = self.state["epoch_counts"]             # K per-pair counts, attempts
-        for _ in range(k):
+        for r in range(k):
             ladders.step(model, n_threads=n_threads)
+            if r == 0 and tracker is not None and self.trainer.track_logz == "filter":
+                tracker.after_round(ladders)            # its sums came from this round
             acc = ladders.accepted.sum(axis=0)          # this round's swaps per pair
             ladders.accepted[:] = 0
             counts[:-1] += acc[: counts.size - 1]
