@@ -47,6 +47,7 @@ cdef struct ais_buffers:
 
 # The one loop of the engine's transitions (GibbsEngine, the samplers, the C API): steps
 # s0 <= s < s1 of every run, AIS steps (anneal) or tempered block-Gibbs sweeps; 0 or -3.
+cdef void ais_refresh_inputs(ais_buffers *B, int n_threads) noexcept nogil
 cdef int engine_run(ais_buffers *B, bint anneal, const double *betas, Py_ssize_t s0,
                     Py_ssize_t s1, Py_ssize_t k_end, int weights, Py_ssize_t refresh_every,
                     int force_refresh, int n_threads, bint check_signals,

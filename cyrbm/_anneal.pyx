@@ -125,6 +125,24 @@ cdef void _gauss_steps(gauss_buffers *G, bint f32, Py_ssize_t first, Py_ssize_t 
                           G.streams, G.logw, <double *> G.p, G.p_step, G.work + t * G.work_bytes)
 
 
+cdef void ais_refresh_inputs(ais_buffers *B, int n_threads) noexcept nogil:
+    """Every run's inputs recomputed as a refreshing step does (cyrbm_ais_refresh_inputs),
+    in the blocks of runs that ``engine_run``'s sweeps take (``_run_block``: a block's
+    flip lists stay in cache across the column blocks of W), each split among the
+    threads.  Runs are independent: the same numbers for any split."""
+    cdef Py_ssize_t runs = B.runs, lo = 0, hi, n, t
+    cdef Py_ssize_t block = _run_block(runs, n_threads)
+    cdef int nt
+    while lo < runs:
+        hi = min(runs, lo + block)
+        n = hi - lo
+        nt = cap_threads(n_threads, n)
+        for t in prange(nt, num_threads=nt, schedule='static'):
+            k_ais_refresh_inputs(B.float32, &B.pair, &B.st, lo + t * n // nt,
+                                 lo + (t + 1) * n // nt)
+        lo = hi
+
+
 cdef void ais_visible(const cyrbm_ais_pair *P, cyrbm_ais_state *S, bint float32,
                       Py_ssize_t runs, double beta, int n_threads) noexcept nogil:
     """A visible half-step at ``beta`` for all runs (see cyrbm_ais_visible)."""

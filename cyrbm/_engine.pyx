@@ -9,8 +9,7 @@ _tempering.pyx.
 """
 import numpy as np
 
-from cyrbm._omp cimport raise_set_error, cap_threads
-from cython.parallel cimport prange
+from cyrbm._omp cimport raise_set_error
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -19,7 +18,8 @@ from cython cimport floating
 from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport (ais_buffers, ais_alloc, ais_free, ais_set_rbm, ais_set_tempered,
-                            ais_visible, ais_anneal, engine_run, valid_ladder, GIBBS_REFRESH)
+                            ais_visible, ais_anneal, ais_refresh_inputs, engine_run,
+                            valid_ladder, GIBBS_REFRESH)
 from cyrbm._tempering cimport pt_swaps, tempered_sums
 
 
@@ -352,21 +352,29 @@ cdef class GibbsEngine:
             with nogil:
                 ais_set_tempered(&self.buf, &W64[0, 0], &b64[0], &c64[0])
 
-    def refresh_inputs(self):
+    def refresh_inputs(self, rows=None):
         """Recompute every run's inputs x = W^T v + a exactly as a refreshing sweep does,
         no flips left pending (cyrbm_ais_refresh_inputs): the next ``sweep`` may then
         take ``force_refresh="inputs"``.  In the tempered configuration, after
         ``set_tempered``, the kept inputs are then W^T v of the new parameters
-        (``tempered_sums``)."""
-        cdef Py_ssize_t R = self.runs, t
-        cdef int nt = cap_threads(self.n_threads, R)
+        (``tempered_sums``).  With ``rows``, only those runs' (the next sweep must then
+        refresh all: force_refresh=True)."""
+        cdef const int32_t[::1] rv
+        cdef Py_ssize_t i, r
         cdef bint f32 = self.float32
-        if R == 0:
+        if self.runs == 0:
             return
+        if rows is None:
+            with nogil:
+                ais_refresh_inputs(&self.buf, self.n_threads)
+            return
+        rv = np.ascontiguousarray(rows, dtype=np.int32)
+        if rv.shape[0] and (np.min(rows) < 0 or np.max(rows) >= self.runs):
+            raise ValueError("run index out of range.")
         with nogil:
-            for t in prange(nt, num_threads=nt, schedule='static'):
-                k_ais_refresh_inputs(f32, &self.buf.pair, &self.buf.st, t * R // nt,
-                                     (t + 1) * R // nt)
+            for i in range(rv.shape[0]):
+                r = rv[i]
+                k_ais_refresh_inputs(f32, &self.buf.pair, &self.buf.st, r, r + 1)
 
     def set_bias_change(self, dbias):
         """The dbias (n_visible, float64) of the next sweep's ``tempered_sums`` in CRI10's

@@ -489,6 +489,16 @@ def test_prepared_round_is_the_same_bits(dtype):
     want = b.tempered_sums(np.arange(32), b.beta, db)   # of the states before the round
     b.step(m1)
     assert np.array_equal(b.round_sums, want)            # from the round's own exps
+    a.step(m1)
+    b.prepare(m1, dbias=db, rows=[3, 17])                # two chains' inputs only
+    X = b.engine.visible().astype(np.float64)
+    tol = 2e-4 if dtype == np.float32 else 1e-9
+    want = np.array([_f(m1, X[r], 1.0) for r in (3, 17)]) + X[[3, 17]] @ db
+    assert np.max(np.abs(b.tempered_sums([3, 17], 1.0, db) - want)) < tol
+    beta = b.beta.copy()                                 # (the swaps move them)
+    b.step(m1)                                           # refreshes all itself
+    want = np.array([_f(m1, X[r], bt) for r, bt in enumerate(beta)]) + X @ db
+    assert np.max(np.abs(b.round_sums - want)) < tol
     a.step(m0)
     b.prepare(m1)             # prepared for other parameters: step sets its own
     b.step(m0)

@@ -185,7 +185,7 @@ class TemperedChains:
         if self._prepared is not None and all(
                 np.array_equal(a, b) for a, b in zip(self._prepared[:3], (
                     model.W, model.vbias, model.hbias))):
-            refresh, sums = "inputs", self._prepared[3]
+            refresh, sums = self._prepared[3:]
         else:
             self.engine.set_tempered(model.W, model.vbias, model.hbias)
         self._prepared = None
@@ -199,21 +199,22 @@ class TemperedChains:
                              self.terms)
 
     # --------------------------------------------- the PT tracker's sums (DCB11)
-    def prepare(self, model, n_threads=None, dbias=None):
-        """Set ``model``'s parameters and recompute every chain's hidden inputs for them,
-        as the next round would (``step`` then starts from them: the same numbers).  With
-        ``dbias`` the next round's first sweep also leaves ``round_sums``: every chain's
-        ``tempered_sums`` at its beta with that dbias, of its state before the round (from
-        the exps of its hidden draws)."""
+    def prepare(self, model, n_threads=None, dbias=None, rows=None):
+        """Set ``model``'s parameters and recompute the chains' hidden inputs for them, as
+        the next round would: every chain's (``step`` then starts from them: the same
+        numbers), or those of ``rows`` only (for ``tempered_sums`` of them; the round
+        recomputes all).  With ``dbias`` the next round's first sweep also leaves
+        ``round_sums``: every chain's ``tempered_sums`` at its beta with that dbias, of
+        its state before the round (from the exps of its hidden draws)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
         self.engine.set_tempered(model.W, model.vbias, model.hbias)
         if dbias is not None:
             self.engine.set_bias_change(dbias)
-        self.engine.refresh_inputs()
+        self.engine.refresh_inputs(rows)
         self._prepared = tuple(np.array(a, copy=True) for a in (model.W, model.vbias,
                                                                 model.hbias)) + (
-            dbias is not None,)
+            "inputs" if rows is None else True, dbias is not None)
 
     def tempered_sums(self, rows, beta, dbias=None):
         """sum_j softplus(beta (W^T v)_j + c_j) (+ dbias.v) of the chains ``rows`` from the

@@ -282,7 +282,11 @@ class PTLogZTracker:
         below = order[:, K1 - 2]
         dbias = (np.asarray(model.vbias, np.float64)
                  - np.asarray(self.last.vbias, np.float64))
-        ladders.prepare(model, dbias=dbias if during_round else None)
+        # during a round: the new inputs of the states at K - 1 only (their sums at the
+        # top's beta below); the round recomputes them all, and its draws' exps give the
+        # other sums
+        ladders.prepare(model, dbias=dbias if during_round else None,
+                        rows=below if during_round else None)
         t = np.asarray(ladders.temps, np.float64)
         # ln p*'_k - ln p*_k of the states at temperatures 1 .. K - 1, ln p*'_K of those
         # at K - 1 (beta = 0's are not needed: its ln Z is exact)
