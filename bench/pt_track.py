@@ -9,7 +9,7 @@ ladder (``track_logz="ladder"``, cyrbm.training.tracking) on the same training (
 trainer never sees its tracker: the models are the same bits).  It prints the CPU time of each
 ``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
 when other programs share the cores) and its wall clock, the minimum of each over the
-alternating runs (repeat), the extra share, and the tracked curve (ln Z +- se per
+alternating runs (repeat), the extra share of the minima and of the medians, and the tracked curve (ln Z +- se per
 epoch, the smallest effective sample size and BAR overlap of the epoch's updates).
 With a number of AIS runs (ais), the model after each epoch of the last tracked run is
 also measured by a fresh AIS (its betas from the data's base rate) to compare with the
@@ -32,6 +32,8 @@ Options:
   --lr=X              Learning rate [default: 0.01].
   --k=R               PT rounds per update (Trainer's k) [default: 1].
   --ladder            Also track by the checkpoint ladder, for comparison.
+  --plot=PNG          Draw the tracked ln Z (+- 3 se) and the fresh AIS (needs --ais and
+                      matplotlib) to this file.
   --track-every=S     Updates between the tracker's transitions (default: every update).
   --repeat=R          Alternating runs of each; the minimum is reported [default: 2].
   --threads=T         cyrbm threads [default: 1].
@@ -49,6 +51,24 @@ from docopt import docopt
 import cyrbm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))     # mnistlike
+
+
+def hook_timer():
+    """Time the PT tracker's own calls (its hooks and records), in the run that tracks:
+    their share of that run's processor time is free of the drift between runs."""
+    from cyrbm.training.pt_tracking import PTLogZTracker
+    spent = [0.0]
+    for name in ("before_round", "after_round", "step"):
+        f = getattr(PTLogZTracker, name)
+
+        def timed(*a, f=f, **k):
+            c = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[0] += time.process_time() - c
+        setattr(PTLogZTracker, name, timed)
+    return spent
 
 
 def main(argv=None):
@@ -77,6 +97,7 @@ def main(argv=None):
     names = ("plain", "tracked") + (("ladder",) if args["--ladder"] else ())
     times = {name: [] for name in names}
     trainers, models = {}, []
+    spent, hooks = hook_timer(), []
     for _ in range(repeat):
         for name in names:
             extra = ({"tracked": dict(track_logz="filter", track_every=every),
@@ -85,18 +106,30 @@ def main(argv=None):
             if name == "tracked":
                 models = []
                 t.callback = lambda record, t=t, models=models: models.append(t.model.copy())
-            c0, w0 = time.process_time(), time.perf_counter()
+            c0, w0, s0 = time.process_time(), time.perf_counter(), spent[0]
             t.fit(X)
             times[name].append((time.process_time() - c0, time.perf_counter() - w0))
+            if name == "tracked":
+                hooks.append((spent[0] - s0) / times[name][-1][0])
             trainers[name] = t
     cpu = {name: min(c for c, _ in times[name]) for name in names}
     wall = {name: min(w for _, w in times[name]) for name in names}
-    print(f"PT training: CPU {cpu['plain']:.2f} s (wall {wall['plain']:.2f} s)")
+    med = {name: float(np.median([c for c, _ in times[name]])) for name in names}
+    print(f"PT training: CPU {cpu['plain']:.2f} s, median {med['plain']:.2f} s (wall "
+          f"{wall['plain']:.2f} s)")
     for name, what in (("tracked", "PT's filter"), ("ladder", "the checkpoint ladder")):
         if name in names:
-            print(f"  with {what}: CPU {cpu[name]:.2f} s (wall {wall[name]:.2f} s); extra CPU "
-                  f"{100 * (cpu[name] / cpu['plain'] - 1):+.1f}% (wall "
+            print(f"  with {what}: CPU {cpu[name]:.2f} s, median {med[name]:.2f} s (wall "
+                  f"{wall[name]:.2f} s); extra CPU {100 * (cpu[name] / cpu['plain'] - 1):+.1f}%"
+                  f", of the medians {100 * (med[name] / med['plain'] - 1):+.1f}% (wall "
                   f"{100 * (wall[name] / wall['plain'] - 1):+.1f}%)")
+    if hooks:
+        print(f"  the filter's own calls (hooks and records) in the tracked runs: "
+              f"{100 * min(hooks):.1f}-{100 * max(hooks):.1f}% of their processor time "
+              f"(the rest of its cost, the round's sums from its hidden draws, is inside "
+              f"the rounds)")
+    print("  every run's CPU seconds: " + "; ".join(
+        f"{name} " + " ".join(f"{c:.2f}" for c, _ in times[name]) for name in names))
     for r in trainers["tracked"].history:
         ess = min(x["ess"] for x in r["tracked"])
         overlap = min(x["overlap"] for x in r["tracked"])
@@ -104,6 +137,7 @@ def main(argv=None):
               f"(smallest ESS fraction {ess:.3f}, BAR overlap {overlap:.3f})"
               + (f"  WARNING: {r['overlap_warning']}" if r.get("overlap_warning") else ""))
     runs = int(args["--ais"])
+    fresh = []
     ladder = trainers["ladder"].history if "ladder" in names else [None] * len(models)
     for record, lrec, model in zip(trainers["tracked"].history, ladder,
                                    models if runs else []):
@@ -111,6 +145,7 @@ def main(argv=None):
                              progress=False)
         res = ann.log_partition(model, data=X)
         se = float(np.exp(res.log_sigma - res.log_Z))       # of ln Z-hat, delta method
+        fresh.append((record["epoch"], res.log_Z, se))
         line = (f"  epoch {record['epoch']}: fresh AIS ({runs} runs, {args['--betas']} betas) "
                 f"ln Z = {res.log_Z:.3f} +- {se:.3f}")
         for what, rec in (("filter", record), ("ladder", lrec)):
@@ -119,6 +154,35 @@ def main(argv=None):
                 line += (f"; {what} {rec['log_Z']:.3f} +- {rec['log_Z_se']:.3f}, - AIS = "
                          f"{rec['log_Z'] - res.log_Z:+.3f} (z = {z:+.2f})")
         print(line, flush=True)
+    if args["--plot"] and fresh:
+        plot(args["--plot"], source, trainers, fresh)
+
+
+def plot(path, source, trainers, fresh):
+    """The tracked curves with their +- 3 se bands and the fresh AIS (+- 3 se) per epoch."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for name, label in (("tracked", "PT's filter (DCB11)"), ("ladder", "checkpoint ladder")):
+        if name not in trainers:
+            continue
+        h = [r for r in trainers[name].history if np.isfinite(r["log_Z_se"])
+             and r["log_Z_se"] < 5]
+        e = np.array([r["epoch"] for r in h])
+        z, s = np.array([r["log_Z"] for r in h]), np.array([r["log_Z_se"] for r in h])
+        ax.fill_between(e, z - 3 * s, z + 3 * s, alpha=0.25)
+        ax.plot(e, z, "o-", ms=3, label=f"{label} +- 3 se")
+    e, z, s = (np.array(c) for c in zip(*fresh))
+    ax.errorbar(e, z, yerr=3 * s, fmt="x", color="k", label="fresh AIS, 100 x 14,500 betas")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("ln Z")
+    ax.set_title(f"ln Z through PT training: {source.split(' (')[0].split('/')[-1]}",
+                 fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"figure written to {path}")
 
 
 if __name__ == "__main__":

@@ -136,9 +136,11 @@ class Trainer:
         variances summed.  "filter" (method "pt" only; DCB11,
         cyrbm.training.pt_tracking): a Kalman filter over ln Z at the ladders'
         temperatures from their own states, moved every ``track_every`` updates (None:
-        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  It is
-        calibrated on small models but drifts low on 784 x 500 digits (bench/README.md),
-        so the ladder stays the default.  The
+        every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  It holds
+        fresh AIS on 784 x 500 models where no update is flagged (learning rates of
+        0.001 on the digits, 0.0005 on Fashion-MNIST, bench/README.md) at a few percent
+        of PT's time, and drifts, flagged, where single updates outrun the chains; the
+        ladder, which needs no small learning rate, stays the default.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
         ``overlap_warning``, and with ``fit(test_data=...)`` ``log_likelihood`` and its
