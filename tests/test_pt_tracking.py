@@ -277,27 +277,13 @@ def test_k_rounds_per_update_tracked_from_the_engine(monkeypatch):
     assert [r["log_Z"] for r in one.history] != [r["log_Z"] for r in trainer.history]
 
 
-def test_engine_sums_agree_with_weighing_the_states():
+def test_engine_sums_agree_with_weighing_the_states(monkeypatch):
     # the same run tracked from the engine's sums and by weighing the states in NumPy
     # (the general path, which other unit types take): the same estimators on draws of
     # the same models, so the records agree within their errors
     fast = run(11)[0]
-    X = data_of(11)
-    trainer = Trainer(6, seed=11, **SETTINGS)
-    original = pt_tracking.PTLogZTracker._from_engine
-    try:
-        pt_tracking.PTLogZTracker._from_engine = lambda self, ladders: False
-        slow = []
-        step = trainer._track
-
-        def spy(state, tracker, model, n_threads):
-            step(state, tracker, model, n_threads)
-            r = state["track_pending"][-1]
-            slow.append((r["log_Z"] - model.log_partition(), r["log_Z_se"]))
-        trainer._track = spy
-        trainer.fit(X, model=start_of(11))
-    finally:
-        pt_tracking.PTLogZTracker._from_engine = original
+    monkeypatch.setattr(pt_tracking.PTLogZTracker, "_from_engine", lambda self, ladders: False)
+    slow = run(11)[0]
     assert len(fast) == len(slow)
     for (e1, s1), (e2, s2) in zip(fast, slow):
         assert e1 != e2
