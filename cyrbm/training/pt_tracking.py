@@ -54,10 +54,12 @@ sums of its kept hidden inputs, with no matrix product of the tracker's
 (``_engine_update``): the bridges' log weights are the ones the last round's swaps
 computed for their acceptance (each pair's states as its swap met them: draws of p_k
 and p_{k+1} at theta_ref), and ln p*_k of the states left at each temperature too
-(cyrbm_pt_swaps' terms); then ``ladders.prepare`` recomputes the states' hidden inputs
-for the new parameters as the next round would (that round starts from them: the same
-bits as without tracking), and ln p*'_k of the states comes from those
-(cyrbm_tempered_sums).  About 1.1 M (K + 1) n_hidden softplus terms an update.  Other
+(cyrbm_pt_swaps' terms); then ``ladders.prepare`` sets the new parameters (the next
+round then does not) and ln p*'_k of the states comes from the next round's own hidden
+draws (its first sweep recomputes their inputs and takes the exps anyway; ``after_round``
+ends the transition), the same bits as training without tracking; only the M states at
+K - 1 are refreshed beforehand for their sums at the top's beta (cyrbm_tempered_sums).
+A record (``step``) refreshes every state's inputs and sums them instead.  Other
 unit types' ladders, and ``every`` > 1 (whose draws are gone from the engine by the
 transition), weigh the states here (``_observe``, ``_transition``: two free energies of
 all M (K + 1) states, one matrix product each).  Records (``step``) are made where the
