@@ -6,11 +6,15 @@ tracking: ``cyrbm.Trainer(H, method="pt", epochs=E, batch_size=B, chains=M,
 temperatures=K, monitor_size=0, progress=False, seed=0, threads=T).fit(X)``, and the
 same with ``track_logz="filter", track_every=S`` and, with --ladder, with the checkpoint
 ladder (``track_logz="ladder"``, cyrbm.training.tracking) on the same training (the
-trainer never sees its tracker: the models are the same bits).  It prints the CPU time of each
+trainer never sees its tracker: the models are the same bits); each repeat runs them in
+turn, in the reverse order every other repeat (ABBA).  It prints the CPU time of each
 ``fit`` (``time.process_time``: all the process's threads; steadier than the wall clock
 when other programs share the cores) and its wall clock, the minimum of each over the
-alternating runs (repeat), the extra share of the minima and of the medians, and the tracked curve (ln Z +- se per
-epoch, the smallest effective sample size and BAR overlap of the epoch's updates).
+repeats, the extra share of the minima, of the medians and of each repeat's pair (the
+runs next to each other in time, whose ratio a drift of the machine's speed moves
+least) with the median of those, the tracker's own calls' share of the tracked runs'
+time, and the tracked curve (ln Z +- se per epoch, the smallest effective sample size
+and BAR overlap of the epoch's updates).
 With a number of AIS runs (ais), the model after each epoch of the last tracked run is
 also measured by a fresh AIS (its betas from the data's base rate) to compare with the
 tracked value: the difference and its z-score over both errors.
@@ -35,7 +39,7 @@ Options:
   --plot=PNG          Draw the tracked ln Z (+- 3 se) and the fresh AIS (needs --ais and
                       matplotlib) to this file.
   --track-every=S     Updates between the tracker's transitions (default: every update).
-  --repeat=R          Alternating runs of each; the minimum is reported [default: 2].
+  --repeat=R          Runs of each, in turn (ABBA) [default: 2].
   --threads=T         cyrbm threads [default: 1].
   --ais=R             Fresh AIS runs on the last model (0: none) [default: 0].
   --betas=N           Betas of the fresh AIS [default: 14500].
@@ -98,8 +102,10 @@ def main(argv=None):
     times = {name: [] for name in names}
     trainers, models = {}, []
     spent, hooks = hook_timer(), []
-    for _ in range(repeat):
-        for name in names:
+    for i in range(repeat):
+        # ABBA: the order alternates, so a steady drift of the machine's speed cancels
+        # from the pairs' ratios
+        for name in (names if i % 2 == 0 else names[::-1]):
             extra = ({"tracked": dict(track_logz="filter", track_every=every),
                       "ladder": dict(track_logz="ladder")}.get(name, {}))
             t = cyrbm.Trainer(H, **settings, **extra)
@@ -123,6 +129,15 @@ def main(argv=None):
                   f"{wall[name]:.2f} s); extra CPU {100 * (cpu[name] / cpu['plain'] - 1):+.1f}%"
                   f", of the medians {100 * (med[name] / med['plain'] - 1):+.1f}% (wall "
                   f"{100 * (wall[name] / wall['plain'] - 1):+.1f}%)")
+    for name, what in (("tracked", "PT's filter"), ("ladder", "the checkpoint ladder")):
+        if name in names:
+            pairs = [c / p for (c, _), (p, _) in zip(times[name], times["plain"])]
+            print(f"  {what}: extra CPU of each repeat's pair (run one after the other) "
+                  f"{', '.join(f'{100 * (r - 1):+.1f}%' for r in pairs)}; median "
+                  f"{100 * (float(np.median(pairs)) - 1):+.1f}%, mean "
+                  f"{100 * (float(np.mean(pairs)) - 1):+.1f}%"
+                  + (f" +- {100 * float(np.std(pairs, ddof=1)) / np.sqrt(len(pairs)):.1f}%"
+                     if len(pairs) > 1 else ""))
     if hooks:
         print(f"  the filter's own calls (hooks and records) in the tracked runs: "
               f"{100 * min(hooks):.1f}-{100 * max(hooks):.1f}% of their processor time "

@@ -318,6 +318,7 @@ cdef size_t _ais_layout(ais_buffers *B, char *base, size_t s) noexcept nogil:
     S.nhB = <int32_t *> _take(base, &total, R * i32)
     S.nhB_off = <int32_t *> _take(base, &total, R * i32)
     S.logw = <double *> _take(base, &total, R * sizeof(double))
+    S.logw_top = <double *> _take(base, &total, R * sizeof(double))
     S.rng = <uint64_t *> _take(base, &total, R * CYRBM_AK_RNG_WORDS * sizeof(uint64_t))
     S.cur = <int32_t *> _take(base, &total, R * <size_t> S.cur_stride * i32)
     S.sel_dense = <int32_t *> _take(base, &total, R * i32)

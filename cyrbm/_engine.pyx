@@ -184,6 +184,11 @@ cdef class GibbsEngine:
         return np.asarray(<double[:self.runs]> self.buf.st.logw).copy()
 
     @property
+    def top_log_weights(self):
+        """The top sums of the last ``sweep(top=...)`` (float64, one per run), a copy."""
+        return np.asarray(<double[:self.runs]> self.buf.st.logw_top).copy()
+
+    @property
     def streams(self):
         """The runs' random stream states (runs x 32 uint64), a copy."""
         return self._view_rng().copy()
@@ -283,7 +288,7 @@ cdef class GibbsEngine:
             raise_set_error()       # the runs are left part-way
 
     def sweep(self, Py_ssize_t n_steps, beta=None, force_refresh=True,
-              Py_ssize_t start=0, bint a_only=False, bint tempered_sums=False):
+              Py_ssize_t start=0, bint a_only=False, bint tempered_sums=False, top=None):
         """``n_steps`` tempered block-Gibbs sweeps, chain r at inverse temperature beta[r]
         (a number for all, or one per chain; default 0): each sweep leaves chain r's
         p_beta[r] invariant, p_beta(v) ~ sum exp(-(1 - beta) E_A - beta E_B).  With
@@ -298,10 +303,18 @@ cdef class GibbsEngine:
         (CRI10's configuration, with force_refresh): the first sweep also leaves in
         ``log_weights`` each run's ``tempered_sums`` at its beta, of its state before the
         sweep moved it, with ``set_bias_change``'s dbias: the same numbers, from the exps
-        the hidden draws take anyway."""
+        the hidden draws take anyway.  ``top=(beta_from, beta_to)`` with them: the runs
+        at beta_from also leave in ``top_log_weights`` their ``tempered_sums`` at beta_to
+        (the same numbers; the others' entries are left as they were)."""
         cdef int mode = 2 if force_refresh == "inputs" else (1 if force_refresh else 0)
         if n_steps <= 0:
             return
+        if top is not None:
+            if not (tempered_sums and mode):
+                raise ValueError("top sums come with a sweep's tempered_sums.")
+            top_from, top_beta = (float(t) for t in top)
+            if not (0.0 <= top_from <= 1.0 and 0.0 <= top_beta <= 1.0):
+                raise ValueError("inverse temperatures must lie in [0, 1].")
         if start < 0:
             raise ValueError("start must be >= 0.")
         b = np.zeros(self.runs) if beta is None else np.broadcast_to(
@@ -314,6 +327,9 @@ cdef class GibbsEngine:
         cdef Py_ssize_t saved = self.buf.pair.nB
         if a_only:
             self.buf.pair.nB = 0
+        if top is not None:
+            self.buf.st.top_from, self.buf.st.top_beta = top_from, top_beta
+            self.buf.st.top_on = 1
         cdef int status
         try:
             with nogil:
@@ -322,6 +338,7 @@ cdef class GibbsEngine:
                                     self.refresh_every, mode, self.n_threads, True)
         finally:
             self.buf.pair.nB = saved
+            self.buf.st.top_on = 0
         if status == -3:
             raise_set_error()       # the chains are left part-way
 
@@ -352,29 +369,16 @@ cdef class GibbsEngine:
             with nogil:
                 ais_set_tempered(&self.buf, &W64[0, 0], &b64[0], &c64[0])
 
-    def refresh_inputs(self, rows=None):
+    def refresh_inputs(self):
         """Recompute every run's inputs x = W^T v + a exactly as a refreshing sweep does,
         no flips left pending (cyrbm_ais_refresh_inputs): the next ``sweep`` may then
         take ``force_refresh="inputs"``.  In the tempered configuration, after
         ``set_tempered``, the kept inputs are then W^T v of the new parameters
-        (``tempered_sums``).  With ``rows``, only those runs' (the next sweep must then
-        refresh all: force_refresh=True)."""
-        cdef const int32_t[::1] rv
-        cdef Py_ssize_t i, r
-        cdef bint f32 = self.float32
+        (``tempered_sums``)."""
         if self.runs == 0:
             return
-        if rows is None:
-            with nogil:
-                ais_refresh_inputs(&self.buf, self.n_threads)
-            return
-        rv = np.ascontiguousarray(rows, dtype=np.int32)
-        if rv.shape[0] and (np.min(rows) < 0 or np.max(rows) >= self.runs):
-            raise ValueError("run index out of range.")
         with nogil:
-            for i in range(rv.shape[0]):
-                r = rv[i]
-                k_ais_refresh_inputs(f32, &self.buf.pair, &self.buf.st, r, r + 1)
+            ais_refresh_inputs(&self.buf, self.n_threads)
 
     def set_bias_change(self, dbias):
         """The dbias (n_visible, float64) of the next sweep's ``tempered_sums`` in CRI10's

@@ -13,6 +13,9 @@ biases and sigma): ``gauss_pt_sample`` / ``srbm_pt_sample`` (nogil drivers
 (cyrbm_gauss_block, gauss_t.h; cyrbm_srbm_steps, common_t.h), then per ladder the swaps
 of states from the top down (``_ladder_swaps``), the numbers of
 models.tempering.TemperedStates' former NumPy round.
+
+``bar_pairs``: Bennett's acceptance ratio of every neighbouring pair at once, for the PT
+tracker of ln Z (training.pt_tracking.bennett_pairs; DCB11 Sec. 3.2).
 """
 import numpy as np
 from cython.parallel cimport prange
@@ -20,7 +23,7 @@ from cyrbm._omp cimport cap_threads, seconds_now, signal_raised, raise_set_error
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
-from libc.math cimport exp, log1p, fabs, isnan, NAN
+from libc.math cimport exp, log, log1p, fabs, isnan, NAN
 from cython cimport floating
 
 from cyrbm._random cimport cyrbm_rng
@@ -610,3 +613,112 @@ def swap_inputs(const double[:, ::1] a, const double[:, ::1] W, const double[::1
             cyrbm_inputs_rows(&a[r, 0] if D > 0 else NULL, D, &W[0, 0] if D > 0 else NULL,
                               &c[0], M, min(4, N - r), &x[r, 0])
     return out
+
+
+# --------------------------------------------- Bennett's acceptance ratio of the ladders' pairs
+cdef inline double _sigmoid(double x) noexcept nogil:
+    # 1 / (1 + e^-x), stable for any x
+    cdef double e
+    if x >= 0:
+        return 1.0 / (1.0 + exp(-x))
+    e = exp(x)
+    return e / (1.0 + e)
+
+
+cdef double _log_mean_exp(const double *w, Py_ssize_t n, double sign) noexcept nogil:
+    """ln mean exp(sign w) over n entries, the largest taken out first."""
+    cdef Py_ssize_t i
+    cdef double m = sign * w[0], s = 0.0
+    for i in range(1, n):
+        if sign * w[i] > m:
+            m = sign * w[i]
+    for i in range(n):
+        s += exp(sign * w[i] - m)
+    return m + log(s / n)
+
+
+cdef double _bar_balance(const double *wf, const double *wr, Py_ssize_t n, double d,
+                         double *u, double *v, double *slope) noexcept nogil:
+    """sum_i u_i - sum_i v_i with u_i = sigma(wf_i - d), v_i = sigma(wr_i + d) (kept in
+    u, v): decreasing in d, zero at BAR's root; ``slope`` its derivative."""
+    cdef Py_ssize_t i
+    cdef double a = 0.0, b = 0.0, s = 0.0
+    for i in range(n):
+        u[i] = _sigmoid(wf[i] - d)
+        v[i] = _sigmoid(wr[i] + d)
+        a += u[i]
+        b += v[i]
+        s += u[i] * (1.0 - u[i]) + v[i] * (1.0 - v[i])
+    slope[0] = -s
+    return a - b
+
+
+cdef void _bar_pair(const double *wf, const double *wr, Py_ssize_t n, double *delta,
+                    double *overlap, double *influence, Py_ssize_t ldi,
+                    double *u, double *v) noexcept nogil:
+    """One pair of ``bar_pairs``: the root by Newton's method inside the bisection's
+    bracket (started from the one-sided estimates, widened until they bracket it), then
+    the overlap and the draws' influence (column ``influence[i ldi]``), from the sigmoids
+    u, v (n each, scratch) at the last point evaluated."""
+    cdef Py_ssize_t i, it
+    cdef double one_f = _log_mean_exp(wf, n, 1.0), one_r = -_log_mean_exp(wr, n, -1.0)
+    cdef double lo = one_f if one_f < one_r else one_r
+    cdef double hi = one_r if one_f < one_r else one_f
+    cdef double width = hi - lo if hi - lo > 1.0 else 1.0
+    cdef double d, f, slope, step, new, su, sv
+    while _bar_balance(wf, wr, n, lo, u, v, &slope) < 0:
+        lo -= width
+        width *= 2
+    while _bar_balance(wf, wr, n, hi, u, v, &slope) > 0:
+        hi += width
+        width *= 2
+    d = 0.5 * (lo + hi)
+    for it in range(200):
+        f = _bar_balance(wf, wr, n, d, u, v, &slope)
+        if f > 0:
+            lo = d
+        else:
+            hi = d
+        step = d - f / slope if slope < 0 else NAN
+        new = step if (step >= lo and step <= hi) else 0.5 * (lo + hi)
+        if fabs(new - d) <= 1e-13 * (1.0 + fabs(d)):
+            break       # d is the root to within 1e-13 (u, v are at d)
+        d = new
+    # the overlap 4 mean sigma(x) sigma(-x) = -4 slope / 2n; the influence u / mean u -
+    # v / mean v, at d
+    overlap[0] = -2.0 * slope / n if -2.0 * slope / n < 1.0 else 1.0
+    delta[0] = d
+    su = sv = 0.0
+    for i in range(n):
+        su += u[i]
+        sv += v[i]
+    for i in range(n):
+        influence[i * ldi] = u[i] / (su / n) - v[i] / (sv / n)
+
+
+def bar_pairs(const double[:, ::1] w_forward, const double[:, ::1] w_reverse):
+    """Bennett's acceptance ratio for the K rows of the K x n log weights (w_F = ln p*_B -
+    ln p*_A at n draws of A, w_R = ln p*_A - ln p*_B at n draws of B): the root Delta of
+    sum_F sigma(w_F - Delta) = sum_R sigma(w_R + Delta) (Bennett 1976; Newton's method
+    kept inside the bisection's bracket), the overlap 4 mean(e^-|x| / (1 + e^-|x|)^2)
+    over x = Delta - w_F and w_R + Delta (at most 1; Shirts et al. 2003), and each pair of
+    draws' influence u / mean u - v / mean v, u = sigma(w_F - Delta), v = sigma(w_R +
+    Delta) (Meng & Wong 1996).  Returns (Delta (K), overlap (K), influence (n x K)); the
+    sums in a fixed order, so the numbers do not depend on threads or kernels."""
+    cdef Py_ssize_t K = w_forward.shape[0], n = w_forward.shape[1], j
+    if w_reverse.shape[0] != K or w_reverse.shape[1] != n or n < 1:
+        raise ValueError("Bennett's acceptance ratio of pairs needs forward and reverse "
+                         "log weights of the same shape, at least one draw each.")
+    if not (np.all(np.isfinite(w_forward)) and np.all(np.isfinite(w_reverse))):
+        raise ValueError("Bennett's acceptance ratio needs finite log weights.")
+    delta, overlap, influence = np.empty(K), np.empty(K), np.empty((n, K))
+    cdef double[::1] dv = delta, ov = overlap
+    cdef double[:, ::1] iv = influence
+    cdef double[::1] scratch = np.empty(2 * n)
+    if K == 0:
+        return delta, overlap, influence
+    with nogil:
+        for j in range(K):
+            _bar_pair(&w_forward[j, 0], &w_reverse[j, 0], n, &dv[j], &ov[j], &iv[0, j], K,
+                      &scratch[0], &scratch[n])
+    return delta, overlap, influence

@@ -12,7 +12,7 @@ import cyrbm
 from cyrbm import RBM, _anneal, _cd, _engine, _tempering
 from cyrbm.capi import make_ais_streams
 from cyrbm.models.tempering import TemperedChains, check_temperatures, parse_temperatures, retune
-from _reference import (all_states, check_sampler, chi_square_pvalue, exact_distribution,
+from _reference import (all_states, check_sampler, exact_distribution,
                         slightly_different,
                         tiny_model, total_variation)
 
@@ -476,7 +476,8 @@ def _f(model, v, beta):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prepared_round_is_the_same_bits(dtype):
     # prepare (set the parameters, recompute the inputs) then step == step alone; the
-    # round's sums (the tracker's, from its hidden draws) == tempered_sums before it
+    # round's sums (the tracker's, from its hidden draws) == tempered_sums before it, at
+    # each chain's beta and, for the chains one temperature below the top, at the top's
     temps, init, model = _tracker_case(dtype=dtype)
     a, b = (TemperedChains(temps, 30, 20, 8, init=init, seed=1, dtype=dtype) for _ in "ab")
     m0, m1 = model(1), model(2)
@@ -485,20 +486,24 @@ def test_prepared_round_is_the_same_bits(dtype):
         b.step(m0)
     a.step(m1)
     db = np.random.default_rng(9).normal(size=30)
-    b.prepare(m1, dbias=db)
+    below = b.order[:, -2].copy()
+    b.prepare(m1)                                        # every chain's inputs, now
     want = b.tempered_sums(np.arange(32), b.beta, db)   # of the states before the round
+    want_top = b.tempered_sums(below, 1.0, db)
+    b.prepare(m1, dbias=db)                              # the round's first sweep sums
     b.step(m1)
     assert np.array_equal(b.round_sums, want)            # from the round's own exps
+    assert np.array_equal(b.top_sums[below], want_top)
     a.step(m1)
-    b.prepare(m1, dbias=db, rows=[3, 17])                # two chains' inputs only
     X = b.engine.visible().astype(np.float64)
+    below, beta = b.order[:, -2].copy(), b.beta.copy()   # (the swaps move them)
+    b.prepare(m1, dbias=db)
+    b.step(m1)
     tol = 2e-4 if dtype == np.float32 else 1e-9
-    want = np.array([_f(m1, X[r], 1.0) for r in (3, 17)]) + X[[3, 17]] @ db
-    assert np.max(np.abs(b.tempered_sums([3, 17], 1.0, db) - want)) < tol
-    beta = b.beta.copy()                                 # (the swaps move them)
-    b.step(m1)                                           # refreshes all itself
     want = np.array([_f(m1, X[r], bt) for r, bt in enumerate(beta)]) + X @ db
     assert np.max(np.abs(b.round_sums - want)) < tol
+    want = np.array([_f(m1, X[r], 1.0) for r in below]) + X[below] @ db
+    assert np.max(np.abs(b.top_sums[below] - want)) < tol
     a.step(m0)
     b.prepare(m1)             # prepared for other parameters: step sets its own
     b.step(m0)

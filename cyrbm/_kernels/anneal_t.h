@@ -516,6 +516,41 @@ void FN(cyrbm_ais_refresh_inputs)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, p
     for (r = r0; r < r1; r++) S->nv[r] = S->nv_off[r] = 0;
 }
 
+/* sum_j softplus(t x_j + e_j) over the n hidden units of one run, float64 (x: its kept
+ * inputs, e: unscaled biases or NULL), as the log weights sum it: t x + e in logical lane
+ * j % 8, max(z, 0) summed and prod (1 + exp(-|z|)) kept as mantissa * 2^exponent per
+ * block of CYRBM_AK_BLOCK units, so every variant gives the same bits. */
+CYRBM_INLINE double FN(cyrbm_ak_softplus_sum)(const T *x, const T *e, ptrdiff_t n, double t) {
+    double relu = 0.0, Pm = 1.0, Ex = 0.0;
+    ptrdiff_t j0, j;
+    int q, l;
+    for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
+        const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
+        vd rl[NQD], pp[NQD];
+        double qp = 1.0;
+        for (q = 0; q < NQD; q++) {
+            rl[q] = BCD(0.0);
+            pp[q] = BCD(1.0);
+        }
+        for (j = j0; j < j1; j += 8)
+            for (q = 0; q < NQD; q++) {
+                const ptrdiff_t jq = j + q * VLD;
+                vd z = t * VLOADD(x + jq);
+                if (e != NULL) z = z + VLOADD(e + jq);
+                const vq valid = CYRBM_K(cyrbm_ak_valid_f64)(n - jq);
+                const vd na = ASD(ASQ(z) | 0x8000000000000000ULL);
+                rl[q] += ASD(MASKQ(z > 0.0) & ASQ(z) & valid);
+                pp[q] *= 1.0 + ASD(ASQ(vexp_d(na)) & valid);
+            }
+        for (l = 0; l < 8; l++) {
+            relu += LANE(rl[l / VLD], l % VLD);
+            qp *= LANE(pp[l / VLD], l % VLD);
+        }
+        cyrbm_ak_mulexp(&Pm, &Ex, qp);
+    }
+    return relu + log(Pm) + Ex * LN2;
+}
+
 /* One step of the engine for runs [r0, r1): the log-weight increment and/or one
  * block-Gibbs transition, run r at inverse temperatures (bp[r], bc[r]) when `per_run`,
  * else all runs at (bp[0], bc[0]).
@@ -537,10 +572,18 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
     int L;
     if (refresh != 2) FN(cyrbm_ak_inputs)(P, S, r0, r1, refresh);
     refresh = refresh != 0;
-    /* log weights and hidden draws */
-    for (r = r0; r < r1; r++)
-        FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], bc[per_run ? r : 0], weights,
-                                transition);
+    /* log weights and hidden draws; with weights == 2 and S->top_on, the runs at
+     * S->top_from also leave in logw_top their sums at S->top_beta (the PT tracker's ln Z
+     * at the top through the states one temperature down), summed as cyrbm_tempered_sums
+     * sums them (the same bits) */
+    for (r = r0; r < r1; r++) {
+        const double b = bc[per_run ? r : 0];
+        FN(cyrbm_ak_hidden_run)(P, S, r, bp[per_run ? r : 0], b, weights, transition);
+        if (weights == 2 && S->top_on && b == S->top_from)
+            S->logw_top[r] = FN(cyrbm_ak_softplus_sum)((const T *)S->xB + r * ldB,
+                                                       (const T *)P->eB, nB, S->top_beta) +
+                             cyrbm_ak_bias_dot(S->v + r * ldV, P->dbias, D);
+    }
     if (!transition) return;
     /* u += rows of W^T for the flipped hidden units: chunk by chunk, tile by tile, all runs
      * of the block; runs where many flipped recompute u from the hidden subset tables.
@@ -640,41 +683,6 @@ void FN(cyrbm_gibbs_tempered)(const cyrbm_ais_pair *P, cyrbm_ais_state *S, ptrdi
                           weights == 2 && force_refresh && s == s0 ? 2 : 0, 1,
                           force_refresh && s == s0 ? force_refresh
                           : refresh_every > 0 && s % refresh_every == 0);
-}
-
-/* sum_j softplus(t x_j + e_j) over the n hidden units of one run, float64 (x: its kept
- * inputs, e: unscaled biases or NULL), as the log weights sum it: t x + e in logical lane
- * j % 8, max(z, 0) summed and prod (1 + exp(-|z|)) kept as mantissa * 2^exponent per
- * block of CYRBM_AK_BLOCK units, so every variant gives the same bits. */
-CYRBM_INLINE double FN(cyrbm_ak_softplus_sum)(const T *x, const T *e, ptrdiff_t n, double t) {
-    double relu = 0.0, Pm = 1.0, Ex = 0.0;
-    ptrdiff_t j0, j;
-    int q, l;
-    for (j0 = 0; j0 < n; j0 += CYRBM_AK_BLOCK) {
-        const ptrdiff_t j1 = j0 + CYRBM_AK_BLOCK < n ? j0 + CYRBM_AK_BLOCK : n;
-        vd rl[NQD], pp[NQD];
-        double qp = 1.0;
-        for (q = 0; q < NQD; q++) {
-            rl[q] = BCD(0.0);
-            pp[q] = BCD(1.0);
-        }
-        for (j = j0; j < j1; j += 8)
-            for (q = 0; q < NQD; q++) {
-                const ptrdiff_t jq = j + q * VLD;
-                vd z = t * VLOADD(x + jq);
-                if (e != NULL) z = z + VLOADD(e + jq);
-                const vq valid = CYRBM_K(cyrbm_ak_valid_f64)(n - jq);
-                const vd na = ASD(ASQ(z) | 0x8000000000000000ULL);
-                rl[q] += ASD(MASKQ(z > 0.0) & ASQ(z) & valid);
-                pp[q] *= 1.0 + ASD(ASQ(vexp_d(na)) & valid);
-            }
-        for (l = 0; l < 8; l++) {
-            relu += LANE(rl[l / VLD], l % VLD);
-            qp *= LANE(pp[l / VLD], l % VLD);
-        }
-        cyrbm_ak_mulexp(&Pm, &Ex, qp);
-    }
-    return relu + log(Pm) + Ex * LN2;
 }
 
 /* Parallel-tempering swaps (Cho, Raiko & Ilin 2010, Table I step 4b, Eq. 5) for the

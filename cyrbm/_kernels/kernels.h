@@ -120,6 +120,11 @@ typedef struct {
     int32_t *hlistA, *hlistA_off, *nhA, *nhA_off;         /* R x ldA, ..., R, R */
     int32_t *hlistB, *hlistB_off, *nhB, *nhB_off;         /* R x ldB, ..., R, R */
     double *logw;                   /* R: log importance weights */
+    /* R: with top_on, a tempered sweep's weights == 2 also set logw_top[r] of the runs r
+     * at beta top_from to their sums at top_beta (cyrbm_ak_step; the PT tracker's) */
+    double *logw_top;
+    double top_from, top_beta;
+    int top_on;
     uint64_t *rng;                  /* R x 32: the runs' random streams (rng.h layout) */
     int32_t *cur;                   /* R x cur_stride: tile bounds of the hidden lists */
     ptrdiff_t cur_stride;           /* 2 (ceil(nA / tile) + 1) + 2 (ceil(nB / tile) + 1) */

@@ -173,7 +173,7 @@ class TemperedChains:
         self.terms_temps = (np.array(state.get("terms_temperatures", self.temps), np.float64)
                             if self.terms is not None else None)
         self._prepared = None
-        self.round_sums = None
+        self.round_sums = self.top_sums = None
 
     def step(self, model, n_threads=None):
         """One round with the parameters of ``model`` (an RBM): sweep, then swaps.  After
@@ -181,16 +181,17 @@ class TemperedChains:
         numbers)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
-        refresh, sums = True, False
+        refresh, sums, top = True, False, None
         if self._prepared is not None and all(
                 np.array_equal(a, b) for a, b in zip(self._prepared[:3], (
                     model.W, model.vbias, model.hbias))):
-            refresh, sums = self._prepared[3:]
+            refresh, sums, top = self._prepared[3:]
         else:
             self.engine.set_tempered(model.W, model.vbias, model.hbias)
         self._prepared = None
-        self.engine.sweep(1, beta=self.beta, force_refresh=refresh, tempered_sums=sums)
+        self.engine.sweep(1, beta=self.beta, force_refresh=refresh, tempered_sums=sums, top=top)
         self.round_sums = self.engine.log_weights if sums else None
+        self.top_sums = self.engine.top_log_weights if sums else None
         if self.K1 > 1:
             if self.terms is None:
                 self.terms = np.zeros((self.M, 3 * self.K1 - 1))
@@ -199,22 +200,25 @@ class TemperedChains:
                              self.terms)
 
     # --------------------------------------------- the PT tracker's sums (DCB11)
-    def prepare(self, model, n_threads=None, dbias=None, rows=None):
-        """Set ``model``'s parameters and recompute the chains' hidden inputs for them, as
-        the next round would: every chain's (``step`` then starts from them: the same
-        numbers), or those of ``rows`` only (for ``tempered_sums`` of them; the round
-        recomputes all).  With ``dbias`` the next round's first sweep also leaves
-        ``round_sums``: every chain's ``tempered_sums`` at its beta with that dbias, of
-        its state before the round (from the exps of its hidden draws)."""
+    def prepare(self, model, n_threads=None, dbias=None):
+        """Set ``model``'s parameters for the next round and recompute every chain's
+        hidden inputs for them now, as the round would (``step`` then starts from them:
+        the same numbers, for ``tempered_sums`` of any chains).  With ``dbias`` nothing is
+        recomputed now: the next round's first sweep leaves ``round_sums``, every chain's
+        ``tempered_sums`` at its beta with that dbias, of its state before the round (from
+        the exps of its hidden draws), and ``top_sums``, those of the chains one
+        temperature below the top at the top's beta (the others' entries undefined)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
         self.engine.set_tempered(model.W, model.vbias, model.hbias)
-        if dbias is not None:
+        if dbias is None:
+            self.engine.refresh_inputs()
+            how = ("inputs", False, None)
+        else:
             self.engine.set_bias_change(dbias)
-        self.engine.refresh_inputs(rows)
+            how = (True, True, (self.temps[-2], self.temps[-1]) if self.K1 > 1 else None)
         self._prepared = tuple(np.array(a, copy=True) for a in (model.W, model.vbias,
-                                                                model.hbias)) + (
-            "inputs" if rows is None else True, dbias is not None)
+                                                                model.hbias)) + how
 
     def tempered_sums(self, rows, beta, dbias=None):
         """sum_j softplus(beta (W^T v)_j + c_j) (+ dbias.v) of the chains ``rows`` from the

@@ -57,9 +57,9 @@ and p_{k+1} at theta_ref), and ln p*_k of the states left at each temperature to
 (cyrbm_pt_swaps' terms); then ``ladders.prepare`` sets the new parameters (the next
 round then does not) and ln p*'_k of the states comes from the next round's own hidden
 draws (its first sweep recomputes their inputs and takes the exps anyway; ``after_round``
-ends the transition), the same bits as training without tracking; only the M states at
-K - 1 are refreshed beforehand for their sums at the top's beta (cyrbm_tempered_sums).
-A record (``step``) refreshes every state's inputs and sums them instead.  Other
+ends the transition), the same bits as training without tracking; the same sweep sums
+the M states at K - 1 once more, at the top's beta (cyrbm_ak_step's top sums).
+BAR's K roots are compiled (_tempering.bar_pairs).  A record (``step``) refreshes every state's inputs and sums them instead.  Other
 unit types' ladders, and ``every`` > 1 (whose draws are gone from the engine by the
 transition), weigh the states here (``_observe``, ``_transition``: two free energies of
 all M (K + 1) states, one matrix product each).  Records (``step``) are made where the
@@ -72,10 +72,11 @@ import math
 
 import numpy as np
 
+from cyrbm import _tempering
 from cyrbm.errors import ModelFileError
 from cyrbm.estimators.results import logmeanexp
 from cyrbm.models.kinds import MODEL_CLASSES
-from cyrbm.models.rbm import RBM, expit
+from cyrbm.models.rbm import RBM
 from cyrbm.training.tracking import MIN_OVERLAP_RUNS, LogZTracker
 
 __all__ = ["PTLogZTracker", "MIN_ESS_FRACTION", "importance_log_ratio", "top_log_ratio",
@@ -117,44 +118,14 @@ def bennett_pairs(w_forward, w_reverse):
     of B): the root Delta of sum_F sigma(w_F - Delta) = sum_R sigma(w_R + Delta), the
     equation :func:`cyrbm.training.tracking.bennett_acceptance_ratio` solves for one pair
     by bisection, here by Newton's method kept inside the bisection's bracket (one
-    update asks for K of them).  Returns (Delta, overlap, influence): the overlap as
-    there (Shirts et al. 2003), and each pair of draws' influence on Delta by the optimal
-    bridge (Meng & Wong 1996) at the root, u / mean u - v / mean v with u = sigma(w_F -
-    Delta), v = sigma(w_R + Delta), whose mean square over n is BAR's asymptotic variance
-    (n x K).  Pairing the draws by ladder lets bridges that share draws, and the Deltas
+    update asks for K of them; compiled, _tempering.bar_pairs).  Returns (Delta,
+    overlap, influence): the overlap as there (Shirts et al. 2003), and each pair of
+    draws' influence on Delta by the optimal bridge (Meng & Wong 1996) at the root,
+    u / mean u - v / mean v with u = sigma(w_F - Delta), v = sigma(w_R + Delta), whose
+    mean square over n is BAR's asymptotic variance (n x K).  Pairing the draws by ladder lets bridges that share draws, and the Deltas
     of the same draws, have their covariances from the same sums."""
-    wf, wr = (np.asarray(w, np.float64) for w in (w_forward, w_reverse))
-
-    def balance(d):
-        return (np.sum(expit(wf - d[:, None]), axis=1)
-                - np.sum(expit(wr + d[:, None]), axis=1))
-    one_sided = np.stack([logmeanexp(wf, axis=1), -logmeanexp(wr, axis=1)])
-    lo, hi = one_sided.min(axis=0), one_sided.max(axis=0)
-    width = np.maximum(1.0, hi - lo)
-    while np.any(short := balance(lo) < 0):
-        lo = np.where(short, lo - width, lo)
-        width *= 2
-    while np.any(short := balance(hi) > 0):
-        hi = np.where(short, hi + width, hi)
-        width *= 2
-    d = 0.5 * (lo + hi)
-    for _ in range(200):
-        u, v = expit(wf - d[:, None]), expit(wr + d[:, None])
-        f = u.sum(axis=1) - v.sum(axis=1)
-        lo, hi = np.where(f > 0, d, lo), np.where(f > 0, hi, d)
-        slope = -(np.sum(u * (1 - u), axis=1) + np.sum(v * (1 - v), axis=1))
-        step = np.where(slope < 0, d - f / np.where(slope < 0, slope, -1.0), np.nan)
-        new = np.where((step >= lo) & (step <= hi), step, 0.5 * (lo + hi))
-        done = np.all(np.abs(new - d) <= 1e-13 * (1.0 + np.abs(d)))
-        d = new
-        if done:
-            break
-    u, v = expit(wf - d[:, None]), expit(wr + d[:, None])
-    x = np.concatenate([d[:, None] - wf, wr + d[:, None]], axis=1)
-    e = np.exp(-np.abs(x))
-    overlap = np.minimum(1.0, 4.0 * np.mean(e / (1.0 + e) ** 2, axis=1))
-    influence = u / u.mean(axis=1, keepdims=True) - v / v.mean(axis=1, keepdims=True)
-    return d, overlap, influence.T
+    return _tempering.bar_pairs(np.ascontiguousarray(w_forward, np.float64),
+                                np.ascontiguousarray(w_reverse, np.float64))
 
 
 class PTLogZTracker:
@@ -251,11 +222,12 @@ class PTLogZTracker:
         ``before_round`` left for its sums ends here."""
         if self._pending is None:
             return
-        t, update, model, rows, own, top = self._pending
+        t, update, model, rows, below, own, top_old = self._pending
         self._pending = None
         K1, M = t.size, own.shape[0]
         lw = ladders.round_sums[rows].reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
-        self._move(t, update, lw, top, model)
+        base = own[:, K1 - 2]
+        self._move(t, update, lw, (ladders.top_sums[below] - base, top_old - base), model)
 
     def _engine_update(self, model, ladders, update, during_round=False):
         """Observe and transition at once from the engine (DCB11 Sec. 3.1-3.2), the
@@ -265,9 +237,11 @@ class PTLogZTracker:
         states left at each temperature too; then ``ladders.prepare(model)`` recomputes
         their hidden inputs for theta' as the next round would, and ln p*'_k of them
         comes from those (cyrbm_tempered_sums), the visible biases' change added as
-        (b' - b).v.  ``during_round`` (before a round, from the PT sampler): the next
-        round's first sweep takes those sums from the exps of its hidden draws (the same
-        numbers), and ``after_round`` ends the transition.  The same estimators as
+        (b' - b).v.  ``during_round`` (before a round, from the PT sampler): nothing is
+        recomputed here; the next round's first sweep takes those sums from the exps of
+        its hidden draws, and ln p*'_K of the states at K - 1 from their new inputs (the
+        same numbers, ``TemperedChains.prepare``), and ``after_round`` ends the
+        transition.  The same estimators as
         ``_observe`` / ``_transition``, from the engine's float64 sums of its kept inputs;
         no matrix product of its own."""
         K1 = self.temps.size
@@ -284,27 +258,34 @@ class PTLogZTracker:
         below = order[:, K1 - 2]
         dbias = (np.asarray(model.vbias, np.float64)
                  - np.asarray(self.last.vbias, np.float64))
-        # during a round: the new inputs of the states at K - 1 only (their sums at the
-        # top's beta below); the round recomputes them all, and its draws' exps give the
-        # other sums
-        ladders.prepare(model, dbias=dbias if during_round else None,
-                        rows=below if during_round else None)
+        # during a round, its first sweep gives the sums (prepare with dbias); a record
+        # recomputes every state's inputs now (the round then starts from them)
+        ladders.prepare(model, dbias=dbias if during_round else None)
         t = np.asarray(ladders.temps, np.float64)
         # ln p*'_k - ln p*_k of the states at temperatures 1 .. K - 1, ln p*'_K of those
         # at K - 1 (beta = 0's are not needed: its ln Z is exact)
         rows = order[:, 1:K1 - 1].T.ravel()
-        top_new = ladders.tempered_sums(below, t[-1], dbias)
-        top = (top_new - own[:, K1 - 2], top_old - own[:, K1 - 2])
-        if during_round:
-            self._pending = (t, update, model, rows.copy(), own.copy(), top)
+        if during_round:     # (the round's swaps write into terms: copies)
+            self._pending = (t, update, model, rows, below.copy(), own.copy(), top_old.copy())
             return
+        base = own[:, K1 - 2]
+        top = (ladders.tempered_sums(below, t[-1], dbias) - base, top_old - base)
         new = ladders.tempered_sums(rows, np.repeat(t[1:K1 - 1], M), dbias)
         lw = new.reshape(K1 - 2, M) - own[:, 1:K1 - 1].T
         self._move(t, update, lw, top, model)
 
     def _set_reference(self, model, temps, update):
-        ref = model.copy()
-        ref.meta = {}
+        # theta_ref: ``model``'s parameters copied into the last reference's arrays
+        # when they match (no new model each update), else a copy of it
+        ref, new = self.last, model._parameters()
+        old = ref._parameters() if type(ref) is type(model) else {}
+        if old.keys() == new.keys() and all(
+                old[k].shape == a.shape and old[k].dtype == a.dtype for k, a in new.items()):
+            for k, a in new.items():
+                np.copyto(old[k], a)
+        else:
+            ref = model.copy()
+            ref.meta = {}
         self.last, self.ref_update = ref, int(update)
         self.temps = np.asarray(temps, np.float64).copy()
         self.draws = self.log_p = None
