@@ -42,6 +42,8 @@ Options:
   --repeat=R          Runs of each, in turn (ABBA) [default: 2].
   --threads=T         cyrbm threads [default: 1].
   --ais=R             Fresh AIS runs on the last model (0: none) [default: 0].
+  --rounds=N          Also time N rounds of the ladders alone with the filter's sums and N
+                      without, alternately, at the last model [default: 0].
   --betas=N           Betas of the fresh AIS [default: 14500].
   -h --help           Show this text.
 """
@@ -73,6 +75,37 @@ def hook_timer():
                 spent[0] += time.process_time() - c
         setattr(PTLogZTracker, name, timed)
     return spent
+
+
+def rounds(trainer, X, n, threads):
+    """The part of the filter's cost inside the rounds (its sums from the first sweep's
+    hidden draws, the top sums, the parameters' check): ``n`` rounds of the same ladders
+    at ``trainer``'s model, alternately as PT training takes them (``step``, which sets
+    the parameters itself) and as the tracked training does (``prepare(dbias=)``, in the
+    filter's hook and so in its own calls' share, then ``step``), the processor time of
+    the ``step`` calls each."""
+    from cyrbm.models.tempering import TemperedChains
+    model, M = trainer.model, trainer.chains
+    temps = np.asarray(trainer.history[-1]["temperatures"])
+    rng = np.random.default_rng(0)
+    ladders = TemperedChains(temps, X.shape[1], model.n_hidden, M, seed=1, n_threads=threads,
+                             init=X[rng.integers(0, X.shape[0], M * temps.size)],
+                             dtype=model.dtype)
+    dbias = np.zeros(X.shape[1])
+    for _ in range(5):
+        ladders.step(model)
+    plain = sums = 0.0
+    for _ in range(n):
+        c = time.process_time()
+        ladders.step(model)
+        plain += time.process_time() - c
+        ladders.prepare(model, dbias=dbias)
+        c = time.process_time()
+        ladders.step(model)
+        sums += time.process_time() - c
+    print(f"  rounds alone ({n} of each, alternately): {1e3 * plain / n:.2f} ms plain, "
+          f"{1e3 * sums / n:.2f} ms with the filter's sums: {1e3 * (sums - plain) / n:+.2f} ms "
+          f"({100 * (sums / plain - 1):+.1f}%) a round")
 
 
 def main(argv=None):
@@ -169,6 +202,8 @@ def main(argv=None):
                 line += (f"; {what} {rec['log_Z']:.3f} +- {rec['log_Z_se']:.3f}, - AIS = "
                          f"{rec['log_Z'] - res.log_Z:+.3f} (z = {z:+.2f})")
         print(line, flush=True)
+    if int(args["--rounds"]):
+        rounds(trainers["tracked"], X, int(args["--rounds"]), threads)
     if args["--plot"] and fresh:
         plot(args["--plot"], source, trainers, fresh)
 

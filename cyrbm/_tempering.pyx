@@ -14,8 +14,9 @@ biases and sigma): ``gauss_pt_sample`` / ``srbm_pt_sample`` (nogil drivers
 of states from the top down (``_ladder_swaps``), the numbers of
 models.tempering.TemperedStates' former NumPy round.
 
-``bar_pairs``: Bennett's acceptance ratio of every neighbouring pair at once, for the PT
-tracker of ln Z (training.pt_tracking.bennett_pairs; DCB11 Sec. 3.2).
+``bar_pairs``: Bennett's acceptance ratio of every neighbouring pair at once, and
+``importance_rows``: the importance-sampling ratios of an update at every temperature,
+for the PT tracker of ln Z (training.pt_tracking; DCB11 Sec. 3.1-3.2).
 """
 import numpy as np
 from cython.parallel cimport prange
@@ -722,3 +723,35 @@ def bar_pairs(const double[:, ::1] w_forward, const double[:, ::1] w_reverse):
             _bar_pair(&w_forward[j, 0], &w_reverse[j, 0], n, &dv[j], &ov[j], &iv[0, j], K,
                       &scratch[0], &scratch[n])
     return delta, overlap, influence
+
+
+def importance_rows(const double[:, ::1] log_w):
+    """For each row of log weights ln p*'(x) - ln p*(x) at n draws x of p (DCB11 Eq. 5):
+    ln Z'/Z = ln mean exp(log_w) (the largest taken out first), each draw's influence
+    w_i / mean w - 1 (the delta method), and the effective sample size over n, (sum w)^2 /
+    (n sum w^2) (Kong 1992).  Returns (ratio (K), influence (K x n), ess (K)); the sums in
+    a fixed order."""
+    cdef Py_ssize_t K = log_w.shape[0], n = log_w.shape[1], k, i
+    cdef double m, s, s2, w
+    if n < 1:
+        raise ValueError("an importance-sampling ratio needs at least one draw.")
+    ratio, influence, ess = np.empty(K), np.empty((K, n)), np.empty(K)
+    cdef double[::1] rv = ratio, ev = ess
+    cdef double[:, ::1] iv = influence
+    with nogil:
+        for k in range(K):
+            m = log_w[k, 0]
+            for i in range(1, n):
+                if log_w[k, i] > m:
+                    m = log_w[k, i]
+            s = s2 = 0.0
+            for i in range(n):
+                w = exp(log_w[k, i] - m)
+                iv[k, i] = w
+                s += w
+                s2 += w * w
+            rv[k] = m + log(s / n)
+            ev[k] = s * s / (n * s2)
+            for i in range(n):
+                iv[k, i] = iv[k, i] / (s / n) - 1.0
+    return ratio, influence, ess

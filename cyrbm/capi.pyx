@@ -230,6 +230,30 @@ cdef bint _bad_gauss(const floating *W, const floating *vbias, const floating *h
     return False
 
 
+cdef void _sweeps_release(double *work, uint8_t *hh, uint8_t *h) noexcept nogil:
+    """Free what ``_sweeps_scratch`` took."""
+    free(work)
+    if h == NULL:
+        free(hh)
+
+
+cdef int _sweeps_scratch(int steps, size_t extra, Py_ssize_t n, Py_ssize_t n_hidden,
+                         uint8_t *h, double **work, uint8_t **hh) noexcept nogil:
+    """The scratch of a unit type's ``*_gibbs_sweeps``: ``work``, steps + 1 betas of 1 (its
+    driver's schedule at beta = 1) then ``extra`` zeros, and the hidden states ``hh`` (the
+    caller's ``h``, or n x n_hidden of its own when h is NULL).  Returns 0, or -1 when
+    memory runs out (nothing then left to free)."""
+    cdef Py_ssize_t k
+    work[0] = <double *> calloc(steps + 1 + extra, sizeof(double))
+    hh[0] = h if h != NULL else <uint8_t *> malloc(n * n_hidden)
+    if work[0] == NULL or hh[0] == NULL:
+        _sweeps_release(work[0], hh[0], h)
+        return -1
+    for k in range(steps + 1):
+        work[0][k] = 1.0                                  # every beta 1
+    return 0
+
+
 cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floating *hbias,
                             const floating *sigma, Py_ssize_t n_visible, Py_ssize_t n_hidden,
                             floating *v, uint8_t *h, Py_ssize_t n, int steps,
@@ -238,22 +262,15 @@ cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floa
     (step 0, the draw from the base, is skipped, so the base is never read)."""
     cdef double *work
     cdef uint8_t *hh
-    cdef Py_ssize_t k, i
+    cdef Py_ssize_t i
     cdef int status
     if (_bad_gauss(W, vbias, hbias, sigma, n_visible, n_hidden) or n < 0 or steps < 0
             or (n > 0 and (v == NULL or streams == NULL))):
         return -2
     if n == 0 or steps == 0:
         return 0
-    work = <double *> calloc(steps + 1 + 2 * n_visible + n, sizeof(double))
-    hh = h if h != NULL else <uint8_t *> malloc(n * n_hidden)
-    if work == NULL or hh == NULL:
-        free(work)
-        if h == NULL:
-            free(hh)
+    if _sweeps_scratch(steps, 2 * n_visible + n, n, n_hidden, h, &work, &hh):
         return -1
-    for k in range(steps + 1):
-        work[k] = 1.0                                     # every beta 1
     for i in range(n_visible):                            # the base (unread): b, sigma
         work[steps + 1 + i] = vbias[i]
         work[steps + 1 + n_visible + i] = sigma[i]
@@ -262,9 +279,7 @@ cdef int gauss_gibbs_sweeps(const floating *W, const floating *vbias, const floa
                                   work, 1, steps + 1, False, streams,
                                   work + steps + 1 + 2 * n_visible, <floating *> NULL,
                                   n_threads, False)
-    free(work)
-    if h == NULL:
-        free(hh)
+    _sweeps_release(work, hh, h)
     return status
 
 
@@ -388,31 +403,22 @@ cdef int srbm_gibbs_sweeps(const floating *W, const floating *vbias, const float
     1 - beta = 0), the lateral fields computed first."""
     cdef double *work
     cdef uint8_t *hh
-    cdef Py_ssize_t k, i
+    cdef Py_ssize_t i
     cdef int status
     if (_bad_srbm(W, vbias, hbias, L, n_visible, n_hidden) or n < 0 or steps < 0
             or (n > 0 and (v == NULL or streams == NULL))):
         return -2
     if n == 0 or steps == 0:
         return 0
-    work = <double *> calloc(steps + 1 + n_visible + n * n_visible + n, sizeof(double))
-    hh = h if h != NULL else <uint8_t *> malloc(n * n_hidden)
-    if work == NULL or hh == NULL:
-        free(work)
-        if h == NULL:
-            free(hh)
+    if _sweeps_scratch(steps, n_visible + n * n_visible + n, n, n_hidden, h, &work, &hh):
         return -1
-    for k in range(steps + 1):
-        work[k] = 1.0                                     # every beta 1
     for i in range(n_visible):
         work[steps + 1 + i] = vbias[i]
     status = _srbm.srbm_engine(W, vbias, hbias, L, work + steps + 1, n, n_visible, n_hidden,
                                v, hh, work + steps + 1 + n_visible, work, 1, steps + 1,
                                False, True, streams,
                                work + steps + 1 + n_visible + n * n_visible, n_threads)
-    free(work)
-    if h == NULL:
-        free(hh)
+    _sweeps_release(work, hh, h)
     return status
 
 

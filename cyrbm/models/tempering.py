@@ -177,14 +177,16 @@ class TemperedChains:
 
     def step(self, model, n_threads=None):
         """One round with the parameters of ``model`` (an RBM): sweep, then swaps.  After
-        ``prepare(model)`` the round starts from the inputs it recomputed (the same
-        numbers)."""
+        ``prepare(model)`` of the same model, its parameters unchanged since (the biases
+        are checked, W is not: a copy and comparison of W would cost a tenth of the PT
+        tracker's time), the round starts from the parameters and inputs that set (the
+        same numbers)."""
         if n_threads is not None:
             self.engine.n_threads = int(n_threads)
         refresh, sums, top = True, False, None
-        if self._prepared is not None and all(
-                np.array_equal(a, b) for a, b in zip(self._prepared[:3], (
-                    model.W, model.vbias, model.hbias))):
+        if self._prepared is not None and self._prepared[0] is model and all(
+                np.array_equal(a, b) for a, b in zip(self._prepared[1:3], (
+                    model.vbias, model.hbias))):
             refresh, sums, top = self._prepared[3:]
         else:
             self.engine.set_tempered(model.W, model.vbias, model.hbias)
@@ -217,8 +219,7 @@ class TemperedChains:
         else:
             self.engine.set_bias_change(dbias)
             how = (True, True, (self.temps[-2], self.temps[-1]) if self.K1 > 1 else None)
-        self._prepared = tuple(np.array(a, copy=True) for a in (model.W, model.vbias,
-                                                                model.hbias)) + how
+        self._prepared = (model, model.vbias.copy(), model.hbias.copy()) + how
 
     def tempered_sums(self, rows, beta, dbias=None):
         """sum_j softplus(beta (W^T v)_j + c_j) (+ dbias.v) of the chains ``rows`` from the

@@ -74,7 +74,6 @@ import numpy as np
 
 from cyrbm import _tempering
 from cyrbm.errors import ModelFileError
-from cyrbm.estimators.results import logmeanexp
 from cyrbm.models.kinds import MODEL_CLASSES
 from cyrbm.models.rbm import RBM
 from cyrbm.training.tracking import MIN_OVERLAP_RUNS, LogZTracker
@@ -92,13 +91,13 @@ def importance_log_ratio(log_w):
     p (DCB11 Eq. 5); each draw's influence w_m / mean w - 1 (the delta method: the
     estimate's error is their mean, its variance (1/n)(mean w^2 / (mean w)^2 - 1)); and
     the effective sample size over n, (sum w)^2 / (n sum w^2).  For a 2-d ``log_w``,
-    each row's (one temperature's draws) at once."""
+    each row's (one temperature's draws) at once (compiled: _tempering.importance_rows)."""
     lw = np.asarray(log_w, np.float64)
-    w = np.exp(lw - lw.max(axis=-1, keepdims=True))
-    n = lw.shape[-1]
-    s = w.sum(axis=-1)
-    ess = s * s / (n * np.sum(w * w, axis=-1))
-    return logmeanexp(lw, axis=-1), w / (s / n)[..., None] - 1.0, ess
+    ratio, influence, ess = _tempering.importance_rows(
+        np.ascontiguousarray(lw.reshape(-1, lw.shape[-1])))
+    if lw.ndim == 1:
+        return float(ratio[0]), influence[0], float(ess[0])
+    return ratio, influence, ess
 
 
 def top_log_ratio(log_a, log_b):
@@ -106,10 +105,9 @@ def top_log_ratio(log_a, log_b):
     p*'_K(x) - ln p*_{K-1}(x) (mean e^a -> Z'_K / Z_{K-1}) and b = ln p*_K(x) - ln
     p*_{K-1}(x) (-> Z_K / Z_{K-1}); each draw's influence A / mean A - B / mean B; the
     effective sample size over n of the weights e^a."""
-    a, b = (np.asarray(x, np.float64) for x in (log_a, log_b))
-    A, B = np.exp(a - a.max()), np.exp(b - b.max())
-    ess = float(A.sum() ** 2 / (A.size * np.dot(A, A)))
-    return logmeanexp(a) - logmeanexp(b), A / A.mean() - B / B.mean(), ess
+    ratio, influence, ess = _tempering.importance_rows(
+        np.ascontiguousarray(np.stack([log_a, log_b]), np.float64))
+    return float(ratio[0] - ratio[1]), influence[0] - influence[1], float(ess[0])
 
 
 def bennett_pairs(w_forward, w_reverse):
