@@ -138,8 +138,8 @@ class Trainer:
         temperatures from their own states, moved every ``track_every`` updates (None:
         every update); its rungs hold ``ess`` and ``overlap`` for ``delta``.  It holds
         fresh AIS on 784 x 500 models where no update is flagged (learning rates of
-        0.001 on the digits, 0.0005 on Fashion-MNIST, bench/README.md) at about a
-        tenth of PT's time, and drifts, flagged, where single updates outrun the chains; the
+        0.001 on the digits, 0.0005 on Fashion-MNIST, bench/README.md) at about 5%
+        of PT's time, and drifts, flagged, where single updates outrun the chains; the
         ladder, which needs no small learning rate, stays the default.  The
         history records then hold ``tracked`` (the rungs of the epoch: ``update``,
         ``log_Z``, ``log_Z_se``, ``delta``, ``delta_se``, ``overlap``,
