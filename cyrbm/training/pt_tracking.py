@@ -59,8 +59,9 @@ round then does not) and ln p*'_k of the states comes from the next round's own 
 draws (its first sweep recomputes their inputs and takes the exps anyway; ``after_round``
 ends the transition), the same bits as training without tracking; the same sweep sums
 the M states at K - 1 once more, at the top's beta (cyrbm_ak_step's top sums).
-BAR's K roots are compiled (_tempering.bar_pairs).  A record (``step``) refreshes every state's inputs and sums them instead.  Other
-unit types' ladders, and ``every`` > 1 (whose draws are gone from the engine by the
+BAR's K roots and the update's importance ratios are compiled (_tempering.bar_pairs,
+importance_rows).  A record (``step``) refreshes every state's inputs and sums them
+instead.  Other unit types' ladders, and ``every`` > 1 (whose draws are gone from the engine by the
 transition), weigh the states here (``_observe``, ``_transition``: two free energies of
 all M (K + 1) states, one matrix product each).  Records (``step``) are made where the
 Trainer asks for a rung.
@@ -120,8 +121,9 @@ def bennett_pairs(w_forward, w_reverse):
     overlap, influence): the overlap as there (Shirts et al. 2003), and each pair of
     draws' influence on Delta by the optimal bridge (Meng & Wong 1996) at the root,
     u / mean u - v / mean v with u = sigma(w_F - Delta), v = sigma(w_R + Delta), whose
-    mean square over n is BAR's asymptotic variance (n x K).  Pairing the draws by ladder lets bridges that share draws, and the Deltas
-    of the same draws, have their covariances from the same sums."""
+    mean square over n is BAR's asymptotic variance (n x K).  Pairing the draws by
+    ladder lets bridges that share draws, and the Deltas of the same draws, have their
+    covariances from the same sums."""
     return _tempering.bar_pairs(np.ascontiguousarray(w_forward, np.float64),
                                 np.ascontiguousarray(w_reverse, np.float64))
 
