@@ -617,15 +617,6 @@ def swap_inputs(const double[:, ::1] a, const double[:, ::1] W, const double[::1
 
 
 # --------------------------------------------- Bennett's acceptance ratio of the ladders' pairs
-cdef inline double _sigmoid(double x) noexcept nogil:
-    # 1 / (1 + e^-x), stable for any x
-    cdef double e
-    if x >= 0:
-        return 1.0 / (1.0 + exp(-x))
-    e = exp(x)
-    return e / (1.0 + e)
-
-
 cdef double _log_mean_exp(const double *w, Py_ssize_t n, double sign) noexcept nogil:
     """ln mean exp(sign w) over n entries, the largest taken out first."""
     cdef Py_ssize_t i
@@ -645,8 +636,8 @@ cdef double _bar_balance(const double *wf, const double *wr, Py_ssize_t n, doubl
     cdef Py_ssize_t i
     cdef double a = 0.0, b = 0.0, s = 0.0
     for i in range(n):
-        u[i] = _sigmoid(wf[i] - d)
-        v[i] = _sigmoid(wr[i] + d)
+        u[i] = cyrbm_sigmoid(wf[i] - d)     # vmath.h's logistic
+        v[i] = cyrbm_sigmoid(wr[i] + d)
         a += u[i]
         b += v[i]
         s += u[i] * (1.0 - u[i]) + v[i] * (1.0 - v[i])

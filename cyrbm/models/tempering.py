@@ -193,7 +193,7 @@ class TemperedChains:
         self._prepared = None
         self.engine.sweep(1, beta=self.beta, force_refresh=refresh, tempered_sums=sums, top=top)
         self.round_sums = self.engine.log_weights if sums else None
-        self.top_sums = self.engine.top_log_weights if sums else None
+        self.top_sums = self.engine.top_log_weights if top is not None else None
         if self.K1 > 1:
             if self.terms is None:
                 self.terms = np.zeros((self.M, 3 * self.K1 - 1))
