@@ -26,6 +26,9 @@ from cyrbm._ckernels cimport *
 from cpython.exc cimport PyErr_CheckSignals
 
 cdef double _LOG2E = 1.4426950408889634
+#: estimator items a thread runs side by side (kernels.h's CYRBM_CHIB_SLOTS): callers
+#: give a call whole groups of them per thread
+ITEMS_IN_FLIGHT = CYRBM_CHIB_SLOTS
 #: largest |weight| the tables take: e^w must be finite in the kernel's float type
 MAX_WEIGHT_F32 = 80.0
 MAX_WEIGHT_F64 = 700.0
@@ -155,11 +158,14 @@ cdef void chib_free(chib_buffers *B) noexcept nogil:
     B.block = NULL
 
 
-cdef char *_work(chib_buffers *B, Py_ssize_t S, int nt, size_t *stride) noexcept nogil:
-    """One scratch block per thread (64-byte aligned strides); NULL when memory runs out."""
+cdef char *_work(chib_buffers *B, Py_ssize_t S, int slots, int nt,
+                 size_t *stride) noexcept nogil:
+    """One scratch block per thread of ``slots`` items' layouts (each rounded up to 64
+    bytes, as the kernel lays them out; 64-byte aligned strides); NULL when memory runs
+    out."""
     cdef cyrbm_chib_work W
     cdef size_t nbytes = cyrbm_chib_layout(&B.m, S, 4 if B.float32 else 8, NULL, &W)
-    stride[0] = (nbytes + 127) & ~(<size_t> 63)
+    stride[0] = ((nbytes + 63) & ~(<size_t> 63)) * slots + 64
     return <char *> malloc(stride[0] * nt + 64)
 
 
@@ -180,26 +186,31 @@ cdef struct _chib_job:
 cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const int32_t *vec,
                     Py_ssize_t n_items, Py_ssize_t refresh_every, cyrbm_rng *streams,
                     int n_threads) noexcept nogil:
-    """The one driver of the items (chib_run, chib_ais_run): OpenMP over items, item t on
-    the test vector vec[t] (a row of v, n x D) with stream streams[t], one scratch block
-    per thread, so results do not depend on the number of threads."""
-    cdef int nt = cap_threads(n_threads, n_items)
+    """The one driver of the items (chib_run, chib_ais_run): OpenMP over chunks of items
+    (CYRBM_CHIB_SLOTS estimator items, which the kernel runs side by side, or one AIS
+    item), item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
+    one scratch block per thread, so results do not depend on the number of threads."""
+    cdef Py_ssize_t per = 1 if J.ais else CYRBM_CHIB_SLOTS
+    cdef Py_ssize_t n_chunks = (n_items + per - 1) // per
+    cdef int nt = cap_threads(n_threads, n_chunks)
     cdef size_t stride
     cdef char *block
     cdef char *w
-    cdef Py_ssize_t t
+    cdef Py_ssize_t c, t0, t1
     if n_items <= 0:
         return 0
-    block = _work(B, 1 if J.ais else J.S, nt, &stride)
+    block = _work(B, 1 if J.ais else J.S, 1 if J.ais else CYRBM_CHIB_SLOTS, nt, &stride)
     if block == NULL:
         return -1
-    for t in prange(n_items, num_threads=nt, schedule='dynamic', chunksize=1):
+    for c in prange(n_chunks, num_threads=nt, schedule='dynamic', chunksize=1):
         w = <char *> ((<uintptr_t> block + 63) & ~(<uintptr_t> 63)) + threadid() * stride
+        t0 = c * per
+        t1 = min(t0 + per, n_items)
         if J.ais:
-            k_chib_ais(B.float32, &B.m, v, vec, t, t + 1, J.betas, J.n_betas, J.base_q,
+            k_chib_ais(B.float32, &B.m, v, vec, t0, t1, J.betas, J.n_betas, J.base_q,
                        refresh_every, streams, J.out1, w)
         else:
-            k_chib_items(B.float32, &B.m, v, vec, t, t + 1, J.S, J.tilde_backward,
+            k_chib_items(B.float32, &B.m, v, vec, t0, t1, J.S, J.tilde_backward,
                          refresh_every, streams, J.out1, J.out2, w)
     free(block)
     return 0

@@ -64,6 +64,8 @@ cdef extern from "kernels.h" nogil:
                            Py_ssize_t M, Py_ssize_t nr, double *x)
 
     # ---- single-site Gibbs on a DBN's first hidden layer (chib.c) ----
+    enum:
+        CYRBM_CHIB_SLOTS        # items in flight in one chib_items call (its work blocks)
     size_t cyrbm_chib_layout(const cyrbm_chib_model *M, Py_ssize_t S, size_t itemsize,
                              char *base, cyrbm_chib_work *W)
 

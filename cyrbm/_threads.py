@@ -48,15 +48,18 @@ def auto_threads(threads, work):
     return max(1, min(n, free_cores(n)))
 
 
-def pieces(start, stop, first=1, most=None):
+def pieces(start, stop, first=1, most=None, step=1):
     """Consecutive ranges (a, b) that cover start <= i < stop, each sized for about 0.1 s
     of the caller's work on them (timed between yields: a piece, at most ``most`` long,
     grows towards 0.1 s, by at most 8 times, while one takes under 0.05 s, and halves over
-    0.2 s).  Python answers Ctrl-C and SIGTERM between pieces, so a long compiled
-    computation taken in them ends within about a second whatever the threads; the
-    caller's results must not depend on where it is cut."""
+    0.2 s), always a whole number of ``step`` (but the last).  Python answers Ctrl-C and
+    SIGTERM between pieces, so a long compiled computation taken in them ends within about
+    a second whatever the threads; the caller's results must not depend on where it is
+    cut."""
+    step = max(1, int(step))
     size = max(1, int(first) if most is None else min(int(first), int(most)))
     while start < stop:
+        size = max(step, size // step * step)
         end = min(stop, start + size)
         t0 = time.perf_counter()
         yield start, end

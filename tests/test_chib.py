@@ -124,6 +124,29 @@ def test_same_bits_for_any_thread_count(case):
         np.testing.assert_array_equal(a1.samples, a2.samples)
 
 
+def test_items_side_by_side_give_the_bits_of_items_alone(case):
+    """The kernel runs up to ITEMS_IN_FLIGHT items side by side (their passes share the
+    table reads): every item's numbers equal those of a call that runs it alone, for a
+    call whose items end unevenly (steps 1 to 6, so items finish at different passes)."""
+    from cyrbm import _chib
+    from cyrbm._random import chib_streams
+    layers, V, _, _ = case
+    assert _chib.ITEMS_IN_FLIGHT > 1
+    for dtype in (np.float64, np.float32):
+        low, top = layers
+        model = _chib.ChibModel(low.W, low.vbias, low.hbias, top.W, top.vbias, top.hbias,
+                                dtype=dtype)
+        vec = np.arange(11, dtype=np.int32) % V.shape[0]
+        for steps in (1, 6):
+            streams = chib_streams(3, vec.size, steps)
+            together = model.estimate(V, vec, steps, streams.copy(), 1)
+            alone = [model.estimate(V, vec[i:i + 1], steps, streams[i:i + 1].copy(), 1)
+                     for i in range(vec.size)]
+            for k in range(2):
+                np.testing.assert_array_equal(together[k], [a[k][0] for a in alone])
+            assert np.unique(together[1]).size > 1      # the items differ
+
+
 @pytest.mark.parametrize("method", ["chib", "ais"])
 def test_an_interrupted_run_resumes_from_its_checkpoint(case, tmp_path, monkeypatch, method):
     """A run stopped after two slices resumes from its checkpoint to the bits of an

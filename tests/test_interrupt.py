@@ -175,3 +175,21 @@ def test_interrupted_bound_keeps_its_vectors_and_goes_on(files, tmp_path):
     want = BoundEstimator(DBN.load(files / "dbn.npz"), log_Z=60.0, seed=0).ais_per_vector(
         rows, 2, schedule="linear:30000")
     assert got["mean"] == want.mean
+
+
+def test_pieces_cover_the_range_in_whole_steps(monkeypatch):
+    """pieces() covers [start, stop) once, in order, each piece but the last a whole
+    number of ``step`` items (the Chib-style estimator's groups per thread), growing
+    while the work is fast and halving (never below one step) while it is slow."""
+    from cyrbm import _threads
+    clock = iter(np.arange(0.0, 1000.0, 0.3))         # every piece "takes" 0.3 s: halving
+    monkeypatch.setattr(_threads.time, "perf_counter", lambda: next(clock))
+    got = list(_threads.pieces(5, 100, first=2, most=64, step=8))
+    assert got[0][0] == 5 and got[-1][1] == 100
+    assert all(a[1] == b[0] for a, b in zip(got, got[1:]))
+    assert all((b - a) % 8 == 0 for a, b in got[:-1]) and all(b - a >= 8 for a, b in got[:-1])
+    fast = iter(np.arange(0.0, 1000.0, 0.001))        # fast pieces grow up to ``most``
+    monkeypatch.setattr(_threads.time, "perf_counter", lambda: next(fast))
+    sizes = [b - a for a, b in _threads.pieces(0, 500, first=2, most=60, step=8)]
+    assert sizes[0] == 8 and max(sizes) == 56 and sum(sizes) == 500
+    assert all(s % 8 == 0 for s in sizes[:-1])

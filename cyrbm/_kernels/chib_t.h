@@ -152,13 +152,21 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
             }
             nres++;
         }
-        for (q = 0; q < NG; q++) {
-            VSTORE(lane + (g + q) * VL, P[q]);
-            for (l = 0; l < VL; l++) ex += (int64_t)LANE(X[q], l);
+        {
+            VUT xs = (VUT){0};      /* integer sums: exact in any order */
+            for (q = 0; q < NG; q++) {
+                VSTORE(lane + (g + q) * VL, P[q]);
+                xs += X[q];
+            }
+            for (l = 0; l < VL; l++) ex += (int64_t)LANE(xs, l);
         }
     }
-    for (l = 0; l < NL / 2; l++) t[l] = (double)lane[l] * (double)lane[l + NL / 2];
-    for (h = NL / 4; h >= 1; h /= 2)
+    /* the fold, whole float64 vectors while the halves are at least one wide: the same
+     * products as lane by lane */
+    for (l = 0; l < NL / 2; l += VLD) st_d(t + l, VLOADD(lane + l) * VLOADD(lane + l + NL / 2));
+    for (h = NL / 4; h >= VLD; h /= 2)
+        for (l = 0; l < h; l += VLD) st_d(t + l, ld_d(t + l) * ld_d(t + l + h));
+    for (; h >= 1; h /= 2)
         for (l = 0; l < h; l++) t[l] *= t[l + h];
     *x = ex - nres * NL * EXP_BIAS;
     return t[0];
@@ -224,46 +232,172 @@ CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, ui
     for (j = 0; j < M->H1; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(x[j]));
 }
 
-/* One sweep of single-site Gibbs updates of h1, units in ascending order (T) or in
- * descending order (backward: T-tilde), at inverse temperature beta: unit j is on with
- * probability sigma(beta delta_j + (1 - beta) x_j), which leaves
- * Q(h1 | v)^(1 - beta) P*(v, h1)^beta invariant (beta = 1: P(h1 | v)).  One uniform per
- * unit.  lp (ln P*) and lq (ln Q) follow the flips when not NULL. */
+/* One site of a sweep of single-site Gibbs updates of h1 at inverse temperature beta:
+ * unit j is on with probability sigma(beta delta_j + (1 - beta) x_j), which leaves
+ * Q(h1 | v)^(1 - beta) P*(v, h1)^beta invariant (beta = 1: P(h1 | v)).  One uniform.  lp
+ * (ln P*) and lq (ln Q) follow the flip when not NULL. */
+CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) *s,
+                                      ptrdiff_t j, const double *vw, const double *x,
+                                      double beta, cyrbm_rng *rng, double *lp, double *lq) {
+    const double d = FN(chib_delta)(M, s, j, vw[j]);
+    const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
+    if (on != s->h[j]) {
+        FN(chib_flip)(M, s, j, on);
+        if (lp) *lp += on ? d : -d;
+        if (lq) *lq += on ? x[j] : -x[j];
+    }
+}
+
+/* One sweep: the sites in ascending order (T) or in descending order (backward:
+ * T-tilde). */
 CYRBM_INLINE void FN(chib_sweep)(const cyrbm_chib_model *M, FN(chib_state) *s,
                                  const double *vw, const double *x, double beta, int backward,
                                  cyrbm_rng *rng, double *lp, double *lq) {
     ptrdiff_t k;
-    for (k = 0; k < M->H1; k++) {
-        const ptrdiff_t j = backward ? M->H1 - 1 - k : k;
-        const double d = FN(chib_delta)(M, s, j, vw[j]);
-        const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
-        if (on != s->h[j]) {
-            FN(chib_flip)(M, s, j, on);
-            if (lp) *lp += on ? d : -d;
-            if (lq) *lq += on ? x[j] : -x[j];
-        }
-    }
+    for (k = 0; k < M->H1; k++)
+        FN(chib_sweep_site)(M, s, backward ? M->H1 - 1 - k : k, vw, x, beta, rng, lp, lq);
     s->since++;
 }
 
-/* ln T(h* <- h) for the forward sweep T (MS09 Eq. 11): the product over j ascending of
- * P(h*_j | h*_{<j}, h_{>j}, v), walking a copy w of the state from h to h*. */
-CYRBM_INLINE double FN(chib_log_t)(const cyrbm_chib_model *M, const FN(chib_state) *s,
-                                   FN(chib_state) *w, const uint8_t *hstar, const double *vw) {
-    double lt = 0.0;
-    ptrdiff_t j;
-    FN(chib_copy)(M, w, s);
-    for (j = 0; j < M->H1; j++) {
-        const double d = FN(chib_delta)(M, w, j, vw[j]);
-        lt -= cyrbm_softplus(hstar[j] ? -d : d);
-        if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j]);
-    }
-    return lt;
+/* Site j of ln T(h* <- h) for the forward sweep T (MS09 Eq. 11), walking a copy w of the
+ * state from h to h* in ascending j: ln P(h*_j | h*_{<j}, h_{>j}, v) (returned as its
+ * negative, the softplus), then unit j set to h*_j. */
+CYRBM_INLINE double FN(chib_log_t_site)(const cyrbm_chib_model *M, FN(chib_state) *w,
+                                        ptrdiff_t j, const uint8_t *hstar, const double *vw) {
+    const double d = FN(chib_delta)(M, w, j, vw[j]);
+    const double sp = cyrbm_softplus(hstar[j] ? -d : d);
+    if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j]);
+    return sp;
+}
+
+/* Hill-climbing site j (strict ascent in ln P*(v, h1)): 1 when unit j flipped. */
+CYRBM_INLINE int FN(chib_climb_site)(const cyrbm_chib_model *M, FN(chib_state) *s,
+                                     ptrdiff_t j, const double *vw) {
+    const double d = FN(chib_delta)(M, s, j, vw[j]);
+    const int want = s->h[j] ? d >= 0.0 : d > 0.0;
+    if (want == s->h[j]) return 0;
+    FN(chib_flip)(M, s, j, want);
+    return 1;
 }
 
 CYRBM_INLINE void FN(chib_maybe_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s,
                                          ptrdiff_t refresh_every) {
     if (refresh_every > 0 && s->since >= refresh_every) FN(chib_refresh)(M, s);
+}
+
+/* One item of the estimator in flight (a slot of cyrbm_chib_items): its scratch and chain
+ * states, where it is in Figure 1, and the pass it makes next (a hill-climbing pass, a
+ * sweep, or the walk of ln T). */
+#ifndef CYRBM_CHIB_PASSES
+#define CYRBM_CHIB_PASSES       /* once for both float types */
+enum { CHIB_CLIMB, CHIB_SWEEP, CHIB_LOGT };
+#endif
+typedef struct {
+    cyrbm_chib_work W;
+    FN(chib_state) cur, sav, wk;
+    const uint8_t *v;
+    cyrbm_rng *rng;
+    ptrdiff_t it;               /* the item; -1: the slot is empty */
+    ptrdiff_t pass, s, t;       /* climbing passes made; s ~ Uniform{1..S}; the step t */
+    int kind, backward;         /* the next pass and its direction */
+    int changed, forward;       /* the climbing pass flipped a unit; t > s */
+    double lt;                  /* ln T(h* <- h(t)) so far */
+} FN(chib_slot);
+
+/* An item enters its slot: h ~ Q(h1 | v), inputs exact, the first climbing pass next. */
+CYRBM_INLINE void FN(chib_slot_start)(const cyrbm_chib_model *M, FN(chib_slot) *q,
+                                      const uint8_t *v, const int32_t *vec, ptrdiff_t it,
+                                      cyrbm_rng *streams) {
+    q->it = it;
+    q->v = v + (ptrdiff_t)vec[it] * M->D;
+    q->rng = streams + it;
+    FN(chib_inputs)(M, q->v, q->W.vw, q->W.x);
+    FN(chib_draw_q)(M, q->W.x, q->cur.h, q->rng);
+    FN(chib_refresh)(M, &q->cur);
+    q->pass = 0;
+    q->kind = CHIB_CLIMB;
+    q->backward = 0;
+    q->changed = 0;
+    q->forward = 0;
+}
+
+/* Site j of the slot's pass */
+CYRBM_INLINE void FN(chib_slot_site)(const cyrbm_chib_model *M, FN(chib_slot) *q, ptrdiff_t j) {
+    if (q->kind == CHIB_CLIMB)
+        q->changed |= FN(chib_climb_site)(M, &q->cur, j, q->W.vw);
+    else if (q->kind == CHIB_SWEEP)
+        FN(chib_sweep_site)(M, &q->cur, j, q->W.vw, q->W.x, 1.0, q->rng, NULL, NULL);
+    else
+        q->lt -= FN(chib_log_t_site)(M, &q->wk, j, q->W.hstar, q->W.vw);
+}
+
+/* The next sweep of the chain, at step t (the inputs refreshed first when due) */
+CYRBM_INLINE void FN(chib_slot_sweep)(const cyrbm_chib_model *M, FN(chib_slot) *q,
+                                      ptrdiff_t refresh_every, int backward) {
+    FN(chib_maybe_refresh)(M, &q->cur, refresh_every);
+    q->kind = CHIB_SWEEP;
+    q->backward = backward;
+}
+
+/* After the slot's pass: Figure 1's bookkeeping, and the next pass.  Returns 1 when the
+ * item is finished (lpstar and logphat written). */
+CYRBM_INLINE int FN(chib_slot_after)(const cyrbm_chib_model *M, FN(chib_slot) *q, ptrdiff_t S,
+                                     int tilde_backward, ptrdiff_t refresh_every,
+                                     double *lpstar, double *logphat) {
+    if (q->kind == CHIB_CLIMB) {
+        if (q->changed && q->pass + 1 < 10000) {        /* climb on */
+            if (refresh_every > 0 && (q->pass + 1) % refresh_every == 0)
+                FN(chib_refresh)(M, &q->cur);
+            q->pass++;
+            q->changed = 0;
+            return 0;
+        }
+        FN(chib_refresh)(M, &q->cur);                   /* h* reached */
+        memcpy(q->W.hstar, q->cur.h, (size_t)M->H1);
+        lpstar[q->it] = FN(chib_logjoint)(M, &q->cur, q->v);
+        q->s = 1 + (ptrdiff_t)(cyrbm_rng_uniform(q->rng) * (double)S);
+        if (q->s > S) q->s = S;
+        q->t = q->s;
+        q->kind = CHIB_SWEEP;                           /* h(s) ~ T-tilde(. <- h*) */
+        q->backward = tilde_backward;
+        return 0;
+    }
+    if (q->kind == CHIB_SWEEP) {                        /* then ln T of the new state */
+        q->cur.since++;
+        FN(chib_copy)(M, &q->wk, &q->cur);
+        q->lt = 0.0;
+        q->kind = CHIB_LOGT;
+        q->backward = 0;
+        return 0;
+    }
+    q->W.logt[q->t] = q->lt;
+    if (q->t == q->s) FN(chib_copy)(M, &q->sav, &q->cur);
+    if (!q->forward) {                                  /* backward to 1 with T-tilde */
+        q->t--;
+        if (q->t >= 1) {
+            FN(chib_slot_sweep)(M, q, refresh_every, tilde_backward);
+            return 0;
+        }
+        FN(chib_copy)(M, &q->cur, &q->sav);             /* then forward from h(s) */
+        q->forward = 1;
+        q->t = q->s;
+    }
+    q->t++;
+    if (q->t <= S) {
+        FN(chib_slot_sweep)(M, q, refresh_every, 0);
+        return 0;
+    }
+    {
+        double mx = -INFINITY, sm = 0.0;
+        ptrdiff_t t;
+        for (t = 1; t <= S; t++)
+            if (q->W.logt[t] > mx) mx = q->W.logt[t];
+        /* the C library's exp (not vmath's): the estimator's published bits were made
+         * with it (tools/ais_fingerprint.py), and S terms per item cost nothing */
+        for (t = 1; t <= S; t++) sm += exp(q->W.logt[t] - mx);
+        logphat[q->it] = mx + log(sm / (double)S);
+    }
+    return 1;
 }
 
 /* The estimator of MS09 (Figure 1) for items [i0, i1): item t is test vector vec[t] (row
@@ -274,65 +408,51 @@ CYRBM_INLINE void FN(chib_maybe_refresh)(const cyrbm_chib_model *M, FN(chib_stat
  *   s ~ Uniform{1..S}; h(s) ~ T-tilde(. <- h*); forward to S with T, backward to 1 with
  *       T-tilde (tilde_backward = 0 makes T-tilde the forward sweep: a deliberately wrong
  *       reverse operator, for tests).
- * Random numbers: H1 for Q, one for s, H1 per sweep, in that order. */
+ * Random numbers: H1 for Q, one for s, H1 per sweep, in that order.
+ * Up to CYRBM_CHIB_SLOTS items are in flight at once (work holds that many scratch
+ * blocks of cyrbm_chib_layout's size, each rounded up to 64 bytes), and every pass visits
+ * its sites for all the items making a pass in that direction, site by site: each row of
+ * the e^W tables is read once from memory for them all.  An item's own operations and
+ * random numbers are those it makes alone, so the results do not depend on which items
+ * share the passes. */
 void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                           ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S, int tilde_backward,
                           ptrdiff_t refresh_every, cyrbm_rng *streams, double *lpstar,
                           double *logphat, void *work) {
-    cyrbm_chib_work W;
-    ptrdiff_t it, t, pass, j, s;
-    cyrbm_chib_layout(M, S, sizeof(T), (char *)work, &W);
-    for (it = i0; it < i1; it++) {
-        const uint8_t *vv = v + (ptrdiff_t)vec[it] * M->D;
-        cyrbm_rng *rng = streams + it;
-        FN(chib_state) cur = FN(chib_view)(M, &W, 0), sav = FN(chib_view)(M, &W, 1),
-                       wk = FN(chib_view)(M, &W, 2);
-        double mx, sm;
-        FN(chib_inputs)(M, vv, W.vw, W.x);
-        FN(chib_draw_q)(M, W.x, cur.h, rng);
-        FN(chib_refresh)(M, &cur);
-        for (pass = 0; pass < 10000; pass++) {       /* climb to a local mode */
-            int changed = 0;
-            for (j = 0; j < M->H1; j++) {
-                const double d = FN(chib_delta)(M, &cur, j, W.vw[j]);
-                const int want = cur.h[j] ? d >= 0.0 : d > 0.0;    /* strict ascent */
-                if (want != cur.h[j]) {
-                    FN(chib_flip)(M, &cur, j, want);
-                    changed = 1;
-                }
+    FN(chib_slot) slot[CYRBM_CHIB_SLOTS];
+    FN(chib_slot) *go[CYRBM_CHIB_SLOTS];
+    const size_t bytes = (cyrbm_chib_layout(M, S, sizeof(T), NULL, &slot[0].W) + 63) &
+                         ~(size_t)63;
+    ptrdiff_t next = i0, k, j;
+    int q, n, dir, busy;
+    for (q = 0; q < CYRBM_CHIB_SLOTS; q++) {
+        FN(chib_slot) *z = &slot[q];
+        cyrbm_chib_layout(M, S, sizeof(T), (char *)work + (size_t)q * bytes, &z->W);
+        z->cur = FN(chib_view)(M, &z->W, 0);
+        z->sav = FN(chib_view)(M, &z->W, 1);
+        z->wk = FN(chib_view)(M, &z->W, 2);
+        z->it = -1;
+        if (next < i1) FN(chib_slot_start)(M, z, v, vec, next++, streams);
+    }
+    for (busy = 1; busy;) {
+        if (cyrbm_stop_requested) return;               /* Ctrl-C */
+        busy = 0;
+        for (dir = 0; dir < 2; dir++) {     /* the ascending passes, then the descending */
+            for (n = 0, q = 0; q < CYRBM_CHIB_SLOTS; q++)
+                if (slot[q].it >= 0 && slot[q].backward == dir) go[n++] = &slot[q];
+            if (n == 0) continue;
+            busy = 1;
+            for (k = 0; k < M->H1; k++) {
+                j = dir ? M->H1 - 1 - k : k;
+                for (q = 0; q < n; q++) FN(chib_slot_site)(M, go[q], j);
             }
-            if (!changed) break;
-            if (refresh_every > 0 && (pass + 1) % refresh_every == 0) FN(chib_refresh)(M, &cur);
+            for (q = 0; q < n; q++)
+                if (FN(chib_slot_after)(M, go[q], S, tilde_backward, refresh_every, lpstar,
+                                        logphat)) {
+                    go[q]->it = -1;
+                    if (next < i1) FN(chib_slot_start)(M, go[q], v, vec, next++, streams);
+                }
         }
-        FN(chib_refresh)(M, &cur);
-        memcpy(W.hstar, cur.h, (size_t)M->H1);
-        lpstar[it] = FN(chib_logjoint)(M, &cur, vv);
-        s = 1 + (ptrdiff_t)(cyrbm_rng_uniform(rng) * (double)S);
-        if (s > S) s = S;
-        FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, tilde_backward, rng, NULL, NULL);
-        W.logt[s] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
-        FN(chib_copy)(M, &sav, &cur);
-        for (t = s - 1; t >= 1; t--) {
-            if ((t & 255) == 0 && cyrbm_stop_requested) return;     /* Ctrl-C */
-            FN(chib_maybe_refresh)(M, &cur, refresh_every);
-            FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, tilde_backward, rng, NULL, NULL);
-            W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
-        }
-        FN(chib_copy)(M, &cur, &sav);
-        for (t = s + 1; t <= S; t++) {
-            if ((t & 255) == 0 && cyrbm_stop_requested) return;
-            FN(chib_maybe_refresh)(M, &cur, refresh_every);
-            FN(chib_sweep)(M, &cur, W.vw, W.x, 1.0, 0, rng, NULL, NULL);
-            W.logt[t] = FN(chib_log_t)(M, &cur, &wk, W.hstar, W.vw);
-        }
-        mx = -INFINITY;
-        for (t = 1; t <= S; t++)
-            if (W.logt[t] > mx) mx = W.logt[t];
-        sm = 0.0;
-        /* the C library's exp (not vmath's): the estimator's published bits were made
-         * with it (tools/ais_fingerprint.py), and S terms per item cost nothing */
-        for (t = 1; t <= S; t++) sm += exp(W.logt[t] - mx);
-        logphat[it] = mx + log(sm / (double)S);
     }
 }
 

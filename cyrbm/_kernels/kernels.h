@@ -270,6 +270,11 @@ typedef struct {
     double *vw, *x, *logt;          /* H1, H1, S + 1 */
 } cyrbm_chib_work;
 
+/* items of the estimator in flight at once in one call of chib_items (its passes share
+ * the reads of the e^W tables): its work holds this many cyrbm_chib_layout blocks, each
+ * rounded up to 64 bytes */
+#define CYRBM_CHIB_SLOTS 4
+
 #define CYRBM_CHIB_KERNELS(X, FT, FS)                                                     \
     /* the estimator of MS09 (Figure 1) for items [i0, i1), see chib_t.h (OUT lpstar,   \
      * logphat; INOUT streams) */                                                         \
