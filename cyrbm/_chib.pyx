@@ -187,12 +187,14 @@ cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const
                     Py_ssize_t n_items, Py_ssize_t refresh_every, cyrbm_rng *streams,
                     int n_threads) noexcept nogil:
     """The one driver of the items (chib_run, chib_ais_run): OpenMP over chunks of items
-    (CYRBM_CHIB_SLOTS estimator items, which the kernel runs side by side, or one AIS
-    item), item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
+    (up to CYRBM_CHIB_SLOTS estimator items, which the kernel runs side by side, or one
+    AIS item), item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
     one scratch block per thread, so results do not depend on the number of threads."""
-    cdef Py_ssize_t per = 1 if J.ais else CYRBM_CHIB_SLOTS
+    cdef int nt = cap_threads(n_threads, n_items)
+    # chunks of up to CYRBM_CHIB_SLOTS, fewer when that leaves a thread without one
+    cdef Py_ssize_t per = 1 if J.ais else max(1, min(<Py_ssize_t> CYRBM_CHIB_SLOTS,
+                                                     (n_items + nt - 1) // nt))
     cdef Py_ssize_t n_chunks = (n_items + per - 1) // per
-    cdef int nt = cap_threads(n_threads, n_chunks)
     cdef size_t stride
     cdef char *block
     cdef char *w

@@ -273,7 +273,7 @@ typedef struct {
 /* items of the estimator in flight at once in one call of chib_items (its passes share
  * the reads of the e^W tables): its work holds this many cyrbm_chib_layout blocks, each
  * rounded up to 64 bytes */
-#define CYRBM_CHIB_SLOTS 4
+#define CYRBM_CHIB_SLOTS 8
 
 #define CYRBM_CHIB_KERNELS(X, FT, FS)                                                     \
     /* the estimator of MS09 (Figure 1) for items [i0, i1), see chib_t.h (OUT lpstar,   \
