@@ -162,7 +162,8 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
         }
     }
     /* the fold, whole float64 vectors while the halves are at least one wide: the same
-     * products as lane by lane */
+     * products as lane by lane (after a barrier: the chains stay in registers) */
+    CYRBM_COMPILER_BARRIER();
     for (l = 0; l < NL / 2; l += VLD) st_d(t + l, VLOADD(lane + l) * VLOADD(lane + l + NL / 2));
     for (h = NL / 4; h >= VLD; h /= 2)
         for (l = 0; l < h; l += VLD) st_d(t + l, ld_d(t + l) * ld_d(t + l + h));

@@ -32,6 +32,16 @@
 #include <arm_neon.h>
 #endif
 
+/* a compiler barrier (no instruction): what was written to memory before it is read
+ * from memory after it.  It keeps GCC from holding a loop's accumulators in the array
+ * they are finally stored to (a store and a load per update) when that array is read
+ * afterwards in other vector shapes (chib_t.h's products). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CYRBM_COMPILER_BARRIER() __asm__ volatile("" ::: "memory")
+#else
+#define CYRBM_COMPILER_BARRIER() ((void)0)
+#endif
+
 #if defined(CYRBM_ISA_AVX512)
 #define CYRBM_VBYTES 64
 #define CYRBM_ISA_NAME avx512
