@@ -26,8 +26,8 @@ from cyrbm._ckernels cimport *
 from cpython.exc cimport PyErr_CheckSignals
 
 cdef double _LOG2E = 1.4426950408889634
-#: estimator items a thread runs side by side (kernels.h's CYRBM_CHIB_SLOTS): callers
-#: give a call whole groups of them per thread
+#: items (of the estimator or of per-vector AIS) a thread runs side by side (kernels.h's
+#: CYRBM_CHIB_SLOTS): callers give a call whole groups of them per thread
 ITEMS_IN_FLIGHT = CYRBM_CHIB_SLOTS
 #: largest |weight| the tables take: e^w must be finite in the kernel's float type
 MAX_WEIGHT_F32 = 80.0
@@ -186,14 +186,12 @@ cdef struct _chib_job:
 cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const int32_t *vec,
                     Py_ssize_t n_items, Py_ssize_t refresh_every, cyrbm_rng *streams,
                     int n_threads) noexcept nogil:
-    """The one driver of the items (chib_run, chib_ais_run): OpenMP over chunks of items
-    (up to CYRBM_CHIB_SLOTS estimator items, which the kernel runs side by side, or one
-    AIS item), item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
+    """The one driver of the items (chib_run, chib_ais_run): OpenMP over chunks of up to
+    CYRBM_CHIB_SLOTS items, which the kernels run side by side, item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
     one scratch block per thread, so results do not depend on the number of threads."""
     cdef int nt = cap_threads(n_threads, n_items)
     # chunks of up to CYRBM_CHIB_SLOTS, fewer when that leaves a thread without one
-    cdef Py_ssize_t per = 1 if J.ais else max(1, min(<Py_ssize_t> CYRBM_CHIB_SLOTS,
-                                                     (n_items + nt - 1) // nt))
+    cdef Py_ssize_t per = max(1, min(<Py_ssize_t> CYRBM_CHIB_SLOTS, (n_items + nt - 1) // nt))
     cdef Py_ssize_t n_chunks = (n_items + per - 1) // per
     cdef size_t stride
     cdef char *block
@@ -201,7 +199,7 @@ cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const
     cdef Py_ssize_t c, t0, t1
     if n_items <= 0:
         return 0
-    block = _work(B, 1 if J.ais else J.S, 1 if J.ais else CYRBM_CHIB_SLOTS, nt, &stride)
+    block = _work(B, 1 if J.ais else J.S, CYRBM_CHIB_SLOTS, nt, &stride)
     if block == NULL:
         return -1
     for c in prange(n_chunks, num_threads=nt, schedule='dynamic', chunksize=1):

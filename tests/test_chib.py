@@ -125,11 +125,12 @@ def test_same_bits_for_any_thread_count(case):
 
 
 def test_items_side_by_side_give_the_bits_of_items_alone(case):
-    """The kernel runs up to ITEMS_IN_FLIGHT items side by side (their passes share the
-    table reads): every item's numbers equal those of a call that runs it alone, for a
-    call whose items end unevenly (steps 1 to 6, so items finish at different passes)."""
+    """The kernels run up to ITEMS_IN_FLIGHT items side by side (their passes share the
+    table reads): every item's numbers equal those of a call that runs it alone, for the
+    estimator with items that end unevenly (steps 1 and 6: items finish at different
+    passes) and for per-vector AIS."""
     from cyrbm import _chib
-    from cyrbm._random import chib_streams
+    from cyrbm._random import chib_streams, per_vector_ais_streams
     layers, V, _, _ = case
     assert _chib.ITEMS_IN_FLIGHT > 1
     for dtype in (np.float64, np.float32):
@@ -145,6 +146,14 @@ def test_items_side_by_side_give_the_bits_of_items_alone(case):
             for k in range(2):
                 np.testing.assert_array_equal(together[k], [a[k][0] for a in alone])
             assert np.unique(together[1]).size > 1      # the items differ
+        # per-vector AIS: the items go through the betas together
+        betas = np.linspace(0.0, 1.0, 30)
+        streams = per_vector_ais_streams(4, vec.size)
+        together = model.ais(V, vec, betas, streams.copy(), 1)
+        alone = [model.ais(V, vec[i:i + 1], betas, streams[i:i + 1].copy(), 1)[0]
+                 for i in range(vec.size)]
+        np.testing.assert_array_equal(together, alone)
+        assert np.unique(together).size > 1
 
 
 @pytest.mark.parametrize("method", ["chib", "ais"])

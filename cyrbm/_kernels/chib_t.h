@@ -233,7 +233,9 @@ CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, ui
     for (j = 0; j < M->H1; j++) h[j] = (uint8_t)cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(x[j]));
 }
 
-/* One site of a sweep of single-site Gibbs updates of h1 at inverse temperature beta:
+/* One site of a sweep of single-site Gibbs updates of h1 (a sweep visits the sites in
+ * ascending order, T, or in descending order, T-tilde; its caller counts it in `since`)
+ * at inverse temperature beta:
  * unit j is on with probability sigma(beta delta_j + (1 - beta) x_j), which leaves
  * Q(h1 | v)^(1 - beta) P*(v, h1)^beta invariant (beta = 1: P(h1 | v)).  One uniform.  lp
  * (ln P*) and lq (ln Q) follow the flip when not NULL. */
@@ -247,17 +249,6 @@ CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) 
         if (lp) *lp += on ? d : -d;
         if (lq) *lq += on ? x[j] : -x[j];
     }
-}
-
-/* One sweep: the sites in ascending order (T) or in descending order (backward:
- * T-tilde). */
-CYRBM_INLINE void FN(chib_sweep)(const cyrbm_chib_model *M, FN(chib_state) *s,
-                                 const double *vw, const double *x, double beta, int backward,
-                                 cyrbm_rng *rng, double *lp, double *lq) {
-    ptrdiff_t k;
-    for (k = 0; k < M->H1; k++)
-        FN(chib_sweep_site)(M, s, backward ? M->H1 - 1 - k : k, vw, x, beta, rng, lp, lq);
-    s->since++;
 }
 
 /* Site j of ln T(h* <- h) for the forward sweep T (MS09 Eq. 11), walking a copy w of the
@@ -464,45 +455,69 @@ void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int
     }
 }
 
+/* ln P*(v, h1) and ln Q(h1 | v) of a state whose inputs were just recomputed */
+CYRBM_INLINE void FN(chib_ais_logs)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                    const uint8_t *v, const double *x, double *lp, double *lq) {
+    ptrdiff_t j;
+    *lp = FN(chib_logjoint)(M, s, v);
+    *lq = 0.0;
+    for (j = 0; j < M->H1; j++) *lq += (s->h[j] ? x[j] : 0.0) - cyrbm_softplus(x[j]);
+}
+
 /* Per-vector AIS over h1 for items [i0, i1) (MS09 Sec. 5.1's gold standard): from
  * p_0 = Q(h1 | v) (base_q; else the uniform distribution; normalized, drawn exactly) through p_k ~ Q^(1 - beta_k) P*(v, h1)^beta_k
  * to P(h1 | v), with one forward sweep of the tempered single-site T at each intermediate
  * beta.  logw[t] = sum_k (beta_k - beta_{k-1}) (ln P*(v, h_{k-1}) - ln Q(h_{k-1} | v)), so
  * mean(w) estimates sum_h1 P*(v, h1) = Z P(v) without bias.  ln P* and ln Q follow the
- * flips and are recomputed exactly with the inputs every refresh_every sweeps. */
+ * flips and are recomputed exactly with the inputs every refresh_every sweeps.
+ * Up to CYRBM_CHIB_SLOTS items at once, as cyrbm_chib_items runs them (work: that many
+ * blocks of cyrbm_chib_layout(M, 1, ...) rounded up to 64 bytes): every item makes the
+ * same sweeps, so they go through the betas together, CHIB_SITE_BLOCK sites of one item
+ * then the same sites of the next; each item's own operations are in its own order. */
 void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                         ptrdiff_t i0, ptrdiff_t i1, const double *betas, ptrdiff_t n_betas,
                         int base_q, ptrdiff_t refresh_every, cyrbm_rng *streams, double *logw,
                         void *work) {
-    cyrbm_chib_work W;
-    ptrdiff_t it, k, j;
-    cyrbm_chib_layout(M, 1, sizeof(T), (char *)work, &W);
-    for (it = i0; it < i1; it++) {
-        const uint8_t *vv = v + (ptrdiff_t)vec[it] * M->D;
-        cyrbm_rng *rng = streams + it;
-        FN(chib_state) cur = FN(chib_view)(M, &W, 0);
-        double lp, lq = 0.0, lw = 0.0;
-        FN(chib_inputs)(M, vv, W.vw, W.x);
-        if (!base_q)                       /* the uniform base: every log-odds 0 */
-            for (j = 0; j < M->H1; j++) W.x[j] = 0.0;
-        FN(chib_draw_q)(M, W.x, cur.h, rng);
-        FN(chib_refresh)(M, &cur);
-        lp = FN(chib_logjoint)(M, &cur, vv);
-        for (j = 0; j < M->H1; j++) lq += (cur.h[j] ? W.x[j] : 0.0) - cyrbm_softplus(W.x[j]);
+    cyrbm_chib_work W[CYRBM_CHIB_SLOTS];
+    FN(chib_state) cur[CYRBM_CHIB_SLOTS];
+    const uint8_t *vv[CYRBM_CHIB_SLOTS];
+    double lp[CYRBM_CHIB_SLOTS], lq[CYRBM_CHIB_SLOTS], lw[CYRBM_CHIB_SLOTS];
+    const size_t bytes = (cyrbm_chib_layout(M, 1, sizeof(T), NULL, &W[0]) + 63) & ~(size_t)63;
+    ptrdiff_t it0, k, k0, k1, j;
+    int q, n;
+    for (it0 = i0; it0 < i1; it0 += CYRBM_CHIB_SLOTS) {
+        n = i1 - it0 < CYRBM_CHIB_SLOTS ? (int)(i1 - it0) : CYRBM_CHIB_SLOTS;
+        for (q = 0; q < n; q++) {
+            cyrbm_chib_layout(M, 1, sizeof(T), (char *)work + (size_t)q * bytes, &W[q]);
+            cur[q] = FN(chib_view)(M, &W[q], 0);
+            vv[q] = v + (ptrdiff_t)vec[it0 + q] * M->D;
+            FN(chib_inputs)(M, vv[q], W[q].vw, W[q].x);
+            if (!base_q)                   /* the uniform base: every log-odds 0 */
+                for (j = 0; j < M->H1; j++) W[q].x[j] = 0.0;
+            FN(chib_draw_q)(M, W[q].x, cur[q].h, streams + it0 + q);
+            FN(chib_refresh)(M, &cur[q]);
+            FN(chib_ais_logs)(M, &cur[q], vv[q], W[q].x, &lp[q], &lq[q]);
+            lw[q] = 0.0;
+        }
         for (k = 1; k < n_betas; k++) {
             if ((k & 255) == 0 && cyrbm_stop_requested) return;     /* Ctrl-C */
-            lw += (betas[k] - betas[k - 1]) * (lp - lq);
+            for (q = 0; q < n; q++) lw[q] += (betas[k] - betas[k - 1]) * (lp[q] - lq[q]);
             if (k == n_betas - 1) break;
-            if (refresh_every > 0 && cur.since >= refresh_every) {
-                FN(chib_refresh)(M, &cur);
-                lp = FN(chib_logjoint)(M, &cur, vv);
-                lq = 0.0;
-                for (j = 0; j < M->H1; j++)
-                    lq += (cur.h[j] ? W.x[j] : 0.0) - cyrbm_softplus(W.x[j]);
+            for (q = 0; q < n; q++)
+                if (refresh_every > 0 && cur[q].since >= refresh_every) {
+                    FN(chib_refresh)(M, &cur[q]);
+                    FN(chib_ais_logs)(M, &cur[q], vv[q], W[q].x, &lp[q], &lq[q]);
+                }
+            for (k0 = 0; k0 < M->H1; k0 += CHIB_SITE_BLOCK) {
+                k1 = k0 + CHIB_SITE_BLOCK < M->H1 ? k0 + CHIB_SITE_BLOCK : M->H1;
+                for (q = 0; q < n; q++)
+                    for (j = k0; j < k1; j++)
+                        FN(chib_sweep_site)(M, &cur[q], j, W[q].vw, W[q].x, betas[k],
+                                            streams + it0 + q, &lp[q], &lq[q]);
             }
-            FN(chib_sweep)(M, &cur, W.vw, W.x, betas[k], 0, rng, &lp, &lq);
+            for (q = 0; q < n; q++) cur[q].since++;
         }
-        logw[it] = lw;
+        for (q = 0; q < n; q++) logw[it0 + q] = lw[q];
     }
 }
 

@@ -270,8 +270,8 @@ typedef struct {
     double *vw, *x, *logt;          /* H1, H1, S + 1 */
 } cyrbm_chib_work;
 
-/* items of the estimator in flight at once in one call of chib_items (its passes share
- * the reads of the e^W tables): its work holds this many cyrbm_chib_layout blocks, each
+/* items in flight at once in one call of chib_items or chib_ais (their passes share the
+ * reads of the e^W tables): the work holds this many cyrbm_chib_layout blocks, each
  * rounded up to 64 bytes */
 #define CYRBM_CHIB_SLOTS 8
 

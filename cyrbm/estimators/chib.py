@@ -185,10 +185,10 @@ def _item_slice(dbn, v, j0, j1, settings, *, threads):
     else:
         streams = per_vector_ais_streams(seed, j1)
         out = (np.empty(j1 - j0),)
-    # the estimator's kernel runs ITEMS_IN_FLIGHT items side by side on a thread: pieces
-    # of whole groups for every thread
-    step = ITEMS_IN_FLIGHT * threads if method == "chib" else 1
-    for i0, i1 in pieces(j0, j1, threads, most=_ITEMS_PER_CALL * threads, step=step):
+    # the kernels run ITEMS_IN_FLIGHT items side by side on a thread: pieces of whole
+    # groups for every thread
+    for i0, i1 in pieces(j0, j1, threads, most=_ITEMS_PER_CALL * threads,
+                         step=ITEMS_IN_FLIGHT * threads):
         st = np.ascontiguousarray(streams[i0:i1])
         if method == "chib":
             part = model.estimate(v, vec[i0 - j0:i1 - j0], x, st, threads, refresh, flag)
