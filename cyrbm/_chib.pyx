@@ -187,8 +187,9 @@ cdef int _run_items(chib_buffers *B, const _chib_job *J, const uint8_t *v, const
                     Py_ssize_t n_items, Py_ssize_t refresh_every, cyrbm_rng *streams,
                     int n_threads) noexcept nogil:
     """The one driver of the items (chib_run, chib_ais_run): OpenMP over chunks of up to
-    CYRBM_CHIB_SLOTS items, which the kernels run side by side, item t on the test vector vec[t] (a row of v, n x D) with stream streams[t],
-    one scratch block per thread, so results do not depend on the number of threads."""
+    CYRBM_CHIB_SLOTS items, which the kernels run side by side; item t on the test vector
+    vec[t] (a row of v, n x D) with stream streams[t], one scratch block per thread, so
+    results do not depend on the number of threads."""
     cdef int nt = cap_threads(n_threads, n_items)
     # chunks of up to CYRBM_CHIB_SLOTS, fewer when that leaves a thread without one
     cdef Py_ssize_t per = max(1, min(<Py_ssize_t> CYRBM_CHIB_SLOTS, (n_items + nt - 1) // nt))

@@ -65,7 +65,7 @@ cdef extern from "kernels.h" nogil:
 
     # ---- single-site Gibbs on a DBN's first hidden layer (chib.c) ----
     enum:
-        CYRBM_CHIB_SLOTS        # items in flight in one chib_items call (its work blocks)
+        CYRBM_CHIB_SLOTS        # items in flight in one chib_items / chib_ais call
     size_t cyrbm_chib_layout(const cyrbm_chib_model *M, Py_ssize_t S, size_t itemsize,
                              char *base, cyrbm_chib_work *W)
 

@@ -25,11 +25,13 @@
  * cyrbm_rng stream, in an order fixed by the algorithm.  So every variant and any number
  * of threads give the same bits.
  *
- * Items side by side.  The estimator's call runs up to CYRBM_CHIB_SLOTS items at once,
- * each pass of single-site updates visiting site j for every item making a pass in that
- * direction before site j + 1: the rows of e^W (5.6 MB for a 784-500-2000 DBN, more than
- * a core's L2) are then read from memory once for several items.  Each item still makes
- * its own operations in its own order, so which items share the passes changes no bit.
+ * Items side by side.  A call of the estimator or of per-vector AIS runs up to
+ * CYRBM_CHIB_SLOTS items at once: a pass of single-site updates visits CHIB_SITE_BLOCK
+ * sites of one item, then the same sites of the next item making a pass in that
+ * direction, so the rows of e^W (5.6 MB for a 784-500-2000 DBN, more than a core's L2)
+ * are read from memory once for several items while each item's own pairs stay in L1.
+ * Each item still makes its own operations in its own order, so which items share the
+ * passes changes no bit.
  *
  * Layout.  Rows of W1^T, e^(W1^T) and b1 are padded to ld1 elements (W1 and b1 pads 0,
  * e^0 = 1: the pads' factors are exactly 1), those of W2, e^W2 and c2 to ld2; ld1 and ld2

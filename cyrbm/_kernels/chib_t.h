@@ -406,12 +406,12 @@ CYRBM_INLINE int FN(chib_slot_after)(const cyrbm_chib_model *M, FN(chib_slot) *q
  *       reverse operator, for tests).
  * Random numbers: H1 for Q, one for s, H1 per sweep, in that order.
  * Up to CYRBM_CHIB_SLOTS items are in flight at once (work holds that many scratch
- * blocks of cyrbm_chib_layout's size, each rounded up to 64 bytes), and every pass visits
- * its sites for all the items making a pass in that direction, CHIB_SITE_BLOCK sites of
- * one item, then the same sites of the next: each row of the e^W tables is read once
- * from memory for them all.  An item's own operations and
- * random numbers are those it makes alone, so the results do not depend on which items
- * share the passes. */
+ * blocks of cyrbm_chib_layout's size, each rounded up to 64 bytes); a round makes one
+ * pass for every item going ascending, then one for every item going descending, each
+ * pass CHIB_SITE_BLOCK sites of one item then the same sites of the next, so each row of
+ * the e^W tables is read once from memory for them all.  An item's own operations and
+ * random numbers are those it makes alone: the results do not depend on which items share
+ * the passes. */
 void FN(cyrbm_chib_items)(const cyrbm_chib_model *M, const uint8_t *v, const int32_t *vec,
                           ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t S, int tilde_backward,
                           ptrdiff_t refresh_every, cyrbm_rng *streams, double *lpstar,
