@@ -119,7 +119,7 @@ CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s)
 CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t n,
                                   ptrdiff_t K, int64_t *x) {
     T lane[NL];
-    double t[NL / 2];
+    vd u[NL / 2 / VLD];
     int64_t ex = 0, nres = 0;
     ptrdiff_t g, i, h, l;
     int q;
@@ -153,24 +153,25 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
             nres++;
         }
         {
-            VUT xs = (VUT){0};      /* integer sums: exact in any order */
+            VUT xs = (VUT){0};      /* integer sums: exact in any order (at most 128 x
+                                     * 254 per rescale, well inside 32 bits) */
             for (q = 0; q < NG; q++) {
                 VSTORE(lane + (g + q) * VL, P[q]);
                 xs += X[q];
             }
-            for (l = 0; l < VL; l++) ex += (int64_t)LANE(xs, l);
+            ex += (int64_t)HSUM_UT(xs);
         }
     }
-    /* the fold, whole float64 vectors while the halves are at least one wide: the same
-     * products as lane by lane (after a barrier: the chains stay in registers) */
+    /* the fold in float64 vectors, in registers (after a barrier: the chains stay in
+     * registers in the loop above): lane l times lane l + NL / 2, the halves again while
+     * they are whole vectors, then the last vector's lanes by the same tree (hmul_d) */
     CYRBM_COMPILER_BARRIER();
-    for (l = 0; l < NL / 2; l += VLD) st_d(t + l, VLOADD(lane + l) * VLOADD(lane + l + NL / 2));
-    for (h = NL / 4; h >= VLD; h /= 2)
-        for (l = 0; l < h; l += VLD) st_d(t + l, ld_d(t + l) * ld_d(t + l + h));
-    for (; h >= 1; h /= 2)
-        for (l = 0; l < h; l++) t[l] *= t[l + h];
+    for (l = 0; l < NL / 2 / VLD; l++)
+        u[l] = VLOADD(lane + l * VLD) * VLOADD(lane + l * VLD + NL / 2);
+    for (h = NL / 4 / VLD; h >= 1; h /= 2)
+        for (l = 0; l < h; l++) u[l] = u[l] * u[l + h];
     *x = ex - nres * NL * EXP_BIAS;
-    return t[0];
+    return hmul_d(u[0]);
 }
 
 /* The log-odds of unit j of h1 given v and the other units, the top layer summed out:
@@ -212,18 +213,49 @@ CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_s
     return a + b + c;
 }
 
-/* vw = W1^T v (float64, i ascending) and Q's log-odds x = vw + c1 (SM08's factorial Q) */
+/* vw = W1^T v (float64, i ascending) and Q's log-odds x = vw + c1 (SM08's factorial Q).
+ * Only the visible units that are on add a term: their indices are listed a chunk of v
+ * at a time and each unit's sum goes on through the chunk's list (the same additions, in
+ * the same order, as a pass over all of v), four units at a time. */
+#ifndef CHIB_V_CHUNK
+#define CHIB_V_CHUNK 256       /* visible units per list of those on */
+#endif
 CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, double *vw,
                                   double *x) {
-    ptrdiff_t j, i;
-    for (j = 0; j < M->H1; j++) {
-        const T *w = (const T *)M->W1T + j * M->ld1;
-        double a = 0.0;
-        for (i = 0; i < M->D; i++)
-            if (v[i]) a += (double)w[i];
-        vw[j] = a;
-        x[j] = a + M->c1[j];
+    const ptrdiff_t ld1 = M->ld1;
+    int32_t on[CHIB_V_CHUNK];
+    ptrdiff_t i0, i, j, k, n;
+    for (j = 0; j < M->H1; j++) vw[j] = 0.0;
+    for (i0 = 0; i0 < M->D; i0 += CHIB_V_CHUNK) {
+        const ptrdiff_t i1 = i0 + CHIB_V_CHUNK < M->D ? i0 + CHIB_V_CHUNK : M->D;
+        for (n = 0, i = i0; i < i1; i++) {
+            on[n] = (int32_t)i;
+            n += v[i] != 0;
+        }
+        if (n == 0) continue;
+        for (j = 0; j + 4 <= M->H1; j += 4) {
+            const T *w = (const T *)M->W1T + j * ld1;
+            double a0 = vw[j], a1 = vw[j + 1], a2 = vw[j + 2], a3 = vw[j + 3];
+            for (k = 0; k < n; k++) {
+                const ptrdiff_t o = on[k];
+                a0 += (double)w[o];
+                a1 += (double)w[ld1 + o];
+                a2 += (double)w[2 * ld1 + o];
+                a3 += (double)w[3 * ld1 + o];
+            }
+            vw[j] = a0;
+            vw[j + 1] = a1;
+            vw[j + 2] = a2;
+            vw[j + 3] = a3;
+        }
+        for (; j < M->H1; j++) {
+            const T *w = (const T *)M->W1T + j * ld1;
+            double a = vw[j];
+            for (k = 0; k < n; k++) a += (double)w[on[k]];
+            vw[j] = a;
+        }
     }
+    for (j = 0; j < M->H1; j++) x[j] = vw[j] + M->c1[j];
 }
 
 /* h ~ Q(h1 | v): unit j on when a uniform < sigma(x_j), j ascending */

@@ -30,6 +30,7 @@
 #undef VSTORED
 #undef UT
 #undef VUT
+#undef HSUM_UT
 #undef AS_UT
 #undef AS_T
 #undef MASK_T
@@ -64,6 +65,7 @@
 #define VLOADD ld_f_as_d
 #define VSTORED st_d_as_f
 #define VUT vu
+#define HSUM_UT hsum_u
 #define AS_UT ASU
 #define AS_T ASF
 #define MASK_T MASKU
@@ -96,6 +98,7 @@
 #define VLOADD ld_d
 #define VSTORED st_d
 #define VUT vq
+#define HSUM_UT hsum_q
 #define AS_UT ASQ
 #define AS_T ASD
 #define MASK_T MASKQ

@@ -175,6 +175,69 @@ CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) {
     return c;
 }
 #endif
+/* The product of a vd's lanes in a fixed tree (lane l times lane l + VLD / 2, then the
+ * halves again: the same products in every variant, chib_t.h's fold), and the sum of a
+ * vu's or vq's lanes (integers: exact in any order), in registers where the compiler has
+ * vector shuffles, else lane by lane. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define CYRBM_SHUFFLE 1
+#endif
+#endif
+#if defined(CYRBM_SHUFFLE) && CYRBM_VBYTES == 64
+CYRBM_INLINE double hmul_d(vd v) {
+    v = v * __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7);
+    v = v * __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3);
+    return v[0] * v[1];
+}
+CYRBM_INLINE uint64_t hsum_q(vq v) {
+    v = v + __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7);
+    v = v + __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3);
+    return v[0] + v[1];
+}
+CYRBM_INLINE uint32_t hsum_u(vu v) {
+    v = v + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13,
+                                    14, 15);
+    v = v + __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+    v = v + __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    return v[0] + v[1];
+}
+#elif defined(CYRBM_SHUFFLE) && CYRBM_VBYTES == 32
+CYRBM_INLINE double hmul_d(vd v) {
+    v = v * __builtin_shufflevector(v, v, 2, 3, 2, 3);
+    return v[0] * v[1];
+}
+CYRBM_INLINE uint64_t hsum_q(vq v) {
+    v = v + __builtin_shufflevector(v, v, 2, 3, 2, 3);
+    return v[0] + v[1];
+}
+CYRBM_INLINE uint32_t hsum_u(vu v) {
+    v = v + __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7);
+    v = v + __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3);
+    return v[0] + v[1];
+}
+#else
+CYRBM_INLINE double hmul_d(vd v) {
+    double t[VLD];
+    int h, l;
+    memcpy(t, &v, sizeof t);
+    for (h = VLD / 2; h >= 1; h /= 2)
+        for (l = 0; l < h; l++) t[l] *= t[l + h];
+    return t[0];
+}
+CYRBM_INLINE uint64_t hsum_q(vq v) {
+    uint64_t s = 0;
+    int l;
+    for (l = 0; l < VLD; l++) s += LANE(v, l);
+    return s;
+}
+CYRBM_INLINE uint32_t hsum_u(vu v) {
+    uint32_t s = 0;
+    int l;
+    for (l = 0; l < VLF; l++) s += LANE(v, l);
+    return s;
+}
+#endif
 /* the lanes of a mask as bits, lane l at bit l (VLD / VLF bits): one instruction where
  * the instruction set has it (GCC's narrowing __builtin_convertvector to bytes goes lane
  * by lane); bits_to_bytes8 below turns them into 0/1 state bytes */
@@ -235,6 +298,9 @@ CYRBM_INLINE vf vfma_f(vf a, vf b, vf c) { return fmaf(a, b, c); }
 CYRBM_INLINE vd vfma_d(vd a, vd b, vd c) { return fma(a, b, c); }
 CYRBM_INLINE unsigned mask_bits_d(vq m) { return (unsigned)(m & 1u); }
 CYRBM_INLINE unsigned mask_bits_f(vu m) { return (unsigned)(m & 1u); }
+CYRBM_INLINE double hmul_d(vd v) { return v; }
+CYRBM_INLINE uint64_t hsum_q(vq v) { return v; }
+CYRBM_INLINE uint32_t hsum_u(vu v) { return v; }
 #endif
 
 /* 8 bits as 8 bytes of 0 / 1, bit k to byte k (little-endian: the byte at address + k):
