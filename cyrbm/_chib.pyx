@@ -44,12 +44,11 @@ cdef inline double _exp(double w) noexcept nogil:
 
 
 cdef inline Py_ssize_t _period(double wmax, double budget) noexcept nogil:
-    """Blocks between rescalings: a lane's product moves by at most 2^(wmax log2 e) per
-    block, so after K blocks it stays within 2^(+-budget)."""
+    """Blocks between rescalings: a factor (q + p e^w or p + q e^w, p + q in [1, 2)) lies
+    in [2^(-wmax log2 e), 2^(wmax log2 e + 1)), so after K blocks a lane's product stays
+    within 2^(+-budget)."""
     cdef double k
-    if wmax <= 0.0:
-        return 1 << 20
-    k = budget / (wmax * _LOG2E)
+    k = budget / (wmax * _LOG2E + 1.0)
     if k < 1.0:
         return 1
     if k > (1 << 20):

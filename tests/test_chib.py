@@ -355,31 +355,36 @@ def test_public_names():
     assert set(chib.__all__) >= {"chib_log_prob", "ais_per_vector", "chib_trace"}
 
 
-def _tracked_against_exact_pairs(shift=0.0):
+def _tracked_against_exact_pairs(shift=0.0, scale=0.5, steps=40):
     """Largest |difference| (nats) of ln P*(v, h*) - ln p-hat between chains whose flips move
-    the logistic pairs by the e^w tables for all S = 40 sweeps (refresh_every = 0) and chains
-    whose inputs and pairs are recomputed exactly every sweep (refresh_every = 1), on a float32
-    60-40-80 DBN, the same streams (the top's hidden biases shifted by ``shift`` in the
-    second: the power check)."""
+    the logistic pairs by the e^w tables for all S = ``steps`` sweeps (refresh_every = 0)
+    and chains whose inputs and pairs are recomputed exactly every sweep (refresh_every =
+    1), on a float32 60-40-80 DBN with weights ``scale`` N(0, 1), the same streams (the top's
+    hidden biases shifted by ``shift`` in the second: the power check)."""
     from cyrbm import _chib
     rng = np.random.default_rng(5)
-    W1, b1, c1 = 0.5 * rng.standard_normal((60, 40)), rng.standard_normal(60), rng.standard_normal(40)
-    W2, b2, c2 = 0.5 * rng.standard_normal((40, 80)), rng.standard_normal(40), rng.standard_normal(80)
+    W1, b1, c1 = scale * rng.standard_normal((60, 40)), rng.standard_normal(60), rng.standard_normal(40)
+    W2, b2, c2 = scale * rng.standard_normal((40, 80)), rng.standard_normal(40), rng.standard_normal(80)
     V = (rng.random((30, 60)) < 0.4).astype(np.uint8)
     vec = np.arange(30, dtype=np.int32)
     streams = rng.integers(1, 2**63, size=(30, 4), dtype=np.uint64)
     out = []
     for refresh, c in ((0, c2), (1, c2 + shift)):
         model = _chib.ChibModel(W1, b1, c1, W2, b2, c, dtype=np.float32)
-        lp, ph = model.estimate(V, vec, 40, streams.copy(), n_threads=1, refresh_every=refresh)
+        lp, ph = model.estimate(V, vec, steps, streams.copy(), n_threads=1,
+                                refresh_every=refresh)
         out.append(lp - ph)
+    assert np.all(np.isfinite(out[0]))
     return float(np.max(np.abs(out[0] - out[1])))
 
 
 def test_pairs_moved_by_the_tables_stay_exact():
-    """Flips move p = sigma(y), q = sigma(-y) by e^(+-w) (no exp, chib_t.h's chib_move): over
-    40 sweeps without a refresh the estimates stay within 1e-4 nats of chains recomputed
-    exactly every sweep (measured: 8e-7); a model error of 0.001 in the top's hidden biases
-    exceeds that tolerance."""
+    """Flips move the unnormalised pairs p : q = sigma(y) : sigma(-y) by e^(+-w) and rescale
+    them by a power of two (no exp, no division: chib_t.h's chib_move): over 40 sweeps
+    without a refresh the estimates stay within 1e-4 nats of chains recomputed exactly
+    every sweep (measured: 7e-7), and so over 400 sweeps with weights up to 14 in size
+    (measured: 7e-7; with no rescaling the pairs would leave float32's range); a model
+    error of 0.001 in the top's hidden biases exceeds that tolerance."""
     assert _tracked_against_exact_pairs() < 1e-4
+    assert _tracked_against_exact_pairs(scale=4.0, steps=400) < 1e-4
     assert _tracked_against_exact_pairs(shift=0.001) > 1e-4

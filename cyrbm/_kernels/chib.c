@@ -8,15 +8,19 @@
  *   ln P*(v, h1) = sum_i [v_i y_i - softplus(y_i)] + b2.h1 + sum_k softplus(z_k),
  *   y = W1 h1 + b1,  z = W2^T h1 + c2,   P(v) = sum_h1 P*(v, h1) / Z.
  *
- * Incremental inputs.  A chain keeps y and z and their logistic pairs p = sigma(.),
- * q = sigma(-.) (q is computed, never 1 - p, so it keeps its relative precision).  The
- * log-odds of unit j needs sum_i [softplus(y_i +- w_i) - softplus(y_i)], which is the log of
- * prod_i (q_i + p_i e^w_i) (turning on) or of prod_i (p_i + q_i e^w_i) minus sum_i w_i
- * (turning off), with e^W tabulated once: a multiply-add per element and one log per site
- * (of the two products' ratio), O(D + H2).  A flip moves the pairs by the same table rows,
- * sigma(y + w) = p e^w / (q + p e^w) and sigma(-y - w) = q / (q + p e^w) (turning off: p / f
- * and q e^w / f, f = p + q e^w): one division per element, no exp; every refresh_every
- * sweeps y and z are recomputed from h1 exactly and the pairs from them.
+ * Incremental inputs.  A chain keeps y and z and their logistic pairs, unnormalised:
+ * p : q = sigma(.) : sigma(-.) with p + q in [1, 2), and each layer's normaliser
+ * N = prod_i (p_i + q_i) (fresh pairs have p + q = 1 to the last bit: the smaller of
+ * sigma(.) and sigma(-.) computed, the larger 1 minus it, so both keep their relative
+ * precision).  The log-odds of unit j needs sum_i [softplus(y_i +- w_i) - softplus(y_i)],
+ * which is the log of prod_i (q_i + p_i e^w_i) / N (turning on) or of prod_i (p_i + q_i
+ * e^w_i) / N minus sum_i w_i (turning off), with e^W tabulated once: a multiply-add per
+ * element and one log per site (of the products' ratio), O(D + H2).  A flip moves the
+ * pairs by the same table rows: p <- p e^w (turning on; turning off, q <- q e^w), then
+ * both by the power of two that brings p + q into [1, 2), exactly; the new normaliser is
+ * the product the site has just computed times that power: one multiply per element, no
+ * division, no exp.  Every refresh_every sweeps y and z are recomputed from h1 exactly
+ * and the pairs from them.
  *
  * Determinism.  Products run in 512-byte logical lanes (element i in lane i % NL, 8
  * independent chains in every variant), each rescaled by its exponent bits at fixed

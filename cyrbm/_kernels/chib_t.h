@@ -9,14 +9,28 @@
 #define NQ (NL / VL)
 #define NG 8
 
-/* One chain's state: h1, the logistic pairs p = sigma(.), q = sigma(-.) of the visible
- * layer's input y = W1 h1 + b1 and of the top layer's input z = W2^T h1 + c2, and y and z
- * themselves as of the last refresh (a flip moves the pairs, not y and z). */
+/* One chain's state: h1, the logistic pairs of the visible layer's input y = W1 h1 + b1
+ * and of the top layer's input z = W2^T h1 + c2, and y and z themselves as of the last
+ * refresh (a flip moves the pairs, not y and z).  The pairs are kept unnormalised:
+ * p : q = sigma(.) : sigma(-.), p + q in [1, 2) (exactly 1 after a refresh), with each
+ * layer's normaliser N = prod_i (p_i + q_i) = nm 2^nx. */
 typedef struct {
     uint8_t *h;
     T *y, *p1, *q1, *z, *p2, *q2;
+    double nm1, nm2;        /* the normalisers' mantissas ... */
+    int64_t nx1, nx2;       /* ... and exponents (visible layer: 1, top layer: 2) */
     ptrdiff_t since;        /* sweeps since the inputs were last recomputed exactly */
 } FN(chib_state);
+
+#ifndef CYRBM_CHIB_PRODS
+#define CYRBM_CHIB_PRODS        /* once for both float types */
+/* a site's two products (m1 2^x1: the visible layer's, m2 2^x2: the top layer's), which
+ * are the normalisers of the pairs if its unit flips */
+typedef struct {
+    double m1, m2;
+    int64_t x1, x2;
+} chib_prods;
+#endif
 
 CYRBM_INLINE FN(chib_state) FN(chib_view)(const cyrbm_chib_model *M, const cyrbm_chib_work *W,
                                           int k) {
@@ -29,6 +43,8 @@ CYRBM_INLINE FN(chib_state) FN(chib_view)(const cyrbm_chib_model *M, const cyrbm
     s.z = f + 3 * M->ld1;
     s.p2 = s.z + M->ld2;
     s.q2 = s.z + 2 * M->ld2;
+    s.nm1 = s.nm2 = 1.0;
+    s.nx1 = s.nx2 = 0;
     s.since = 0;
     return s;
 }
@@ -39,55 +55,61 @@ CYRBM_INLINE void FN(chib_copy)(const cyrbm_chib_model *M, FN(chib_state) *dst,
     memcpy(dst->h, src->h, (size_t)M->H1);
     memcpy(dst->p1, src->p1, (size_t)(2 * M->ld1) * sizeof(T));
     memcpy(dst->p2, src->p2, (size_t)(2 * M->ld2) * sizeof(T));
+    dst->nm1 = src->nm1;
+    dst->nm2 = src->nm2;
+    dst->nx1 = src->nx1;
+    dst->nx2 = src->nx2;
     dst->since = src->since;
 }
 
-/* p = sigma(x), q = sigma(-x) for n values (a multiple of VL): e = exp(-|x|), r = 1 / (1 + e),
- * then (x < 0 ? e : 1) r and (x < 0 ? 1 : e) r, never overflowing */
+/* p = sigma(x), q = sigma(-x) for n values (a multiple of VL): e = exp(-|x|), the smaller
+ * of the two e / (1 + e), the larger 1 minus it, never overflowing.  The smaller (at most
+ * 1/2) keeps its relative precision, and so does the larger (at least 1/2), and p + q
+ * rounds to exactly 1: the normaliser of fresh pairs is 1. */
 CYRBM_INLINE void FN(chib_pairs)(const T *x, T *p, T *q, ptrdiff_t n) {
     ptrdiff_t i;
     for (i = 0; i < n; i += VL) {
         const VT xv = VLOAD(x + i);
         const VT e = VEXP(AS_T(AS_UT(xv) | SIGN_BIT));
         const VT one = (VT){0} + (T)1;
-        const VT r = one / (one + e);
+        const VT small = e * (one / (one + e)), big = one - small;
         const VUT neg = MASK_T(xv < (VT){0});
-        VSTORE(p + i, SEL_T(neg, e, one) * r);
-        VSTORE(q + i, SEL_T(neg, one, e) * r);
+        VSTORE(p + i, SEL_T(neg, small, big));
+        VSTORE(q + i, SEL_T(neg, big, small));
     }
 }
 
-/* The pairs of an input x moved by +w (on) or -w, from e = e^w and no exp:
- *   sigma(x + w) = p e / f,  sigma(-x - w) = q / f,  f = q + p e  (the product's factor);
- *   sigma(x - w) = p / f,    sigma(w - x) = q e / f, f = p + q e;
- * one division per element.  p / q moves by e^(+-w) (a few roundings per flip, as an
- * addition to x would), p + q stays 1 to rounding. */
-CYRBM_INLINE void FN(chib_move)(T *p, T *q, const T *e, ptrdiff_t n, int on) {
-    const VT one = (VT){0} + (T)1;
+/* The pairs of an input x moved by +w (on) or -w, from e = e^w and no exp or division:
+ *   sigma(x + w) : sigma(-x - w) = p e : q,   sigma(x - w) : sigma(w - x) = p : q e,
+ * then both scaled by the power of two 2^-E that brings their sum f (q + p e or p + q e,
+ * rounded as the site's product rounds its factor) into [1, 2): exact.  Returns sum E
+ * over the n elements, so that the new normaliser is the product of the f, which the
+ * site has just computed, times 2^-(sum E). */
+CYRBM_INLINE int64_t FN(chib_move)(T *p, T *q, const T *e, ptrdiff_t n, int on) {
+    T *const u = on ? p : q, *const o = on ? q : p;     /* the one moved, the other */
+    const VUT top = (VUT){0} + (UT)(2 * EXP_BIAS);
+    VUT es = (VUT){0};
     ptrdiff_t i;
-    if (on)
-        for (i = 0; i < n; i += VL) {
-            const VT pe = VLOAD(p + i) * VLOAD(e + i), qv = VLOAD(q + i);
-            const VT r = one / (qv + pe);
-            VSTORE(p + i, pe * r);
-            VSTORE(q + i, qv * r);
-        }
-    else
-        for (i = 0; i < n; i += VL) {
-            const VT pv = VLOAD(p + i), qe = VLOAD(q + i) * VLOAD(e + i);
-            const VT r = one / (pv + qe);
-            VSTORE(p + i, pv * r);
-            VSTORE(q + i, qe * r);
-        }
+    for (i = 0; i < n; i += VL) {
+        const VT ue = VLOAD(u + i) * VLOAD(e + i), ov = VLOAD(o + i);
+        const VUT ef = AS_UT(ov + ue) >> EXP_SHIFT;     /* E + EXP_BIAS (the sum is > 0) */
+        const VT scale = AS_T((top - ef) << EXP_SHIFT);             /* 2^-E */
+        VSTORE(u + i, ue * scale);
+        VSTORE(o + i, ov * scale);
+        es += ef;       /* below 2^32 in all: n <= 2^24 (the driver's limit), ef < 256 */
+    }
+    return (int64_t)HSUM_UT(es) - (int64_t)n * EXP_BIAS;
 }
 
 /* Unit j of h1 turns on (on = 1) or off: the pairs move by row j of e^(W1^T) and of e^W2,
- * O(D + H2). */
+ * O(D + H2), and the normalisers become the site's products pr over the same factors. */
 CYRBM_INLINE void FN(chib_flip)(const cyrbm_chib_model *M, FN(chib_state) *s, ptrdiff_t j,
-                                int on) {
+                                int on, const chib_prods *pr) {
     s->h[j] = (uint8_t)on;
-    FN(chib_move)(s->p1, s->q1, (const T *)M->E1 + j * M->ld1, M->ld1, on);
-    FN(chib_move)(s->p2, s->q2, (const T *)M->E2 + j * M->ld2, M->ld2, on);
+    s->nm1 = pr->m1;
+    s->nx1 = pr->x1 - FN(chib_move)(s->p1, s->q1, (const T *)M->E1 + j * M->ld1, M->ld1, on);
+    s->nm2 = pr->m2;
+    s->nx2 = pr->x2 - FN(chib_move)(s->p2, s->q2, (const T *)M->E2 + j * M->ld2, M->ld2, on);
 }
 
 /* The inputs recomputed exactly from h1: y = b1 + sum_{j on} W1T[j], z = c2 + sum_{j on}
@@ -107,6 +129,8 @@ CYRBM_INLINE void FN(chib_refresh)(const cyrbm_chib_model *M, FN(chib_state) *s)
     }
     FN(chib_pairs)(s->y, s->p1, s->q1, ld1);
     FN(chib_pairs)(s->z, s->p2, s->q2, ld2);
+    s->nm1 = s->nm2 = 1.0;
+    s->nx1 = s->nx2 = 0;
     s->since = 0;
 }
 
@@ -153,8 +177,8 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
             nres++;
         }
         {
-            VUT xs = (VUT){0};      /* integer sums: exact in any order (at most 128 x
-                                     * 254 per rescale, well inside 32 bits) */
+            VUT xs = (VUT){0};      /* integer sums: exact in any order (below 2^32:
+                                     * n <= 2^24, fields < 256) */
             for (q = 0; q < NG; q++) {
                 VSTORE(lane + (g + q) * VL, P[q]);
                 xs += X[q];
@@ -177,22 +201,24 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
 /* The log-odds of unit j of h1 given v and the other units, the top layer summed out:
  *   ln P*(v, h1 with h_j = 1) - ln P*(v, h1 with h_j = 0)
  *   = (W1^T v)_j + b2_j - sum_i [sp(y_i^on) - sp(y_i^off)] + sum_k [sp(z_k^on) - sp(z_k^off)]
- * (sp = softplus).  From the current pairs: sp(y + w) - sp(y) = ln(q + p e^w) and
- * sp(y - w) - sp(y) = ln(p + q e^w) - w, with e^w from the table E; the two products'
- * ratio takes one log. */
+ * (sp = softplus).  From the current pairs: sp(y + w) - sp(y) = ln((q + p e^w) / (p + q))
+ * and sp(y - w) - sp(y) = ln((p + q e^w) / (p + q)) - w, with e^w from the table E: the
+ * products of the factors over each layer (kept in pr for a flip) divided by the layer's
+ * normaliser, and one log of their ratio. */
 CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_state) *s,
-                                   ptrdiff_t j, double vw) {
+                                   ptrdiff_t j, double vw, chib_prods *pr) {
     const T *e1 = (const T *)M->E1 + j * M->ld1, *e2 = (const T *)M->E2 + j * M->ld2;
-    int64_t x1, x2;
-    double m1, m2;
     if (!s->h[j]) {
-        m1 = FN(chib_prod)(s->q1, s->p1, e1, M->ld1, M->K1, &x1);
-        m2 = FN(chib_prod)(s->q2, s->p2, e2, M->ld2, M->K2, &x2);
-        return vw + M->b2[j] + (log(m2 / m1) + (double)(x2 - x1) * LN2);
+        pr->m1 = FN(chib_prod)(s->q1, s->p1, e1, M->ld1, M->K1, &pr->x1);
+        pr->m2 = FN(chib_prod)(s->q2, s->p2, e2, M->ld2, M->K2, &pr->x2);
+        return vw + M->b2[j] + (log((pr->m2 * s->nm1) / (pr->m1 * s->nm2)) +
+                                (double)(pr->x2 - pr->x1 + s->nx1 - s->nx2) * LN2);
     }
-    m1 = FN(chib_prod)(s->p1, s->q1, e1, M->ld1, M->K1, &x1);
-    m2 = FN(chib_prod)(s->p2, s->q2, e2, M->ld2, M->K2, &x2);
-    return vw + M->b2[j] + (log(m1 / m2) + (double)(x1 - x2) * LN2) - M->s1[j] + M->s2[j];
+    pr->m1 = FN(chib_prod)(s->p1, s->q1, e1, M->ld1, M->K1, &pr->x1);
+    pr->m2 = FN(chib_prod)(s->p2, s->q2, e2, M->ld2, M->K2, &pr->x2);
+    return vw + M->b2[j] + (log((pr->m1 * s->nm2) / (pr->m2 * s->nm1)) +
+                            (double)(pr->x1 - pr->x2 + s->nx2 - s->nx1) * LN2) -
+           M->s1[j] + M->s2[j];
 }
 
 /* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
@@ -274,10 +300,11 @@ CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, ui
 CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) *s,
                                       ptrdiff_t j, const double *vw, const double *x,
                                       double beta, cyrbm_rng *rng, double *lp, double *lq) {
-    const double d = FN(chib_delta)(M, s, j, vw[j]);
+    chib_prods pr;
+    const double d = FN(chib_delta)(M, s, j, vw[j], &pr);
     const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
     if (on != s->h[j]) {
-        FN(chib_flip)(M, s, j, on);
+        FN(chib_flip)(M, s, j, on, &pr);
         if (lp) *lp += on ? d : -d;
         if (lq) *lq += on ? x[j] : -x[j];
     }
@@ -288,19 +315,21 @@ CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) 
  * negative, the softplus), then unit j set to h*_j. */
 CYRBM_INLINE double FN(chib_log_t_site)(const cyrbm_chib_model *M, FN(chib_state) *w,
                                         ptrdiff_t j, const uint8_t *hstar, const double *vw) {
-    const double d = FN(chib_delta)(M, w, j, vw[j]);
+    chib_prods pr;
+    const double d = FN(chib_delta)(M, w, j, vw[j], &pr);
     const double sp = cyrbm_softplus(hstar[j] ? -d : d);
-    if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j]);
+    if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j], &pr);
     return sp;
 }
 
 /* Hill-climbing site j (strict ascent in ln P*(v, h1)): 1 when unit j flipped. */
 CYRBM_INLINE int FN(chib_climb_site)(const cyrbm_chib_model *M, FN(chib_state) *s,
                                      ptrdiff_t j, const double *vw) {
-    const double d = FN(chib_delta)(M, s, j, vw[j]);
+    chib_prods pr;
+    const double d = FN(chib_delta)(M, s, j, vw[j], &pr);
     const int want = s->h[j] ? d >= 0.0 : d > 0.0;
     if (want == s->h[j]) return 0;
-    FN(chib_flip)(M, s, j, want);
+    FN(chib_flip)(M, s, j, want, &pr);
     return 1;
 }
 
