@@ -240,9 +240,9 @@ CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_s
 }
 
 /* vw = W1^T v (float64, i ascending) and Q's log-odds x = vw + c1 (SM08's factorial Q).
- * Only the visible units that are on add a term: their indices are listed a chunk of v
- * at a time and each unit's sum goes on through the chunk's list (the same additions, in
- * the same order, as a pass over all of v), four units at a time. */
+ * Only the visible units that are on add a term: they are listed (cyrbm_active_units) a
+ * chunk of v at a time and each unit's sum goes on through the chunk's list (the same
+ * additions, in the same order, as a pass over all of v), four units at a time. */
 #ifndef CHIB_V_CHUNK
 #define CHIB_V_CHUNK 256       /* visible units per list of those on */
 #endif
@@ -250,17 +250,13 @@ CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, d
                                   double *x) {
     const ptrdiff_t ld1 = M->ld1;
     int32_t on[CHIB_V_CHUNK];
-    ptrdiff_t i0, i, j, k, n;
+    ptrdiff_t i0, j, k, n;
     for (j = 0; j < M->H1; j++) vw[j] = 0.0;
     for (i0 = 0; i0 < M->D; i0 += CHIB_V_CHUNK) {
-        const ptrdiff_t i1 = i0 + CHIB_V_CHUNK < M->D ? i0 + CHIB_V_CHUNK : M->D;
-        for (n = 0, i = i0; i < i1; i++) {
-            on[n] = (int32_t)i;
-            n += v[i] != 0;
-        }
+        n = cyrbm_active_units(v + i0, M->D - i0 < CHIB_V_CHUNK ? M->D - i0 : CHIB_V_CHUNK, on);
         if (n == 0) continue;
         for (j = 0; j + 4 <= M->H1; j += 4) {
-            const T *w = (const T *)M->W1T + j * ld1;
+            const T *w = (const T *)M->W1T + j * ld1 + i0;  /* list entries count from i0 */
             double a0 = vw[j], a1 = vw[j + 1], a2 = vw[j + 2], a3 = vw[j + 3];
             for (k = 0; k < n; k++) {
                 const ptrdiff_t o = on[k];
@@ -275,7 +271,7 @@ CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, d
             vw[j + 3] = a3;
         }
         for (; j < M->H1; j++) {
-            const T *w = (const T *)M->W1T + j * ld1;
+            const T *w = (const T *)M->W1T + j * ld1 + i0;
             double a = vw[j];
             for (k = 0; k < n; k++) a += (double)w[on[k]];
             vw[j] = a;
