@@ -78,6 +78,8 @@ int main(int argc, char **argv) {
             }
             total += a + b;
             cyrbm_ak_tile_bounds(on + r * ldl, a, off + r * ldl, b, n, tile, bd + r * bs);
+            cyrbm_ak_row_offsets(on + r * ldl, a);
+            cyrbm_ak_row_offsets(off + r * ldl, b);
         }
         for (rep = 0; rep < reps; rep++) {
             const double t0 = lbu_now();

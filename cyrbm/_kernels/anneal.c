@@ -82,9 +82,8 @@ CYRBM_INLINE vf CYRBM_K(cyrbm_ak_unif_f32)(const vq *rb, int q) {
 #endif
 }
 
-/* The first and second of two consecutive int32 list entries (unit numbers, >= 0) read
- * as one uint64 e (memcpy): the first is at the lower address, the low half on a
- * little-endian machine. */
+/* The first and second of two consecutive int32 list entries (>= 0) read as one uint64 e
+ * (memcpy): the first is at the lower address, the low half on a little-endian machine. */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define CYRBM_AK_PAIR_LO(e) ((ptrdiff_t)((e) >> 32))
@@ -158,6 +157,14 @@ static inline void cyrbm_ak_tile_bounds(const int32_t *on, int32_t n_on, const i
         }
         b[ntiles] = n;
     }
+}
+
+/* A run's list of n flipped units (rows of W^T) turned into the byte offsets of those rows
+ * within a column chunk (row * CYRBM_AK_CHUNK_BYTES), the form cyrbm_ak_update reads: an
+ * entry is then an address offset as it stands, no shift per row (rows < 2^25). */
+static inline void cyrbm_ak_row_offsets(int32_t *l, int32_t n) {
+    int32_t q;
+    for (q = 0; q < n; q++) l[q] *= CYRBM_AK_CHUNK_BYTES;
 }
 
 /* The signed subset-table entries of a 0/1 row s (groups of 4 units, pads 0): with unit

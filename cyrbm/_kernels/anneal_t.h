@@ -23,8 +23,9 @@
 /* Bring the inputs of R runs up to date with their flipped units:
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
  * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
- * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds).  On refresh, out[r, :]
- * is first set to 0 and on_r lists all the active units.  The runs are sel[0..R-1]
+ * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds), each entry given as its
+ * row's byte offset in a chunk, i * CYRBM_AK_CHUNK_BYTES (cyrbm_ak_row_offsets, after the
+ * bounds).  On refresh, out[r, :] is first set to 0 and on_r lists all the active units.  The runs are sel[0..R-1]
  * (offsets from the base pointers), or 0..R-1 when sel is NULL.
  *
  * W (nrows x ld) is stored in column chunks of CHUNK columns (64 bytes), each chunk
@@ -72,34 +73,35 @@ CYRBM_INLINE void FN(cyrbm_ak_update)(const T *Wb, ptrdiff_t nrows, ptrdiff_t ld
                     qe = bd[t + 1];
                     if (qe == q0) continue;
                     for (qq = 0; qq < NQC; qq++) {   /* native vectors of the chunk */
-                        const T *bq = blk + qq * VL;
+                        const char *bq = (const char *)(blk + qq * VL);
                         VT a0 = (VT){0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
                            a7 = a0;
                         for (q = q0; q + 8 <= qe; q += 8) {
                             /* the 8 entries in 4 loads of two: a row costs one load of
-                             * W^T and half a load of the list (the loads are what bounds
-                             * this loop; bench/lower_bound_update.c) */
+                             * W^T and half a load of the list, and its offset is used as
+                             * it stands (the loads and the index arithmetic are what
+                             * bound this loop; bench/lower_bound_update.c) */
                             uint64_t e01, e23, e45, e67;
                             memcpy(&e01, l + q, 8);
                             memcpy(&e23, l + q + 2, 8);
                             memcpy(&e45, l + q + 4, 8);
                             memcpy(&e67, l + q + 6, 8);
-                            a0 += VLOAD(bq + CYRBM_AK_PAIR_LO(e01) * CHUNK);
-                            a1 += VLOAD(bq + CYRBM_AK_PAIR_HI(e01) * CHUNK);
-                            a2 += VLOAD(bq + CYRBM_AK_PAIR_LO(e23) * CHUNK);
-                            a3 += VLOAD(bq + CYRBM_AK_PAIR_HI(e23) * CHUNK);
-                            a4 += VLOAD(bq + CYRBM_AK_PAIR_LO(e45) * CHUNK);
-                            a5 += VLOAD(bq + CYRBM_AK_PAIR_HI(e45) * CHUNK);
-                            a6 += VLOAD(bq + CYRBM_AK_PAIR_LO(e67) * CHUNK);
-                            a7 += VLOAD(bq + CYRBM_AK_PAIR_HI(e67) * CHUNK);
+                            a0 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_LO(e01)));
+                            a1 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_HI(e01)));
+                            a2 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_LO(e23)));
+                            a3 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_HI(e23)));
+                            a4 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_LO(e45)));
+                            a5 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_HI(e45)));
+                            a6 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_LO(e67)));
+                            a7 += VLOAD((const T *)(bq + CYRBM_AK_PAIR_HI(e67)));
                         }
-                        if (q < qe) a0 += VLOAD(bq + (ptrdiff_t)l[q] * CHUNK);
-                        if (q + 1 < qe) a1 += VLOAD(bq + (ptrdiff_t)l[q + 1] * CHUNK);
-                        if (q + 2 < qe) a2 += VLOAD(bq + (ptrdiff_t)l[q + 2] * CHUNK);
-                        if (q + 3 < qe) a3 += VLOAD(bq + (ptrdiff_t)l[q + 3] * CHUNK);
-                        if (q + 4 < qe) a4 += VLOAD(bq + (ptrdiff_t)l[q + 4] * CHUNK);
-                        if (q + 5 < qe) a5 += VLOAD(bq + (ptrdiff_t)l[q + 5] * CHUNK);
-                        if (q + 6 < qe) a6 += VLOAD(bq + (ptrdiff_t)l[q + 6] * CHUNK);
+                        if (q < qe) a0 += VLOAD((const T *)(bq + l[q]));
+                        if (q + 1 < qe) a1 += VLOAD((const T *)(bq + l[q + 1]));
+                        if (q + 2 < qe) a2 += VLOAD((const T *)(bq + l[q + 2]));
+                        if (q + 3 < qe) a3 += VLOAD((const T *)(bq + l[q + 3]));
+                        if (q + 4 < qe) a4 += VLOAD((const T *)(bq + l[q + 4]));
+                        if (q + 5 < qe) a5 += VLOAD((const T *)(bq + l[q + 5]));
+                        if (q + 6 < qe) a6 += VLOAD((const T *)(bq + l[q + 6]));
                         a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
                         if (pass == 0) VSTORE(o + qq * VL, VLOAD(o + qq * VL) + a0);
                         else VSTORE(o + qq * VL, VLOAD(o + qq * VL) - a0);
@@ -626,6 +628,8 @@ CYRBM_INLINE void FN(cyrbm_ak_step)(const cyrbm_ais_pair *P, cyrbm_ais_state *S,
                 else ssel[ns++] = (int32_t)(r - r0);
                 cyrbm_ak_tile_bounds(on + r * ld, non[r], off + r * ld, noff[r], n, tile,
                                      bd0 + r * bs);
+                cyrbm_ak_row_offsets(on + r * ld, non[r]);
+                cyrbm_ak_row_offsets(off + r * ld, noff[r]);
             }
         }
         if (ns > 0)
