@@ -23,10 +23,11 @@
 /* Bring the inputs of R runs up to date with their flipped units:
  *   out[r, :] += sum_{i in on_r} W[i, :] - sum_{i in off_r} W[i, :]     (INOUT out)
  * where on_r / off_r (ascending, lists + r*ldl) are the units of run r that turned on /
- * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds), each entry given as its
- * row's byte offset in a chunk, i * CYRBM_AK_CHUNK_BYTES (cyrbm_ak_row_offsets, after the
- * bounds).  On refresh, out[r, :] is first set to 0 and on_r lists all the active units.  The runs are sel[0..R-1]
- * (offsets from the base pointers), or 0..R-1 when sel is NULL.
+ * off, cut into tiles by bounds + r*bstride (cyrbm_ak_tile_bounds), each entry given as
+ * its row's byte offset in a chunk, i * CYRBM_AK_CHUNK_BYTES (cyrbm_ak_row_offsets, after
+ * the bounds).  On refresh, out[r, :] is first set to 0 and on_r lists all the active
+ * units.  The runs are sel[0..R-1] (offsets from the base pointers), or 0..R-1 when sel
+ * is NULL.
  *
  * W (nrows x ld) is stored in column chunks of CHUNK columns (64 bytes), each chunk
  * row-major: chunk b holds columns [b CHUNK, (b + 1) CHUNK) of every row, row i at offset
