@@ -108,15 +108,17 @@ cdef void _run_steps(ais_buffers *B, bint anneal, Py_ssize_t first, Py_ssize_t r
 cdef void _gauss_steps(gauss_buffers *G, bint f32, Py_ssize_t first, Py_ssize_t runs,
                        const double *betas, Py_ssize_t s0, Py_ssize_t s1,
                        int n_threads) noexcept nogil:
-    """Steps s0 <= s < s1 of the Gaussian runs first <= r < runs: whole blocks of
-    CYRBM_GAUSS_LANES runs split among the threads (a block's chains share each weight
-    load; the split changes no number), each thread on its own scratch."""
-    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, nb = (runs - first + L - 1) // L
+    """Steps s0 <= s < s1 of the Gaussian runs first <= r < runs, split evenly among the
+    threads, each thread's in blocks of CYRBM_GAUSS_LANES runs (a block's chains share
+    each weight load) and a last, partial block whose few runs take their products side
+    by side over the units (unit_gauss_t.h); the split changes no number.  Each thread
+    on its own scratch."""
+    cdef Py_ssize_t L = CYRBM_GAUSS_LANES, n = runs - first, nb = (n + L - 1) // L
     cdef int nt = cap_threads(n_threads, nb)
     cdef Py_ssize_t t, r0, r1
     for t in prange(nt, num_threads=nt, schedule='static'):
-        r0 = first + (t * nb // nt) * L
-        r1 = min(runs, first + ((t + 1) * nb // nt) * L)
+        r0 = first + t * n // nt
+        r1 = first + (t + 1) * n // nt
         if f32:
             k_gauss_block(&G.pair, <float *> G.v, G.h, r0, r1, betas, s0, s1, G.weights,
                           G.streams, G.logw, <float *> G.p, G.p_step, G.work + t * G.work_bytes)

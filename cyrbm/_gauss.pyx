@@ -49,10 +49,22 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     G.work = <char *> malloc(nt * G.work_bytes)
     if G.work == NULL:
         return -1
-    # u = W h through W's rows: W^T (gauss_t.h's other route, the same bits) measured
-    # slower here (bench/README.md, issue 37)
-    G.pair.Wt = NULL
+    # u = W h through W's rows for whole blocks; a thread's last, partial block (the runs
+    # split evenly, _gauss_steps) takes it through W^T's rows, its runs side by side,
+    # which pays for the transpose over several steps (the same bits either way)
+    cdef floating *Wt = NULL
+    cdef Py_ssize_t i, j
+    if k1 - k0 >= 16 and R % (CYRBM_GAUSS_LANES * nt) != 0:
+        Wt = <floating *> malloc(<size_t> (D * M) * sizeof(floating))
+        if Wt == NULL:
+            free(G.work)
+            return -1
+        for i in range(D):
+            for j in range(M):
+                Wt[j * D + i] = W[i * M + j]
+    G.pair.Wt = Wt
     status = engine_run(&B, True, betas, k0, k1, 0, weights, 0, 0, nt, check_signals)
+    free(Wt)
     free(G.work)
     return status
 

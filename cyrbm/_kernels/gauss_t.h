@@ -10,8 +10,10 @@
  * units (u) at a time in registers.  Each lane's sum runs over i (for x) or j (for u) in
  * ascending order, one fused multiply-add a term (simd.h's vfma_*: one rounding, in every
  * variant; contraction is otherwise off), so a chain's numbers depend neither on the
- * vector width nor on which chains share its block.  u reads W^T (P->Wt, one row of
- * 16 weights a term) when the caller gives it, else the rows of W.
+ * vector width nor on which chains share its block.  u reads the rows of W (masked
+ * adds); a partial block of at most 8 chains takes both products with its chains side
+ * by side over the units instead (unit_gauss_t.h, gauss_runs_product: the same terms in
+ * the same order), u then from W^T's rows when the caller gives W^T (P->Wt).
  *
  * Random numbers: lane l is chain r's own stream (cyrbm_rng, four words), advanced as
  * vectors of 64-bit lanes; in a step each chain draws, in this order, one u53 uniform per

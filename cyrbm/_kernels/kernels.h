@@ -302,8 +302,9 @@ typedef struct {
     ptrdiff_t D, M;                 /* visible and hidden units */
     const void *W, *b, *c, *s;      /* the kernel's float type: D x M (C order), D, M, D */
     const double *mu, *sd;          /* D each: the base's means and standard deviations */
-    const void *Wt;                 /* NULL, or W^T (M x D, C order): u = W h then reads it
-                                     * a row at a time (the same bits as through W) */
+    const void *Wt;                 /* NULL, or W^T (M x D, C order): a partial block's
+                                     * runs then take u = W h side by side from its rows
+                                     * (unit_gauss_t.h; the same bits as through W) */
 } cyrbm_gauss_pair;
 
 /* A semi-restricted Boltzmann machine B (Osindero & Hinton 2008; MS09 Sec. 5.2) and the
@@ -335,10 +336,11 @@ typedef struct {
 /* Runs of a Gaussian block (gauss_t.h): one chain per lane, 16 whatever the vector width */
 #define CYRBM_GAUSS_LANES 16
 /* The bytes of a thread's scratch for cyrbm_gauss_block on D visible and M hidden units
- * (a block's states, inputs and streams, five float64 constants a visible unit; enough
- * for float64). */
+ * (a block's states, inputs and streams, five float64 constants a visible unit, the
+ * padded last columns of W and W^T; enough for float64). */
 static inline size_t cyrbm_gauss_work_bytes(ptrdiff_t D, ptrdiff_t M) {
-    return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + (size_t)(5 * D) * 8 + 11 * 64;
+    return (size_t)(2 * D + 2 * M + 5) * CYRBM_GAUSS_LANES * 8 + (size_t)(5 * D) * 8 +
+           (size_t)(D + M) * 64 + 13 * 64;
 }
 /* The bytes of a thread's scratch for cyrbm_gauss_gradient on a batch of B rows: a
  * panel of at most four vectors (of at most 64 bytes) a row. */

@@ -5,9 +5,11 @@
  * cyrbm_gauss_pair; the lanes, the order of the draws and the log weight: gauss_t.h.
  *
  * A block is CYRBM_GAUSS_LANES = 16 runs, one per lane, kept transposed (unit-major):
- * f(v) = v / s, x = c + W^T (v / s) and u = W h are gauss_product's dense products; the
- * hidden draws and the log weight go per float64 vector of lanes; v_i | h is normal with
- * precision lam_i = (1 - beta) / sd_i^2 + beta / s_i^2. */
+ * f(v) = v / s, x = c + W^T (v / s) and u = W h are gauss_product's dense products (a
+ * block of at most 8 runs: gauss_runs_product's, the runs side by side over the units,
+ * the same bits at a fraction of the work); the hidden draws and the log weight go per
+ * float64 vector of lanes; v_i | h is normal with precision lam_i = (1 - beta) / sd_i^2
+ * + beta / s_i^2. */
 
 #define UNIT_LANES CYRBM_GAUSS_LANES
 #define UNIT_PAIR cyrbm_gauss_pair
@@ -22,12 +24,26 @@ typedef struct {
     double *lw;                     /* the lanes' log weights */
     double *rsd, *rs;               /* 1 / sd, 1 / s */
     double *cA, *cB, *cC;           /* v_i = A_i + B_i u_i + C_i z at this beta */
+    T *tailW, *tailWt;              /* D x VL, M x VL: the last M % VL columns of W, the last
+                                     * D % VL of W^T, zeros after them (gauss_runs_product) */
+    int n;                          /* the block's runs (lanes past them are empty) */
 } UF(unit);
+
+/* a block of at most GAUSS_RUN_MAX runs takes its products with the runs side by side
+ * (gauss_runs_product), about GAUSS_RUN_VECS vectors of sums in registers */
+#define GAUSS_RUN_MAX (GAUSS_GL / 2)
+#define GAUSS_RUN_VECS (CYRBM_VBYTES == 64 ? 16 : 8)
+#if CYRBM_FT == 32
+#define GAUSS_FMA_V vfma_f
+#else
+#define GAUSS_FMA_V vfma_d
+#endif
 
 CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *work) {
     const ptrdiff_t D = P->D, M = P->M;
     size_t total = 0;
-    ptrdiff_t i;
+    ptrdiff_t i, j;
+    int e;
     C->W = (const T *)P->W;
     C->Wt = (const T *)P->Wt;
     C->b = (const T *)P->b;
@@ -48,6 +64,16 @@ CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *w
     C->cA = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
     C->cB = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
     C->cC = (double *)cyrbm_take((char *)work, &total, (size_t)D * sizeof(double));
+    C->tailW = (T *)cyrbm_take((char *)work, &total, (size_t)(D * VL) * sizeof(T));
+    C->tailWt = (T *)cyrbm_take((char *)work, &total, (size_t)(M * VL) * sizeof(T));
+    C->n = GAUSS_GL;
+    for (i = 0; i < D; i++)
+        for (e = 0; e < VL; e++)
+            C->tailW[i * VL + e] = M / VL * VL + e < M ? C->W[i * M + M / VL * VL + e] : (T)0;
+    if (C->Wt != NULL)
+        for (j = 0; j < M; j++)
+            for (e = 0; e < VL; e++)
+                C->tailWt[j * VL + e] = D / VL * VL + e < D ? C->Wt[j * D + D / VL * VL + e] : (T)0;
     C->u = C->a;                    /* W h reuses v / s's room (not needed then) */
     for (i = 0; i < D; i++) {
         C->rsd[i] = 1.0 / C->sd[i];
@@ -70,6 +96,9 @@ CYRBM_INLINE void UF(unit_load)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff_
             C->st[w * GAUSS_GL + l] = l < n ? S->streams[b0 + l].s[w]
                                             : 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1);
     for (l = 0; l < GAUSS_GL; l++) C->lw[l] = l < n ? S->logw[b0 + l] : 0.0;
+    C->n = n;
+    if (n <= GAUSS_RUN_MAX)   /* the run-by-run products leave the empty lanes as they are */
+        memset(C->x, 0, (size_t)(C->M * GAUSS_GL) * sizeof(T));
 }
 
 /* the block out */
@@ -93,6 +122,98 @@ CYRBM_INLINE void UF(unit_base_draw)(UF(unit) *C) {
     FN(gauss_draw_visible)(C->st, C->vt, C->D, C->mu, NULL, C->sd, NULL);
 }
 
+/* A partial block of nr <= GAUSS_RUN_MAX runs takes its two products with the runs
+ * side by side in registers, vectorised over the output units:
+ *   out[n * GL + l] = init[n] + sum_{m < n_in} A[m * lda + n] in[m * GL + l]
+ * for n < n_out and l < nr, in ascending m: x (A = W, in = v / s) one fused multiply-add
+ * a term; u (`onoff`: A = W^T, in = h of 0 / 1, init NULL) acc + w h, where w h is w or 0
+ * exactly, as the lanes' masked adds.  Each element's
+ * operations are the lanes' own, in the same order (gauss_product), so the same bits;
+ * each row of A is read once for the nr runs, at nr / GL of a block's multiply-adds.  The
+ * units past the last whole vector read `tail` (n_in x VL: A's last n_out % VL columns,
+ * zeros after them). */
+CYRBM_INLINE void FN(gauss_runs_tile)(const T *restrict A, ptrdiff_t lda, int onoff,
+                                      const T *restrict init, const T *restrict in,
+                                      ptrdiff_t n_in, ptrdiff_t n0, T *restrict out,
+                                      ptrdiff_t n_out, const int nr, const int nv) {
+    VT acc[GAUSS_RUN_MAX][GAUSS_RUN_VECS];
+    T lanes[VL];
+    ptrdiff_t m;
+    int v, e, l;
+    for (v = 0; v < nv; v++) {
+        VT c0;
+        if (init == NULL) {
+            c0 = BC_T((T)0);
+        } else if (n0 + (v + 1) * VL <= n_out) {
+            c0 = VLOAD(init + n0 + v * VL);
+        } else {   /* the tail's biases */
+            for (e = 0; e < VL; e++)
+                lanes[e] = n0 + v * VL + e < n_out ? init[n0 + v * VL + e] : (T)0;
+            c0 = VLOAD(lanes);
+        }
+        for (l = 0; l < nr; l++) acc[l][v] = c0;
+    }
+    for (m = 0; m < n_in; m++) {
+        const T *a = A + m * lda + n0;
+        VT w[GAUSS_RUN_VECS];
+        for (v = 0; v < nv; v++) w[v] = VLOAD(a + v * VL);
+        for (l = 0; l < nr; l++) {
+            const VT x = BC_T(in[m * GAUSS_GL + l]);
+            if (onoff)   /* w x is w or 0, exact: one rounding, no fused multiply-add */
+                for (v = 0; v < nv; v++) acc[l][v] += w[v] * x;
+            else
+                for (v = 0; v < nv; v++) acc[l][v] = GAUSS_FMA_V(w[v], x, acc[l][v]);
+        }
+    }
+    for (l = 0; l < nr; l++)
+        for (v = 0; v < nv; v++) {
+            VSTORE(lanes, acc[l][v]);
+            for (e = 0; e < VL && n0 + v * VL + e < n_out; e++)
+                out[(n0 + v * VL + e) * GAUSS_GL + l] = lanes[e];
+        }
+}
+
+CYRBM_INLINE void FN(gauss_runs_all)(const T *restrict A, ptrdiff_t lda, int onoff,
+                                     const T *restrict init, const T *restrict in,
+                                     ptrdiff_t n_in, ptrdiff_t n_out, T *restrict out,
+                                     const T *restrict tail, const int nr, const int nv) {
+    const ptrdiff_t nfull = n_out / VL * VL;
+    ptrdiff_t n0 = 0;
+    /* nv vectors of units at a time, then one (counts the compiler knows, so that the
+     * sums stay in registers), then the tail */
+    for (; n0 + nv * VL <= nfull; n0 += nv * VL)
+        FN(gauss_runs_tile)(A, lda, onoff, init, in, n_in, n0, out, n_out, nr, nv);
+    for (; n0 < nfull; n0 += VL)
+        FN(gauss_runs_tile)(A, lda, onoff, init, in, n_in, n0, out, n_out, nr, 1);
+    if (nfull < n_out)
+        FN(gauss_runs_tile)(tail - nfull, VL, onoff, init, in, n_in, nfull, out, n_out, nr, 1);
+}
+
+static void FN(gauss_runs_product)(const T *restrict A, ptrdiff_t lda, int onoff,
+                                   const T *restrict init,
+                                   const T *restrict in, ptrdiff_t n_in, ptrdiff_t n_out,
+                                   int nr, T *restrict out, const T *restrict tail) {
+    /* about GAUSS_RUN_VECS sums in registers, whatever nr */
+#define GAUSS_RUNS_CASE(k, nv)                                                            \
+    case k:                                                                               \
+        FN(gauss_runs_all)(A, lda, onoff, init, in, n_in, n_out, out, tail, k, nv);       \
+        break
+    switch (nr) {
+        GAUSS_RUNS_CASE(1, GAUSS_RUN_VECS);
+        GAUSS_RUNS_CASE(2, GAUSS_RUN_VECS / 2);
+        GAUSS_RUNS_CASE(3, GAUSS_RUN_VECS / 4);
+        GAUSS_RUNS_CASE(4, GAUSS_RUN_VECS / 4);
+        GAUSS_RUNS_CASE(5, GAUSS_RUN_VECS / 8);
+        GAUSS_RUNS_CASE(6, GAUSS_RUN_VECS / 8);
+        GAUSS_RUNS_CASE(7, GAUSS_RUN_VECS / 8);
+    default:
+        FN(gauss_runs_all)(A, lda, onoff, init, in, n_in, n_out, out, tail, 8,
+                           GAUSS_RUN_VECS / 8);
+        break;
+    }
+#undef GAUSS_RUNS_CASE
+}
+
 /* x = c + W^T (v / s) */
 CYRBM_INLINE void UF(unit_hidden_inputs)(UF(unit) *C, ptrdiff_t k, int fresh) {
     const ptrdiff_t D = C->D;
@@ -105,7 +226,11 @@ CYRBM_INLINE void UF(unit_hidden_inputs)(UF(unit) *C, ptrdiff_t k, int fresh) {
         for (g = 0; g < GAUSS_GV; g++)
             VSTORE(C->a + i * GAUSS_GL + g * VL, VLOAD(C->vt + i * GAUSS_GL + g * VL) / si);
     }
-    FN(gauss_product)(C->W, C->M, 0, C->c, C->a, D, 0, C->M, C->x);
+    if (C->n <= GAUSS_RUN_MAX) {
+        FN(gauss_runs_product)(C->W, C->M, 0, C->c, C->a, D, C->M, C->n, C->x, C->tailW);
+    } else {
+        FN(gauss_product)(C->W, C->M, 0, C->c, C->a, D, 0, C->M, C->x);
+    }
 }
 
 /* the model's p(h | v) = sigma(x), as cyrbm_gauss_hidden has it (the same product, the
@@ -177,12 +302,15 @@ CYRBM_INLINE void UF(unit_hidden_draws)(UF(unit) *C, double beta, double prev, i
     }
 }
 
-/* u = W h: through W^T's rows when the pair gives it (P->Wt), else W's (the same bits) */
+/* u = W h: a block's lanes through W's rows; a partial block's runs one by one through
+ * W^T's rows when the pair gives W^T (P->Wt) (the same bits) */
 CYRBM_INLINE void UF(unit_visible_inputs)(UF(unit) *C) {
-    if (C->Wt != NULL)
-        FN(gauss_product)(C->Wt, C->D, 0, NULL, C->ht, C->M, 0, C->D, C->u);
-    else
+    if (C->Wt != NULL && C->n <= GAUSS_RUN_MAX) {
+        FN(gauss_runs_product)(C->Wt, C->D, 1, NULL, C->ht, C->M, C->D, C->n, C->u,
+                               C->tailWt);
+    } else {
         FN(gauss_product)(C->W, C->M, 1, NULL, C->ht, C->M, 0, C->D, C->u);
+    }
 }
 
 /* each v_i from its Gaussian conditional: precision lam_i = (1 - beta) / sd_i^2 +
@@ -213,3 +341,6 @@ CYRBM_INLINE void UF(unit_visible_draw)(UF(unit) *C, double beta) {
 #undef GAUSS_AHEAD
 #undef GAUSS_U53
 #undef GAUSS_NORMAL2
+#undef GAUSS_RUN_MAX
+#undef GAUSS_RUN_VECS
+#undef GAUSS_FMA_V
