@@ -68,12 +68,16 @@ CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *w
     C->tailWt = (T *)cyrbm_take((char *)work, &total, (size_t)(M * VL) * sizeof(T));
     C->n = GAUSS_GL;
     for (i = 0; i < D; i++)
-        for (e = 0; e < VL; e++)
-            C->tailW[i * VL + e] = M / VL * VL + e < M ? C->W[i * M + M / VL * VL + e] : (T)0;
+        for (e = 0; e < VL; e++) {
+            const ptrdiff_t col = M / VL * VL + e;
+            C->tailW[i * VL + e] = col < M ? C->W[i * M + col] : (T)0;
+        }
     if (C->Wt != NULL)
         for (j = 0; j < M; j++)
-            for (e = 0; e < VL; e++)
-                C->tailWt[j * VL + e] = D / VL * VL + e < D ? C->Wt[j * D + D / VL * VL + e] : (T)0;
+            for (e = 0; e < VL; e++) {
+                const ptrdiff_t col = D / VL * VL + e;
+                C->tailWt[j * VL + e] = col < D ? C->Wt[j * D + col] : (T)0;
+            }
     C->u = C->a;                    /* W h reuses v / s's room (not needed then) */
     for (i = 0; i < D; i++) {
         C->rsd[i] = 1.0 / C->sd[i];
@@ -97,7 +101,7 @@ CYRBM_INLINE void UF(unit_load)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff_
                                             : 0x9E3779B97F4A7C15ULL * (uint64_t)(w + 1);
     for (l = 0; l < GAUSS_GL; l++) C->lw[l] = l < n ? S->logw[b0 + l] : 0.0;
     C->n = n;
-    if (n <= GAUSS_RUN_MAX)   /* the run-by-run products leave the empty lanes as they are */
+    if (n <= GAUSS_RUN_MAX)   /* gauss_runs_product writes no empty lane of x */
         memset(C->x, 0, (size_t)(C->M * GAUSS_GL) * sizeof(T));
 }
 
@@ -127,12 +131,12 @@ CYRBM_INLINE void UF(unit_base_draw)(UF(unit) *C) {
  *   out[n * GL + l] = init[n] + sum_{m < n_in} A[m * lda + n] in[m * GL + l]
  * for n < n_out and l < nr, in ascending m: x (A = W, in = v / s) one fused multiply-add
  * a term; u (`onoff`: A = W^T, in = h of 0 / 1, init NULL) acc + w h, where w h is w or 0
- * exactly, as the lanes' masked adds.  Each element's
- * operations are the lanes' own, in the same order (gauss_product), so the same bits;
- * each row of A is read once for the nr runs, at nr / GL of a block's multiply-adds.  The
- * units past the last whole vector read `tail` (n_in x VL: A's last n_out % VL columns,
- * zeros after them). */
-CYRBM_INLINE void FN(gauss_runs_tile)(const T *restrict A, ptrdiff_t lda, int onoff,
+ * exactly, as the lanes' masked adds.  Each element's operations are the lanes' own, in
+ * the same order (gauss_product), so the same bits; each row of A is read once for the
+ * nr runs, at nr / GL of a block's multiply-adds.  The units past the last whole vector
+ * read `tail` (n_in x VL: A's last n_out % VL columns, zeros after them).  A tile: units
+ * n0 .. n0 + nv VL - 1 (at most n_out), their columns of A from a0 = A + n0. */
+CYRBM_INLINE void FN(gauss_runs_tile)(const T *restrict a0, ptrdiff_t lda, int onoff,
                                       const T *restrict init, const T *restrict in,
                                       ptrdiff_t n_in, ptrdiff_t n0, T *restrict out,
                                       ptrdiff_t n_out, const int nr, const int nv) {
@@ -154,7 +158,7 @@ CYRBM_INLINE void FN(gauss_runs_tile)(const T *restrict A, ptrdiff_t lda, int on
         for (l = 0; l < nr; l++) acc[l][v] = c0;
     }
     for (m = 0; m < n_in; m++) {
-        const T *a = A + m * lda + n0;
+        const T *a = a0 + m * lda;
         VT w[GAUSS_RUN_VECS];
         for (v = 0; v < nv; v++) w[v] = VLOAD(a + v * VL);
         for (l = 0; l < nr; l++) {
@@ -182,11 +186,11 @@ CYRBM_INLINE void FN(gauss_runs_all)(const T *restrict A, ptrdiff_t lda, int ono
     /* nv vectors of units at a time, then one (counts the compiler knows, so that the
      * sums stay in registers), then the tail */
     for (; n0 + nv * VL <= nfull; n0 += nv * VL)
-        FN(gauss_runs_tile)(A, lda, onoff, init, in, n_in, n0, out, n_out, nr, nv);
+        FN(gauss_runs_tile)(A + n0, lda, onoff, init, in, n_in, n0, out, n_out, nr, nv);
     for (; n0 < nfull; n0 += VL)
-        FN(gauss_runs_tile)(A, lda, onoff, init, in, n_in, n0, out, n_out, nr, 1);
+        FN(gauss_runs_tile)(A + n0, lda, onoff, init, in, n_in, n0, out, n_out, nr, 1);
     if (nfull < n_out)
-        FN(gauss_runs_tile)(tail - nfull, VL, onoff, init, in, n_in, nfull, out, n_out, nr, 1);
+        FN(gauss_runs_tile)(tail, VL, onoff, init, in, n_in, nfull, out, n_out, nr, 1);
 }
 
 static void FN(gauss_runs_product)(const T *restrict A, ptrdiff_t lda, int onoff,
@@ -302,7 +306,7 @@ CYRBM_INLINE void UF(unit_hidden_draws)(UF(unit) *C, double beta, double prev, i
     }
 }
 
-/* u = W h: a block's lanes through W's rows; a partial block's runs one by one through
+/* u = W h: a block's lanes through W's rows; a partial block's runs side by side through
  * W^T's rows when the pair gives W^T (P->Wt) (the same bits) */
 CYRBM_INLINE void UF(unit_visible_inputs)(UF(unit) *C) {
     if (C->Wt != NULL && C->n <= GAUSS_RUN_MAX) {
