@@ -416,7 +416,8 @@ static void test_gauss(int vi, const char *isa, int f32) {
     P.D = D; P.M = M; P.W = W; P.b = b; P.c = c; P.s = sg; P.mu = mu; P.sd = sd;
     for (k = 0; k <= K; k++) betas[k] = (double)k / (double)K;
     sm_streams(st0, R);
-    for (wt = 0; wt < 2; wt++) {    /* u = W h through W's rows, then through W^T */
+    for (wt = 0; wt < 2; wt++) {    /* without W^T, then with it: the last block's 3 runs
+                                     * then take u = W h side by side from W^T's rows */
         P.Wt = wt ? Wt : NULL;
         for (i = 0; i < D * M; i++) put(f32, Wt, (i % M) * D + i / M, get(f32, W, i));
         memset(v, 0, (size_t)(R * D * s));
