@@ -324,15 +324,33 @@ CYRBM_INLINE void UF(unit_visible_draw)(UF(unit) *C, double beta) {
     const ptrdiff_t D = C->D;
     const T *b = C->b, *s = C->s;
     const double *mu = C->mu, *sd = C->sd;
-    ptrdiff_t i;
-    for (i = 0; i < D; i++) {
-        const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
-        const double lam = pa + beta / (si * si);
-        C->cA[i] = beta == 1.0 ? (double)b[i] : (pa * mu[i] + beta * (double)b[i] / (si * si)) / lam;
-        C->cB[i] = beta == 1.0 ? si : beta / (si * lam);
-        C->cC[i] = beta == 1.0 ? si : 1.0 / sqrt(lam);
+    double *cA = C->cA, *cB = C->cB, *cC = C->cC;
+    ptrdiff_t i = 0;
+    if (beta == 1.0) {
+        for (i = 0; i < D; i++) {
+            cA[i] = (double)b[i];
+            cB[i] = cC[i] = (double)s[i];
+        }
+    } else {
+        /* a float64 vector of units at a time, then one at a time: the same operations,
+         * each correctly rounded (division and sqrt too), so the same bits */
+        for (; i + VLD <= D; i += VLD) {
+            const vd si = VLOADD(s + i), sdi = ld_d(sd + i);
+            const vd pa = (1.0 - beta) / (sdi * sdi);
+            const vd lam = pa + beta / (si * si);
+            st_d(cA + i, (pa * ld_d(mu + i) + beta * VLOADD(b + i) / (si * si)) / lam);
+            st_d(cB + i, beta / (si * lam));
+            st_d(cC + i, 1.0 / vsqrt_d(lam));
+        }
+        for (; i < D; i++) {
+            const double si = (double)s[i], pa = (1.0 - beta) / (sd[i] * sd[i]);
+            const double lam = pa + beta / (si * si);
+            cA[i] = (pa * mu[i] + beta * (double)b[i] / (si * si)) / lam;
+            cB[i] = beta / (si * lam);
+            cC[i] = 1.0 / sqrt(lam);
+        }
     }
-    FN(gauss_draw_visible)(C->st, C->vt, D, C->cA, C->cB, C->cC, C->u);
+    FN(gauss_draw_visible)(C->st, C->vt, D, cA, cB, cC, C->u);
 }
 
 #undef GAUSS_GL
