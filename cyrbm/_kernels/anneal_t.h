@@ -319,10 +319,7 @@ CYRBM_INLINE void FN(cyrbm_ak_hidden_run)(const cyrbm_ais_pair *P, cyrbm_ais_sta
                     } else if (weights) {
                         vd ep;
                         if (series) {
-                            const vd d = dc * (BCD(0.0) - na), d2 = d * d;
-                            ep = ec * (((1.0 + d) + d2 * (0.5 + d * (1.0 / 6.0))) +
-                                       (d2 * d2) * ((1.0 / 24.0 + d * (1.0 / 120.0)) +
-                                                    d2 * (1.0 / 720.0)));
+                            ep = ec * vexp_small_d(dc * (BCD(0.0) - na));
                         } else {
                             ep = ASD(ASQ(vexp_d(cp * na)) & valid);
                         }

@@ -25,7 +25,9 @@
  *       + sum_j [ln(1 + e^-beta_k|x_j|) - ln(1 + e^-beta_{k-1}|x_j|)],
  * q(v) = sum_i ((v_i - mu_i)^2 / sd_i^2 - (v_i - b_i)^2 / s_i^2) / 2, takes each sum of
  * logs as the log of a product over 64 units at a time (factors in [1, 2]): two logs per
- * 64 units.  All of it in float64 per lane. */
+ * 64 units; e^-beta_{k-1}|x_j| = e^-beta_k|x_j| e^d, d = (beta_k - beta_{k-1}) |x_j|, by
+ * the series of vmath.h's vexp_small_d when |d| <= 1/64 (the lane's own test), else a
+ * full exp.  All of it in float64 per lane. */
 
 #define GAUSS_GL CYRBM_GAUSS_LANES
 #define GAUSS_GV (GAUSS_GL / VL)        /* native T vectors per block row */

@@ -284,7 +284,15 @@ CYRBM_INLINE void UF(unit_hidden_draws)(UF(unit) *C, double beta, double prev, i
             if (weights) {
                 pos = pos + ASD(~MASKQ(xj < 0.0) & ASQ(xj));
                 prodk = prodk * (1.0 + e);
-                prodp = prodp * (1.0 + vexp_d(BCD(0.0) - prev * ax));
+                /* e^-prev|x| = e e^d, d = (beta - prev) |x|: a lane with |d| <= 1/64
+                 * takes the series (vexp_small_d), any other the full exp, so that a
+                 * lane's bits are its own whatever shares its vector */
+                const vd d = (beta - prev) * ax;
+                const vq wide = MASKQ(ASD(ASQ(d) & ~(vq){0} >> 1) > 0.015625);
+                vd ep = e * vexp_small_d(d);
+                if (mask_bits_d(wide))
+                    ep = ASD((wide & ASQ(vexp_d(BCD(0.0) - prev * ax))) | (~wide & ASQ(ep)));
+                prodp = prodp * (1.0 + ep);
                 if ((j & 63) == 63 || j == M - 1) {
                     logs = logs + (vlog_d(prodk) - vlog_d(prodp));
                     prodk = BCD(1.0);

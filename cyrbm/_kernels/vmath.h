@@ -10,7 +10,8 @@
  * Then sigma(x) = (x < 0 ? e : 1) / (1 + e) and softplus(x) = max(x, 0) + log1p(e),
  * e = e^-|x|, which never overflow; sigma is within 4 ulp (3.4 seen in float64).
  * NaN stays NaN.  ln x (x > 0 normal), cos(2 pi u) and sin(2 pi u) (u in [0, 1)) in
- * float64, written once the same way, for the normal draws of Gaussian units (gauss_t.h). */
+ * float64, written once the same way, for the normal draws of Gaussian units (gauss_t.h);
+ * e^d for small |d| by a short series, for the log weights' second exp. */
 #ifndef CYRBM_VMATH_H
 #define CYRBM_VMATH_H
 
@@ -128,6 +129,16 @@
         }                                                                                \
     }
 
+/* e^d for |d| <= 1/64 by its Taylor polynomial of degree 6 (relative remainder below
+ * 5e-17): the second exp of a log-weight increment, e^-b'|x| = e^-b|x| e^d with
+ * d = (b - b')|x| small (anneal_t.h, unit_gauss_t.h) */
+#define CYRBM_DEFINE_EXP_SMALL_D(NAME, VD)                                               \
+    static inline VD NAME(VD d) {                                                        \
+        const VD d2 = d * d;                                                             \
+        return ((1.0 + d) + d2 * (0.5 + d * (1.0 / 6.0))) +                              \
+               (d2 * d2) * ((1.0 / 24.0 + d * (1.0 / 120.0)) + d2 * (1.0 / 720.0));      \
+    }
+
 /* ---- plain scalars: every build, every file ---- */
 static inline uint64_t cyrbm_d2q(double x) { uint64_t q; memcpy(&q, &x, 8); return q; }
 static inline double cyrbm_q2d(uint64_t q) { double x; memcpy(&x, &q, 8); return x; }
@@ -143,6 +154,7 @@ CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoid, double, uint64_t, cyrbm_exp_neg, cyrbm_d2q,
 CYRBM_DEFINE_LOGISTIC(cyrbm_sigmoidf, float, uint32_t, cyrbm_exp_negf, cyrbm_f2u, cyrbm_u2f,
                       CYRBM_SMASK32, 0x80000000u, 1.0f)
 CYRBM_DEFINE_LOG_D(cyrbm_log_pos, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
+CYRBM_DEFINE_EXP_SMALL_D(cyrbm_exp_small, double)
 CYRBM_DEFINE_SINCOS2PI_D(cyrbm_sincos2pi, double, uint64_t, cyrbm_d2q, cyrbm_q2d, CYRBM_SMASK64)
 
 /* softplus(x) = log(1 + e^x), exact to rounding for every finite x */
@@ -169,7 +181,9 @@ CYRBM_DEFINE_LOGISTIC(vsigmoid_f, vf, vu, vexp_f, CYRBM_VASU, CYRBM_VASF, CYRBM_
                       0x80000000u, 1.0f)
 CYRBM_DEFINE_LOG_D(vlog_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
 CYRBM_DEFINE_SINCOS2PI_D(vsincos2pi_d, vd, vq, CYRBM_VASQ, CYRBM_VASD, CYRBM_VMASKQ)
+CYRBM_DEFINE_EXP_SMALL_D(vexp_small_d, vd)
 #elif defined(CYRBM_SIMD_H)
+#define vexp_small_d cyrbm_exp_small
 #define vlog_d cyrbm_log_pos
 #define vsincos2pi_d cyrbm_sincos2pi
 #define vexp_d cyrbm_exp_neg
