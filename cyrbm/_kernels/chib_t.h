@@ -205,20 +205,46 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
  * and sp(y - w) - sp(y) = ln((p + q e^w) / (p + q)) - w, with e^w from the table E: the
  * products of the factors over each layer (kept in pr for a flip) divided by the layer's
  * normaliser, and one log of their ratio. */
-CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_state) *s,
-                                   ptrdiff_t j, double vw, chib_prods *pr) {
+/* chib_delta in parts: the products (kept in pr for a flip) and their ratio rho with the
+ * power of two k, so that d = c_j + ln rho + k ln 2 (chib_log_odds, c_j = (W1^T v)_j +
+ * b2_j, less s1_j and plus s2_j when h_j = 1), or e^d = e^c_j rho 2^k without a log
+ * (chib_odds) */
+CYRBM_INLINE double FN(chib_ratio)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                   ptrdiff_t j, chib_prods *pr, int64_t *k) {
     const T *e1 = (const T *)M->E1 + j * M->ld1, *e2 = (const T *)M->E2 + j * M->ld2;
     if (!s->h[j]) {
         pr->m1 = FN(chib_prod)(s->q1, s->p1, e1, M->ld1, M->K1, &pr->x1);
         pr->m2 = FN(chib_prod)(s->q2, s->p2, e2, M->ld2, M->K2, &pr->x2);
-        return vw + M->b2[j] + (log((pr->m2 * s->nm1) / (pr->m1 * s->nm2)) +
-                                (double)(pr->x2 - pr->x1 + s->nx1 - s->nx2) * LN2);
+        *k = pr->x2 - pr->x1 + s->nx1 - s->nx2;
+        return (pr->m2 * s->nm1) / (pr->m1 * s->nm2);
     }
     pr->m1 = FN(chib_prod)(s->p1, s->q1, e1, M->ld1, M->K1, &pr->x1);
     pr->m2 = FN(chib_prod)(s->p2, s->q2, e2, M->ld2, M->K2, &pr->x2);
-    return vw + M->b2[j] + (log((pr->m1 * s->nm2) / (pr->m2 * s->nm1)) +
-                            (double)(pr->x1 - pr->x2 + s->nx2 - s->nx1) * LN2) -
-           M->s1[j] + M->s2[j];
+    *k = pr->x1 - pr->x2 + s->nx2 - s->nx1;
+    return (pr->m1 * s->nm2) / (pr->m2 * s->nm1);
+}
+
+CYRBM_INLINE double FN(chib_log_odds)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                      ptrdiff_t j, double vw, double rho, int64_t k) {
+    if (!s->h[j]) return vw + M->b2[j] + (log(rho) + (double)k * LN2);
+    return vw + M->b2[j] + (log(rho) + (double)k * LN2) - M->s1[j] + M->s2[j];
+}
+
+CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_state) *s,
+                                   ptrdiff_t j, double vw, chib_prods *pr) {
+    int64_t k;
+    const double rho = FN(chib_ratio)(M, s, j, pr, &k);
+    return FN(chib_log_odds)(M, s, j, vw, rho, k);
+}
+
+/* e^d = ec[2 j + h_j] rho 2^k (ec: chib_inputs' e^c_j for h_j = 0 and 1), or 0 when it
+ * leaves [2^-1000, 2^1000] (or e^c_j was not kept): then the caller takes d's log */
+CYRBM_INLINE double FN(chib_odds)(const FN(chib_state) *s, ptrdiff_t j, const double *ec,
+                                  double rho, int64_t k) {
+    double o;
+    if (k < -2000 || k > 2000) return 0.0;
+    o = ldexp(ec[2 * j + s->h[j]] * rho, (int)k);
+    return o >= 0x1p-1000 && o <= 0x1p1000 ? o : 0.0;
 }
 
 /* ln P*(v, h1) = sum_i [v_i y_i - sp(y_i)] + b2.h1 + sum_k sp(z_k), float64, from inputs
@@ -247,7 +273,7 @@ CYRBM_INLINE double FN(chib_logjoint)(const cyrbm_chib_model *M, const FN(chib_s
 #define CHIB_V_CHUNK 256       /* visible units per list of those on */
 #endif
 CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, double *vw,
-                                  double *x) {
+                                  double *x, double *ec) {
     const ptrdiff_t ld1 = M->ld1;
     int32_t on[CHIB_V_CHUNK];
     ptrdiff_t i0, j, k, n;
@@ -278,6 +304,16 @@ CYRBM_INLINE void FN(chib_inputs)(const cyrbm_chib_model *M, const uint8_t *v, d
         }
     }
     for (j = 0; j < M->H1; j++) x[j] = vw[j] + M->c1[j];
+    /* e^c_j for chib_odds, c_j as chib_log_odds adds it up (vmath's exp of -|c|: its
+     * reciprocal for c > 0; 0, not kept, beyond |c| = 700) */
+    for (j = 0; j < M->H1; j++) {
+        int h;
+        for (h = 0; h < 2; h++) {
+            const double c = h ? vw[j] + M->b2[j] - M->s1[j] + M->s2[j] : vw[j] + M->b2[j];
+            ec[2 * j + h] = !(fabs(c) <= 700.0) ? 0.0
+                            : c <= 0.0 ? cyrbm_exp_neg(c) : 1.0 / cyrbm_exp_neg(-c);
+        }
+    }
 }
 
 /* h ~ Q(h1 | v): unit j on when a uniform < sigma(x_j), j ascending */
@@ -292,13 +328,26 @@ CYRBM_INLINE void FN(chib_draw_q)(const cyrbm_chib_model *M, const double *x, ui
  * at inverse temperature beta:
  * unit j is on with probability sigma(beta delta_j + (1 - beta) x_j), which leaves
  * Q(h1 | v)^(1 - beta) P*(v, h1)^beta invariant (beta = 1: P(h1 | v)).  One uniform.  lp
- * (ln P*) and lq (ln Q) follow the flip when not NULL. */
+ * (ln P*) and lq (ln Q) follow the flip when not NULL.  At beta = 1 the probability is
+ * o / (1 + o) from the odds o = e^delta_j (chib_odds: no log, no exp), delta_j's log
+ * taken only for lp after a flip. */
 CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) *s,
                                       ptrdiff_t j, const double *vw, const double *x,
-                                      double beta, cyrbm_rng *rng, double *lp, double *lq) {
+                                      const double *ec, double beta, cyrbm_rng *rng,
+                                      double *lp, double *lq) {
     chib_prods pr;
-    const double d = FN(chib_delta)(M, s, j, vw[j], &pr);
-    const int on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
+    int64_t k;
+    const double rho = FN(chib_ratio)(M, s, j, &pr, &k);
+    const double o = beta == 1.0 ? FN(chib_odds)(s, j, ec, rho, k) : 0.0;
+    double d = 0.0;
+    int on;
+    if (o > 0.0) {
+        on = cyrbm_rng_bernoulli(rng, o / (1.0 + o));
+        if (lp && on != s->h[j]) d = FN(chib_log_odds)(M, s, j, vw[j], rho, k);
+    } else {
+        d = FN(chib_log_odds)(M, s, j, vw[j], rho, k);
+        on = cyrbm_rng_bernoulli(rng, cyrbm_sigmoid(beta * d + (1.0 - beta) * x[j]));
+    }
     if (on != s->h[j]) {
         FN(chib_flip)(M, s, j, on, &pr);
         if (lp) *lp += on ? d : -d;
@@ -308,12 +357,22 @@ CYRBM_INLINE void FN(chib_sweep_site)(const cyrbm_chib_model *M, FN(chib_state) 
 
 /* Site j of ln T(h* <- h) for the forward sweep T (MS09 Eq. 11), walking a copy w of the
  * state from h to h* in ascending j: ln P(h*_j | h*_{<j}, h_{>j}, v) (returned as its
- * negative, the softplus), then unit j set to h*_j. */
+ * negative, the softplus: ln(1 + o) or ln(1 + 1/o) from the odds o = e^d, chib_odds),
+ * then unit j set to h*_j. */
 CYRBM_INLINE double FN(chib_log_t_site)(const cyrbm_chib_model *M, FN(chib_state) *w,
-                                        ptrdiff_t j, const uint8_t *hstar, const double *vw) {
+                                        ptrdiff_t j, const uint8_t *hstar, const double *vw,
+                                        const double *ec) {
     chib_prods pr;
-    const double d = FN(chib_delta)(M, w, j, vw[j], &pr);
-    const double sp = cyrbm_softplus(hstar[j] ? -d : d);
+    int64_t k;
+    const double rho = FN(chib_ratio)(M, w, j, &pr, &k);
+    const double o = FN(chib_odds)(w, j, ec, rho, k);
+    double sp;
+    if (o > 0.0) {
+        sp = log1p(hstar[j] ? 1.0 / o : o);
+    } else {
+        const double d = FN(chib_log_odds)(M, w, j, vw[j], rho, k);
+        sp = cyrbm_softplus(hstar[j] ? -d : d);
+    }
     if (w->h[j] != hstar[j]) FN(chib_flip)(M, w, j, hstar[j], &pr);
     return sp;
 }
@@ -364,7 +423,7 @@ CYRBM_INLINE void FN(chib_slot_start)(const cyrbm_chib_model *M, FN(chib_slot) *
     q->it = it;
     q->v = v + (ptrdiff_t)vec[it] * M->D;
     q->rng = streams + it;
-    FN(chib_inputs)(M, q->v, q->W.vw, q->W.x);
+    FN(chib_inputs)(M, q->v, q->W.vw, q->W.x, q->W.ec);
     FN(chib_draw_q)(M, q->W.x, q->cur.h, q->rng);
     FN(chib_refresh)(M, &q->cur);
     q->pass = 0;
@@ -379,9 +438,10 @@ CYRBM_INLINE void FN(chib_slot_site)(const cyrbm_chib_model *M, FN(chib_slot) *q
     if (q->kind == CHIB_CLIMB)
         q->changed |= FN(chib_climb_site)(M, &q->cur, j, q->W.vw);
     else if (q->kind == CHIB_SWEEP)
-        FN(chib_sweep_site)(M, &q->cur, j, q->W.vw, q->W.x, 1.0, q->rng, NULL, NULL);
+        FN(chib_sweep_site)(M, &q->cur, j, q->W.vw, q->W.x, q->W.ec, 1.0, q->rng, NULL,
+                              NULL);
     else
-        q->lt -= FN(chib_log_t_site)(M, &q->wk, j, q->W.hstar, q->W.vw);
+        q->lt -= FN(chib_log_t_site)(M, &q->wk, j, q->W.hstar, q->W.vw, q->W.ec);
 }
 
 /* The next sweep of the chain, at step t (the inputs refreshed first when due) */
@@ -548,7 +608,7 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
             cyrbm_chib_layout(M, 1, sizeof(T), (char *)work + (size_t)q * bytes, &W[q]);
             cur[q] = FN(chib_view)(M, &W[q], 0);
             vv[q] = v + (ptrdiff_t)vec[it0 + q] * M->D;
-            FN(chib_inputs)(M, vv[q], W[q].vw, W[q].x);
+            FN(chib_inputs)(M, vv[q], W[q].vw, W[q].x, W[q].ec);
             if (!base_q)                   /* the uniform base: every log-odds 0 */
                 for (j = 0; j < M->H1; j++) W[q].x[j] = 0.0;
             FN(chib_draw_q)(M, W[q].x, cur[q].h, streams + it0 + q);
@@ -569,8 +629,8 @@ void FN(cyrbm_chib_ais)(const cyrbm_chib_model *M, const uint8_t *v, const int32
                 k1 = k0 + CHIB_SITE_BLOCK < M->H1 ? k0 + CHIB_SITE_BLOCK : M->H1;
                 for (q = 0; q < n; q++)
                     for (j = k0; j < k1; j++)
-                        FN(chib_sweep_site)(M, &cur[q], j, W[q].vw, W[q].x, betas[k],
-                                            streams + it0 + q, &lp[q], &lq[q]);
+                        FN(chib_sweep_site)(M, &cur[q], j, W[q].vw, W[q].x, W[q].ec,
+                                            betas[k], streams + it0 + q, &lp[q], &lq[q]);
             }
             for (q = 0; q < n; q++) cur[q].since++;
         }

@@ -133,6 +133,7 @@ size_t cyrbm_chib_layout(const cyrbm_chib_model *M, ptrdiff_t S, size_t itemsize
     W->hstar = (uint8_t *)cyrbm_take(base, &total, H1);
     W->vw = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
     W->x = (double *)cyrbm_take(base, &total, H1 * sizeof(double));
+    W->ec = (double *)cyrbm_take(base, &total, 2 * H1 * sizeof(double));
     W->logt = (double *)cyrbm_take(base, &total, (size_t)(S + 1) * sizeof(double));
     return total + 64;
 }

@@ -262,12 +262,13 @@ typedef struct {
 } cyrbm_chib_model;
 
 /* A thread's scratch for one item at a time: three chain states (current, saved, the
- * copy walked to h*), h*, W1^T v, Q's log-odds and ln T(h* <- h(s)) for s = 1..S. */
+ * copy walked to h*), h*, W1^T v, Q's log-odds, e^c_j of the log-odds' constant part (for
+ * h_j = 0 and 1: chib_t.h, chib_odds) and ln T(h* <- h(s)) for s = 1..S. */
 typedef struct {
     uint8_t *h[3];
     void *f[3];                     /* each: y, p1, q1 (ld1 each), z, p2, q2 (ld2 each) */
     uint8_t *hstar;
-    double *vw, *x, *logt;          /* H1, H1, S + 1 */
+    double *vw, *x, *ec, *logt;     /* H1, H1, 2 H1, S + 1 */
 } cyrbm_chib_work;
 
 /* items in flight at once in one call of chib_items or chib_ais (their passes share the
