@@ -15,11 +15,13 @@
  * precision).  The log-odds of unit j needs sum_i [softplus(y_i +- w_i) - softplus(y_i)],
  * which is the log of prod_i (q_i + p_i e^w_i) / N (turning on) or of prod_i (p_i + q_i
  * e^w_i) / N minus sum_i w_i (turning off), with e^W tabulated once: a multiply-add per
- * element and one log per site (of the products' ratio), O(D + H2).  A flip moves the
- * pairs by the same table rows: p <- p e^w (turning on; turning off, q <- q e^w), then
- * both by the power of two that brings p + q into [1, 2), exactly; the new normaliser is
- * the product the site has just computed times that power: one multiply per element, no
- * division, no exp.  Every refresh_every sweeps y and z are recomputed from h1 exactly
+ * element, O(D + H2), and per site either one log (of the products' ratio) or, for a
+ * sweep's draw at beta = 1 and a term of ln T, none: the odds e^d are that ratio times a
+ * power of two and e^c_j, kept per item (chib_odds), and ln T's term is one log1p of
+ * them.  A flip moves the pairs by the same table rows: p <- p e^w (turning on; turning
+ * off, q <- q e^w), then both by the power of two that brings p + q into [1, 2), exactly;
+ * the new normaliser is the product the site has just computed times that power: one
+ * multiply per element, no division, no exp.  Every refresh_every sweeps y and z are recomputed from h1 exactly
  * and the pairs from them.
  *
  * Determinism.  Products run in 512-byte logical lanes (element i in lane i % NL, 8

@@ -204,11 +204,10 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
  * (sp = softplus).  From the current pairs: sp(y + w) - sp(y) = ln((q + p e^w) / (p + q))
  * and sp(y - w) - sp(y) = ln((p + q e^w) / (p + q)) - w, with e^w from the table E: the
  * products of the factors over each layer (kept in pr for a flip) divided by the layer's
- * normaliser, and one log of their ratio. */
-/* chib_delta in parts: the products (kept in pr for a flip) and their ratio rho with the
- * power of two k, so that d = c_j + ln rho + k ln 2 (chib_log_odds, c_j = (W1^T v)_j +
- * b2_j, less s1_j and plus s2_j when h_j = 1), or e^d = e^c_j rho 2^k without a log
- * (chib_odds) */
+ * normaliser, and one log of their ratio.  In parts: the products (kept in pr for a flip)
+ * and their ratio rho with the power of two k (chib_ratio), so that d = c_j + ln rho +
+ * k ln 2 (chib_log_odds, c_j = (W1^T v)_j + b2_j, less s1_j and plus s2_j when h_j = 1),
+ * or e^d = e^c_j rho 2^k without a log (chib_odds). */
 CYRBM_INLINE double FN(chib_ratio)(const cyrbm_chib_model *M, const FN(chib_state) *s,
                                    ptrdiff_t j, chib_prods *pr, int64_t *k) {
     const T *e1 = (const T *)M->E1 + j * M->ld1, *e2 = (const T *)M->E2 + j * M->ld2;
