@@ -237,12 +237,16 @@ CYRBM_INLINE double FN(chib_delta)(const cyrbm_chib_model *M, const FN(chib_stat
 }
 
 /* e^d = ec[2 j + h_j] rho 2^k (ec: chib_inputs' e^c_j for h_j = 0 and 1), or 0 when it
- * leaves [2^-1000, 2^1000] (or e^c_j was not kept): then the caller takes d's log */
+ * leaves [2^-1000, 2^1000], when |k| > 1000 or when e^c_j rho is not a normal number (or
+ * e^c_j was not kept): then the caller takes d's log.  The power of two is exact (its
+ * bits built; a result in range is exact too). */
 CYRBM_INLINE double FN(chib_odds)(const FN(chib_state) *s, ptrdiff_t j, const double *ec,
                                   double rho, int64_t k) {
-    double o;
-    if (k < -2000 || k > 2000) return 0.0;
-    o = ldexp(ec[2 * j + s->h[j]] * rho, (int)k);
+    double x, o;
+    if (k < -1000 || k > 1000) return 0.0;
+    x = ec[2 * j + s->h[j]] * rho;
+    if (!(x >= 0x1p-1022 && x <= 0x1p1023)) return 0.0;   /* (NaN fails too) */
+    o = x * cyrbm_q2d((uint64_t)(1023 + k) << 52);
     return o >= 0x1p-1000 && o <= 0x1p1000 ? o : 0.0;
 }
 
