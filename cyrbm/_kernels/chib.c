@@ -21,8 +21,8 @@
  * them.  A flip moves the pairs by the same table rows: p <- p e^w (turning on; turning
  * off, q <- q e^w), then both by the power of two that brings p + q into [1, 2), exactly;
  * the new normaliser is the product the site has just computed times that power: one
- * multiply per element, no division, no exp.  Every refresh_every sweeps y and z are recomputed from h1 exactly
- * and the pairs from them.
+ * multiply per element, no division, no exp.  Every refresh_every sweeps y and z are
+ * recomputed from h1 exactly and the pairs from them.
  *
  * Determinism.  Products run in 512-byte logical lanes (element i in lane i % NL, 8
  * independent chains in every variant), each rescaled by its exponent bits at fixed
