@@ -112,12 +112,16 @@ CYRBM_INLINE void UF(unit_store)(UF(unit) *C, const cyrbm_gibbs_runs *S, ptrdiff
     const ptrdiff_t D = C->D, M = C->M;
     ptrdiff_t i, j;
     int l, w;
+    /* unit by unit, the block's row of lanes read once (the lanes' columns would be read
+     * a cache line per element, v's and h's together more than L1 holds) */
+    for (i = 0; i < D; i++)
+        for (l = 0; l < n; l++) v[(b0 + l) * D + i] = C->vt[i * GAUSS_GL + l];
+    if (drew_h)
+        for (j = 0; j < M; j++)
+            for (l = 0; l < n; l++) S->h[(b0 + l) * M + j] = C->ht[j * GAUSS_GL + l] != (T)0;
     for (l = 0; l < n; l++) {
-        for (i = 0; i < D; i++) v[(b0 + l) * D + i] = C->vt[i * GAUSS_GL + l];
         for (w = 0; w < 4; w++) S->streams[b0 + l].s[w] = C->st[w * GAUSS_GL + l];
         S->logw[b0 + l] = C->lw[l];
-        if (drew_h)
-            for (j = 0; j < M; j++) S->h[(b0 + l) * M + j] = C->ht[j * GAUSS_GL + l] != (T)0;
     }
 }
 
