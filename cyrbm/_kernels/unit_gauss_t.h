@@ -33,11 +33,6 @@ typedef struct {
  * (gauss_runs_product), about GAUSS_RUN_VECS vectors of sums in registers */
 #define GAUSS_RUN_MAX (GAUSS_GL / 2)
 #define GAUSS_RUN_VECS (CYRBM_VBYTES == 64 ? 16 : 8)
-#if CYRBM_FT == 32
-#define GAUSS_FMA_V vfma_f
-#else
-#define GAUSS_FMA_V vfma_d
-#endif
 
 CYRBM_INLINE void UF(unit_begin)(UF(unit) *C, const cyrbm_gauss_pair *P, void *work) {
     const ptrdiff_t D = P->D, M = P->M;
@@ -166,11 +161,11 @@ CYRBM_INLINE void FN(gauss_runs_tile)(const T *restrict a0, ptrdiff_t lda, int o
         VT w[GAUSS_RUN_VECS];
         for (v = 0; v < nv; v++) w[v] = VLOAD(a + v * VL);
         for (l = 0; l < nr; l++) {
-            const VT x = BC_T(in[m * GAUSS_GL + l]);
+            const T x = in[m * GAUSS_GL + l];
             if (onoff)   /* w x is w or 0, exact: one rounding, no fused multiply-add */
-                for (v = 0; v < nv; v++) acc[l][v] += w[v] * x;
-            else
-                for (v = 0; v < nv; v++) acc[l][v] = GAUSS_FMA_V(w[v], x, acc[l][v]);
+                for (v = 0; v < nv; v++) acc[l][v] += w[v] * BC_T(x);
+            else         /* (x w: the exact product of w x, so the lanes' bits) */
+                for (v = 0; v < nv; v++) acc[l][v] = GAUSS_FMA(x, w[v], acc[l][v]);
         }
     }
     for (l = 0; l < nr; l++)
@@ -377,4 +372,3 @@ CYRBM_INLINE void UF(unit_visible_draw)(UF(unit) *C, double beta) {
 #undef GAUSS_NORMAL2
 #undef GAUSS_RUN_MAX
 #undef GAUSS_RUN_VECS
-#undef GAUSS_FMA_V
