@@ -17,6 +17,7 @@ from cython cimport floating
 from cyrbm._random cimport cyrbm_rng
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport ais_buffers, gauss_buffers, engine_run
+from cyrbm._gibbs cimport transpose
 
 
 cdef int gauss_engine(const floating *W, const floating *vbias, const floating *hbias,
@@ -53,15 +54,12 @@ cdef int gauss_engine(const floating *W, const floating *vbias, const floating *
     # split evenly, _gauss_steps) takes it through W^T's rows, its runs side by side,
     # which pays for the transpose over several steps (the same bits either way)
     cdef floating *Wt = NULL
-    cdef Py_ssize_t i, j
     if k1 - k0 >= 16 and R % (CYRBM_GAUSS_LANES * nt) != 0:
         Wt = <floating *> malloc(<size_t> (D * M) * sizeof(floating))
         if Wt == NULL:
             free(G.work)
             return -1
-        for i in range(D):
-            for j in range(M):
-                Wt[j * D + i] = W[i * M + j]
+        transpose(W, D, M, Wt, nt)
     G.pair.Wt = Wt
     status = engine_run(&B, True, betas, k0, k1, 0, weights, 0, 0, nt, check_signals)
     free(Wt)
