@@ -144,12 +144,12 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
                                   ptrdiff_t K, int64_t *x) {
     T lane[NL];
     vd u[NL / 2 / VLD];
+    VT P[NG];
+    VUT X[NG];
     int64_t ex = 0, nres = 0;
     ptrdiff_t g, i, h, l;
     int q;
     for (g = 0; g < NQ; g += NG) {
-        VT P[NG];
-        VUT X[NG];
         for (q = 0; q < NG; q++) {
             P[q] = (VT){0} + (T)1;
             X[q] = (VUT){0};
@@ -186,12 +186,24 @@ CYRBM_INLINE double FN(chib_prod)(const T *A, const T *B, const T *e, ptrdiff_t 
             ex += (int64_t)HSUM_UT(xs);
         }
     }
-    /* the fold in float64 vectors, in registers (after a barrier: the chains stay in
-     * registers in the loop above): lane l times lane l + NL / 2, the halves again while
-     * they are whole vectors, then the last vector's lanes by the same tree (hmul_d) */
-    CYRBM_COMPILER_BARRIER();
-    for (l = 0; l < NL / 2 / VLD; l++)
-        u[l] = VLOADD(lane + l * VLD) * VLOADD(lane + l * VLD + NL / 2);
+    /* the fold in float64 vectors: lane l times lane l + NL / 2, the halves again while
+     * they are whole vectors, then the last vector's lanes by the same tree (hmul_d).
+     * Where one group holds all the lanes (AVX-512: NQ = NG = 8) the first products are
+     * taken from the chains' registers (VPART_D: VLD of a chain's lanes as float64),
+     * else from the lane array (after a barrier: the chains stay in registers in the
+     * loop above); the same lanes either way. */
+#if defined(VPART_D)
+    if (NQ == NG) {
+        for (l = 0; l < NL / 2 / VLD; l++)
+            u[l] = VPART_D(P[l * VLD / VL], l * VLD % VL)
+                   * VPART_D(P[(l * VLD + NL / 2) / VL], l * VLD % VL);
+    } else
+#endif
+    {
+        CYRBM_COMPILER_BARRIER();
+        for (l = 0; l < NL / 2 / VLD; l++)
+            u[l] = VLOADD(lane + l * VLD) * VLOADD(lane + l * VLD + NL / 2);
+    }
     for (h = NL / 4 / VLD; h >= 1; h /= 2)
         for (l = 0; l < h; l++) u[l] = u[l] * u[l + h];
     *x = ex - nres * NL * EXP_BIAS;

@@ -7,6 +7,8 @@
  *   VLOAD, VSTORE, VSIG, VEXP   load, store, logistic, e^x (x <= 0)
  *   VLOADD   VLD elements of T widened to a float64 vector (vd); VSTORED its inverse
  *            (a vd rounded to T and stored)
+ *   VPART_D  (v, o): lanes o .. o + VLD - 1 of a VT as a vd, in registers (defined only
+ *            where simd.h has the shuffle for it: 64-byte vectors)
  *   UT, VUT  the unsigned integer of T's width and its native vectors (vu / vq)
  *   AS_UT, AS_T   bit casts between VT and VUT lanes;  MASK_T, SEL_T, BC_T: mask from a
  *            comparison, select, broadcast (simd.h's MASKU/MASKQ, SELF/SELD, BCF/BCD)
@@ -28,6 +30,7 @@
 #undef VEXP
 #undef VLOADD
 #undef VSTORED
+#undef VPART_D
 #undef UT
 #undef VUT
 #undef HSUM_UT
@@ -64,6 +67,9 @@
 #define VEXP vexp_f
 #define VLOADD ld_f_as_d
 #define VSTORED st_d_as_f
+#if defined(CYRBM_PART_F_AS_D)
+#define VPART_D part_f_as_d
+#endif
 #define VUT vu
 #define HSUM_UT hsum_u
 #define AS_UT ASU
@@ -97,6 +103,9 @@
 #define VEXP vexp_d
 #define VLOADD ld_d
 #define VSTORED st_d
+#if defined(CYRBM_PART_F_AS_D)
+#define VPART_D(v, o) (v)       /* VL = VLD: the whole vector (o = 0) */
+#endif
 #define VUT vq
 #define HSUM_UT hsum_q
 #define AS_UT ASQ
