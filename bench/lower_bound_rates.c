@@ -120,19 +120,23 @@ double lb_stream(const float *table, long n, long reps, int nthreads) {
 }
 
 /* the Chib-style estimator's inner product: P *= A + B * e over n floats (a multiple of
- * 128) from L1, `reps` times per thread, in 8 independent product chains (the machine's
- * rate) or, with kernel_chains, in the kernel's 2 (chib_logprod's 128-byte logical lanes,
- * fixed for the same bits in every variant: a chain of latencies) */
-#define LB_LOGPROD(NC)                                                                    \
-    for (r = 0; r < reps; r++)                                                            \
+ * 128), `reps` times per thread.  mode 0: from L1, in 8 independent product chains (the
+ * machine's rate); 1: the same in the kernel's former 2 chains (128-byte logical lanes: a
+ * chain of latencies); 2: 8 chains with e from a block of 16 rows in turn (L2), as the
+ * kernel's passes read the table rows of CHIB_SITE_BLOCK sites for each item in flight */
+#define LB_LOGPROD(NC, ROWS)                                                              \
+    for (r = 0; r < reps; r++) {                                                          \
+        const vf *e = E + (r % (ROWS)) * (n / 16);                                        \
         for (i = 0; i < n / 16; i += NC)                                                  \
-            for (k = 0; k < NC; k++) p[k] *= A[i + k] + B[i + k] * E[i + k];
-double lb_logprod(int n, long reps, int nthreads, int kernel_chains) {
+            for (k = 0; k < NC; k++) p[k] *= A[i + k] + B[i + k] * e[i + k];              \
+    }
+double lb_logprod(int n, long reps, int nthreads, int mode) {
     double t0 = omp_get_wtime();
 #pragma omp parallel num_threads(nthreads)
     {
+        const int rows = mode == 2 ? 16 : 1;
         vf *A = aligned_alloc(64, (size_t)n * 4), *B = aligned_alloc(64, (size_t)n * 4),
-           *E = aligned_alloc(64, (size_t)n * 4);
+           *E = aligned_alloc(64, (size_t)n * 4 * rows);
         vf p[8];
         long r;
         int i, k;
@@ -140,12 +144,14 @@ double lb_logprod(int n, long reps, int nthreads, int kernel_chains) {
         for (i = 0; i < n / 16; i++) {
             A[i] = (vf){0} + 0.5f;
             B[i] = (vf){0} + 0.5f;
-            E[i] = (vf){0} + 1.0f;
         }
-        if (kernel_chains) {
-            LB_LOGPROD(2)
+        for (i = 0; i < n / 16 * rows; i++) E[i] = (vf){0} + 1.0f;
+        if (mode == 1) {
+            LB_LOGPROD(2, 1)
+        } else if (mode == 2) {
+            LB_LOGPROD(8, 16)
         } else {
-            LB_LOGPROD(8)
+            LB_LOGPROD(8, 1)
         }
         for (k = 0; k < 8; k++)     /* every chain: none is dead code */
             lb_sink += p[k][0];
