@@ -8,7 +8,7 @@
  *   VLOADD   VLD elements of T widened to a float64 vector (vd); VSTORED its inverse
  *            (a vd rounded to T and stored)
  *   VPART_D  (v, o): lanes o .. o + VLD - 1 of a VT as a vd, in registers (defined only
- *            where simd.h has the shuffle for it: 64-byte vectors)
+ *            in the AVX-512 variant, simd.h's part_f_as_d)
  *   UT, VUT  the unsigned integer of T's width and its native vectors (vu / vq)
  *   AS_UT, AS_T   bit casts between VT and VUT lanes;  MASK_T, SEL_T, BC_T: mask from a
  *            comparison, select, broadcast (simd.h's MASKU/MASKQ, SELF/SELD, BCF/BCD)

@@ -190,20 +190,14 @@ CYRBM_INLINE double hmul_d(vd v) {
     v = v * __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3);
     return v[0] * v[1];
 }
-/* lanes o .. o + 7 (o = 0 or 8) of a vf as a vd, in registers (float_t.h's VPART_D) */
-#define CYRBM_PART_F_AS_D 1
 #if defined(CYRBM_ISA_AVX512)
-CYRBM_INLINE vd part_f_as_d(vf v, int o) {      /* one vcvtps2pd of the 256-bit half */
+/* lanes o .. o + 7 (o = 0 or 8) of a vf as a vd, in registers: one vcvtps2pd of a 256-bit
+ * half (float_t.h's VPART_D) */
+#define CYRBM_PART_F_AS_D 1
+CYRBM_INLINE vd part_f_as_d(vf v, int o) {
     const __m512 x = (__m512)v;
     if (o == 0) return (vd)_mm512_cvtps_pd(_mm512_castps512_ps256(x));
     return (vd)_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-}
-#else
-CYRBM_INLINE vd part_f_as_d(vf v, int o) {
-    if (o == 0) return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5,
-                                                                       6, 7), vd);
-    return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15),
-                                   vd);
 }
 #endif
 CYRBM_INLINE uint64_t hsum_q(vq v) {
