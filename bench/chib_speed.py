@@ -15,7 +15,8 @@ Options:
   --steps S     Markov chain steps [default: 40].
   --threads T   cyrbm threads (default: all cores).
   --numpy N     Vectors for the NumPy reference (0: skip) [default: 1].
-  --cache FILE  Trained DBN of the former chib_digits.py [default: bench/.cache/dbn_784_500_2000_t].
+  --cache FILE  Trained DBN of the former chib_digits.py (default: .cache/dbn_784_500_2000_t
+                beside this script, wherever it is run from).
   --repeat K    Timings of cyrbm (best and median reported) [default: 3].
 """
 import os
@@ -134,7 +135,9 @@ def main():
     a = docopt(__doc__)
     n, S = int(a["--vectors"]), int(a["--steps"])
     threads = int(a["--threads"]) if a["--threads"] else None
-    layers, kind = load_dbn(a["--cache"])
+    cache = a["--cache"] or os.path.join(os.path.dirname(os.path.abspath(__file__)), ".cache",
+                                         "dbn_784_500_2000_t")
+    layers, kind = load_dbn(cache)
     V = mnistlike(n, seed=123)
     log_z = 0.0          # ln Z only shifts the estimates; it does not change the work
     print(f"784-500-2000 DBN ({kind}, {layers[0].dtype}), S = {S}, {n} MNIST-like test vectors")

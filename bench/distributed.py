@@ -26,7 +26,8 @@ Options:
   --vectors N    Test vectors of the Chib-style estimator [default: 10000].
   --repeat K     Rounds of local, 1 worker, 2 workers in turn (best reported) [default: 2].
   --only WHAT    ais, chib or sweep (default: all three).
-  --cache DIR    Cached models [default: bench/.cache].
+  --cache DIR    Cached models (default: .cache beside this script, wherever it is run
+                 from).
 """
 import os
 os.environ.pop("OPENBLAS_L2_SIZE", None)     # this VM's 512 slows OpenBLAS sgemm ~10x
@@ -59,7 +60,7 @@ def rbm_784x500(cache):
 def main():
     args = docopt(__doc__)
     repeat = int(args["--repeat"])
-    cache = args["--cache"]
+    cache = args["--cache"] or os.path.join(_HERE, ".cache")
     only = args["--only"]
     work = {}
     cores = len(os.sched_getaffinity(0))
