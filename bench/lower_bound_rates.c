@@ -123,7 +123,10 @@ double lb_stream(const float *table, long n, long reps, int nthreads) {
  * 128), `reps` times per thread.  mode 0: from L1, in 8 independent product chains (the
  * machine's rate); 1: the same in the kernel's former 2 chains (128-byte logical lanes: a
  * chain of latencies); 2: 8 chains with e from a block of 16 rows in turn (L2), as the
- * kernel's passes read the table rows of CHIB_SITE_BLOCK sites for each item in flight */
+ * kernel's passes read the table rows of CHIB_SITE_BLOCK sites for each item in flight;
+ * 3: as 2, two sites of one item per pass (A and B loaded once for two rows of e, the
+ * second site's factor B + A e: what computing the next site's product ahead, while the
+ * state is the same, would save), reps counting sites */
 #define LB_LOGPROD(NC, ROWS)                                                              \
     for (r = 0; r < reps; r++) {                                                          \
         const vf *e = E + (r % (ROWS)) * (n / 16);                                        \
@@ -134,7 +137,7 @@ double lb_logprod(int n, long reps, int nthreads, int mode) {
     double t0 = omp_get_wtime();
 #pragma omp parallel num_threads(nthreads)
     {
-        const int rows = mode == 2 ? 16 : 1;
+        const int rows = mode >= 2 ? 16 : 1;
         vf *A = aligned_alloc(64, (size_t)n * 4), *B = aligned_alloc(64, (size_t)n * 4),
            *E = aligned_alloc(64, (size_t)n * 4 * rows);
         vf p[8];
@@ -150,6 +153,19 @@ double lb_logprod(int n, long reps, int nthreads, int mode) {
             LB_LOGPROD(2, 1)
         } else if (mode == 2) {
             LB_LOGPROD(8, 16)
+        } else if (mode == 3) {
+            vf p2[8];
+            for (k = 0; k < 8; k++) p2[k] = (vf){0} + 1.0f;
+            for (r = 0; r < reps; r += 2) {
+                const vf *e = E + (r % 16) * (n / 16), *e2 = E + ((r + 1) % 16) * (n / 16);
+                for (i = 0; i < n / 16; i += 8)
+                    for (k = 0; k < 8; k++) {
+                        const vf a = A[i + k], b = B[i + k];
+                        p[k] *= a + b * e[i + k];
+                        p2[k] *= b + a * e2[i + k];
+                    }
+            }
+            for (k = 0; k < 8; k++) lb_sink += p2[k][0];
         } else {
             LB_LOGPROD(8, 1)
         }
