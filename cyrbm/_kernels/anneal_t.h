@@ -416,17 +416,18 @@ CYRBM_INLINE void FN(cyrbm_ak_visible_run)(const cyrbm_ais_pair *P, cyrbm_ais_st
             nbits |= MASK_BITS_T(DRAW_T(u, y, t) & FN(cyrbm_ak_valid)(D - iq)) << (q * VL);
         }
         memcpy(ow, v + i, VB);
-        for (w = 0; w < VB / 8; w++) {
-            obits |= bytes8_to_bits(ow[w]) << (8 * w);
-            nw[w] = bits_to_bytes8(nbits >> (8 * w));
-        }
-        memcpy(v + i, nw, VB);
+        for (w = 0; w < VB / 8; w++) obits |= bytes8_to_bits(ow[w]) << (8 * w);
         fl = obits ^ nbits;
-        if (fl)   /* (a list has room for 8 entries past the block: i + VB <= ldV) */
-            for (w = 0; w < VB / 8; w++) {
+        if (fl) {   /* the 0/1 bytes are rewritten only in a block where a unit flipped
+                     * (most blocks near beta = 1 have none) */
+            for (w = 0; w < VB / 8; w++) nw[w] = bits_to_bytes8(nbits >> (8 * w));
+            memcpy(v + i, nw, VB);
+            for (w = 0; w < VB / 8; w++) {   /* (a list has room for 8 entries past the
+                                              * block: i + VB <= ldV) */
                 cyrbm_emit8((fl & nbits) >> (8 * w), (int32_t)(i + 8 * w), fon, &non);
                 cyrbm_emit8((fl & ~nbits) >> (8 * w), (int32_t)(i + 8 * w), foff, &noff);
             }
+        }
     }
     for (q = 0; q < NQD; q++) {
         st_q(rng + q * VLD, s0[q]);
