@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     ptrdiff_t i, r, j;
     int reg, rep;
     printf("cyrbm_ak_update (%s), 784 x 500 W^T in 64-byte chunks, %td runs, best of %d%s\n",
-           LBU_STR(CYRBM_ISA_NAME), R, reps, nev > 0 ? ", another buffer read before each" : "");
+           LBU_STR(CYRBM_ISA_NAME), R, reps, nev > 0 ? ", another buffer read and written before each" : "");
     for (i = 0; i < n * ld; i++) Wt[i] = (float)((int64_t)(lbu_next() % 2000001) - 1000000) * 1e-6f;
     for (i = 0; i < R * ld; i++) out[i] = 0.0f;
     for (reg = 0; reg < 3; reg++) {
