@@ -39,6 +39,9 @@ since issue 37: a multiply-add, a division and two multiplies per pair, counted 
 at least one row add), each refresh (every 10 sweeps) the active rows of W1^T and W2
 added and 2,784 pairs recomputed (one exp each); counted on a NumPy version of the same
 chain (``--chib-sim`` vectors).  cyrbm: ``chib_log_prob`` on ``--chib-vectors`` vectors.
+Printed beside the bound, not in it: the products' time at the rate with e read from a
+16-row block in L2 (as the kernel's passes read the rows), and the rates line also gives
+that rate with two sites of one item per pass (lower_bound_rates.c, lb_logprod's modes).
 
 Usage:  python bench/lower_bound.py [--threads 1,2] [--repeat 3] [--skip-chib]
 """
