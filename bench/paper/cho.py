@@ -32,7 +32,7 @@ Options:
   --lr=LR           eta_0 [default: 0.05].
   --random=N        Uniformly random vectors [default: 1000].
   --threads=T       Threads [default: 1].
-  --figure=PNG      Where to draw [default: bench/paper/cho.png].
+  --figure=PNG      Where to draw [default: <repo>/bench/paper/cho.png].
 """
 import os
 os.environ.pop("OPENBLAS_L2_SIZE", None)        # see bench/isa_speed.py
@@ -40,10 +40,10 @@ import sys
 import time
 
 import numpy as np
-from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Clock, check, figure, print_table, save_figure  # noqa: E402
+from common import (Clock, check, figure, parse_args, print_table,  # noqa: E402
+                    save_figure)
 
 import cyrbm  # noqa: E402
 
@@ -84,7 +84,7 @@ def run(name, kw, X, T, R, seed, points, common):
 
 
 def main(argv=None):
-    args = docopt(__doc__, argv=argv)
+    args = parse_args(__doc__, argv)
     clock = Clock()
     quick = args["--quick"]
     X = cyrbm.load_data("digits:train")

@@ -12,10 +12,21 @@ import numpy as np
 import cyrbm
 from cyrbm._io import atomic_write
 
+#: the repository's root (bench/paper/../..): the scripts' default paths start from it,
+#: wherever they are run from
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 #: Debian's dataset-fashion-mnist: MNIST's IDX format, 28 x 28 grey images
 FASHION = "/usr/share/datasets/fashion-mnist"
 _FILES = {"train": "train-images-idx3-ubyte.gz", "test": "t10k-images-idx3-ubyte.gz"}
 _LABELS = {"train": "train-labels-idx1-ubyte.gz", "test": "t10k-labels-idx1-ubyte.gz"}
+
+
+def parse_args(usage, argv=None):
+    """docopt's options for ``usage``, where a default path written ``<repo>/...`` is
+    taken from the repository's root (the usage printed by ``--help`` shows it so)."""
+    from docopt import docopt
+    return docopt(usage.replace("<repo>/", ROOT + os.sep), argv=argv)
 
 
 def image_files(mnist=None):
@@ -36,6 +47,11 @@ def load_images(mnist=None, n_train=None, n_test=None, seed=0, labels=False):
         path = os.path.join(root, _FILES[part])
         if not os.path.exists(path):
             path = path[:-3]                    # an uncompressed copy
+        if not os.path.exists(path):
+            raise SystemExit(
+                f"no {_FILES[part]} (or its uncompressed copy) in {root}: "
+                + ("give the folder of real MNIST's four IDX files." if mnist else
+                   "install Debian's dataset-fashion-mnist, or give real MNIST with --mnist DIR."))
         X = cyrbm.load_data(path, binarize="stochastic", seed=seed + i)
         n = n_train if part == "train" else n_test
         out.append(np.ascontiguousarray(X[:n]) if n else X)

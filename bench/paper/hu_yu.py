@@ -35,7 +35,7 @@ Options:
   --rows=N          Training rows of Sec. 5.2 [default: 10000].
   --epochs=E        Epochs of Sec. 5.2 [default: 5].
   --mnist=DIR       Real MNIST's IDX files (default: Fashion-MNIST).
-  --figure=PNG      Where to draw [default: bench/paper/hu_yu.png].
+  --figure=PNG      Where to draw [default: <repo>/bench/paper/hu_yu.png].
   --updates=N       Parameter updates [default: 5000].
   --report=LIST     Updates at which to report, comma-separated [default: 500,1000,2000,5000].
   --seeds=S         Seeds 0 .. S-1 [default: 10].
@@ -52,10 +52,10 @@ import time
 import sys
 
 import numpy as np
-from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Clock, check, figure, load_images, print_table, save_figure  # noqa: E402
+from common import (Clock, check, figure, load_images, parse_args,  # noqa: E402
+                    print_table, save_figure)
 
 import cyrbm  # noqa: E402
 from cyrbm.data.datasets import load_digits  # noqa: E402
@@ -108,7 +108,7 @@ def acceptance_by_hidden(X, hidden, epochs, threads, seed=0):
 
 
 def main(argv=None):
-    args = docopt(__doc__, argv=argv)
+    args = parse_args(__doc__, argv)
     clock = Clock()
     quick = args["--quick"]
     X = toy_data()

@@ -46,7 +46,8 @@ Options:
   --runs=N        AIS runs for ln Z of the top RBM [default: 100].
   --samples=M     Samples from Q per vector for the bound [default: 100].
   --whole=N       Test vectors for the whole-set estimate (0: all) [default: 0].
-  --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
+  --models=DIR    Trained models (shared with sm08_table1.py)
+                  [default: <repo>/bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
 
@@ -54,20 +55,19 @@ At full size the long stages resume: ln Z of each top (pickled) and the estimato
 (their checkpoints) are kept beside the models in --models/full/ms09_*, so a stopped run
 picks up where it was; remove those files to start over.
   --figure=PNG    Where to draw the trace of the W2 = W1^T DBN
-                  [default: bench/paper/ms09.png].
+                  [default: <repo>/bench/paper/ms09.png].
   --figure-random=PNG  Where to draw the trace of the DBN from random weights
-                  [default: bench/paper/ms09_random.png].
+                  [default: <repo>/bench/paper/ms09_random.png].
 """
 import os
 os.environ.pop("OPENBLAS_L2_SIZE", None)     # this VM's 512 slows OpenBLAS sgemm ~10x
 import sys
 
 import numpy as np
-from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (SM08_TRAIN, Clock, cached, check, greedy_top,  # noqa: E402
-                    option, print_table, sm08_rbm, sm08_setup)
+                    option, parse_args, print_table, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.estimators.chib import ais_per_vector, chib_log_prob, chib_trace  # noqa: E402
@@ -159,7 +159,7 @@ def compare(name, dbn, rbm1, X, T, labels, *, runs, ais_betas, ais_runs, repeats
 
 
 def main(argv=None):
-    a = docopt(__doc__, argv=argv)
+    a = parse_args(__doc__, argv)
     clock = Clock()
     quick = a["--quick"]
     seed, threads, X, T, dname, labels = sm08_setup(a, quick_test=None)

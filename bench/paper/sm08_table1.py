@@ -34,21 +34,21 @@ Options:
   --runs=N        AIS runs of the small models (the table uses the first 100) [default: 1000].
   --big-runs=N    AIS runs of the 500-hidden models and of the ratio [default: 100].
   --em=N          EM iterations of the mixtures [default: 100].
-  --models=DIR    Where the trained RBMs go (and are reused from) [default: bench/.cache/sm08].
+  --models=DIR    Where the trained RBMs go (and are reused from)
+                  [default: <repo>/bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
-  --figure=PNG    Where to draw Figure 3 [default: bench/paper/sm08_table1.png].
+  --figure=PNG    Where to draw Figure 3 [default: <repo>/bench/paper/sm08_table1.png].
 """
 import os
 os.environ.pop("OPENBLAS_L2_SIZE", None)        # see bench/isa_speed.py
 import sys
 
 import numpy as np
-from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Clock, check, figure, first_runs, log_sd, option,  # noqa: E402
-                    print_table, save_figure, sm08_rbm, sm08_setup)
+                    parse_args, print_table, save_figure, sm08_rbm, sm08_setup)
 
 import cyrbm  # noqa: E402
 
@@ -69,7 +69,7 @@ def run_counts(runs):
 
 
 def main(argv=None):
-    args = docopt(__doc__, argv=argv)
+    args = parse_args(__doc__, argv)
     clock = Clock()
     quick = args["--quick"]
     seed, threads, X, T, dname, _ = sm08_setup(args)

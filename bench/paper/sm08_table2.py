@@ -23,11 +23,12 @@ Options:
   --epochs2=E     Epochs of the top RBMs [default: 20].
   --runs=N        AIS runs for ln Z of each top RBM [default: 500].
   --rbm-runs=N    AIS runs for ln Z of each first RBM [default: 100].
-  --models=DIR    Trained models (shared with sm08_table1.py) [default: bench/.cache/sm08].
+  --models=DIR    Trained models (shared with sm08_table1.py)
+                  [default: <repo>/bench/.cache/sm08].
   --threads=T     Threads [default: 1].
   --seed=S        Seed of everything [default: 0].
   --figure=PNG    Where to draw the bounds beside the first RBMs
-                  [default: bench/paper/sm08_table2.png].
+                  [default: <repo>/bench/paper/sm08_table2.png].
 
 At full size the run resumes: each top RBM trains with a checkpoint beside its model file
 in --models/full/, and each ln Z is kept there (table2_*.pkl) once estimated; remove those
@@ -38,11 +39,11 @@ os.environ.pop("OPENBLAS_L2_SIZE", None)        # see bench/isa_speed.py
 import sys
 
 import numpy as np
-from docopt import docopt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (SM08_TRAIN, Clock, cached, check, figure,  # noqa: E402
-                    greedy_top, option, print_table, save_figure, sm08_rbm, sm08_setup)
+                    greedy_top, option, parse_args, print_table, save_figure, sm08_rbm,
+                    sm08_setup)
 
 import cyrbm  # noqa: E402
 from cyrbm.training.greedy import up_pass  # noqa: E402
@@ -57,7 +58,7 @@ PAPER_RBM = {"DBN-CD1": -125.53, "DBN-CD3": -105.50, "DBN-CD25": -86.34,
 
 
 def main(argv=None):
-    a = docopt(__doc__, argv=argv)
+    a = parse_args(__doc__, argv)
     clock = Clock()
     quick = a["--quick"]
     seed, threads, X, T, dname, _ = sm08_setup(a)
