@@ -25,7 +25,11 @@ schedule ([0, 0.5) step 1e-3, [0.5, 0.9) step 1e-4, [0.9, 1] step 1e-5):
 * cyrbm: its AIS engine (cyrbm._engine.GibbsEngine, the driver of Annealer.log_partition)
   run over the whole schedule, region by region, each region's call timed (wall and
   process CPU time): the regions see the state distribution they have in a real run;
-  the ln Z at the end is Annealer's to the last bit (checked).
+  the ln Z at the end is Annealer's to the last bit (checked);
+* paired ratios: this VM's speed drifts by up to 2x within minutes, so each timing of
+  cyrbm (AIS and Chib) is also set against a bound from rates measured again just before
+  it (best of 2), and the median and range of these per-timing ratios are printed beside
+  the ratio of cyrbm's best time to the bound from the rates measured at the start.
 
 Chib-style estimator (MS09 Sec. 3, Figure 1; cyrbm/estimators/chib.py): the 784-500-2000
 DBN of bench/chib_speed.py if its cache exists, else a greedy one trained here (the AIS
@@ -220,6 +224,12 @@ def ais_bound(fl, r, steps, runs, nt, D, M, rates):
     rows = nt * (rows_per_step(fl["pv"][r], rpt) * M + rows_per_step(fl["ph"][r], rpt) * D) * 4
     t_mem = steps * (rows / rates["bw_ais"] + runs * (M + D) * 4 / rates["bw_l2"])
     return dict(add=t_add, exp=t_exp, rng=t_rng, compute=t_add + t_exp + t_rng, memory=t_mem)
+
+
+def region_bound(fl, r, steps, runs, nt, D, M, rates):
+    """The bound of region r, max(compute, memory), in seconds."""
+    bd = ais_bound(fl, r, steps, runs, nt, D, M, rates)
+    return max(bd["compute"], bd["memory"])
 
 
 def time_regions(model, bA_stored, betas, runs, nt, seed, weights=True):
@@ -432,13 +442,16 @@ def main(argv=None):
                        progress=False).log_partition(model, base_rate=bA_stored)
         reg = region_of(betas[1:])
         steps = np.array([np.sum(reg == r) for r in range(3)], dtype=float)   # k = 1..K
-        rows, ratios, no_weights = [], {}, {}
+        rows, ratios, no_weights, paired = [], {}, {}, {}
         for nt in threads:
-            walls, cpus = [], []
+            walls, cpus, paired[nt] = [], [], []
             for _ in range(repeat):
+                rt = measure_rates(lib, nt, 2, ais_bytes, chib_bytes)
                 w, c, lw = time_regions(model, bA_stored, betas, args.runs, nt, seed=0)
                 walls.append(w)
                 cpus.append(c)
+                paired[nt].append([w[r] / region_bound(fl, r, steps[r], args.runs, nt, D, M, rt)
+                                   for r in range(3)])
                 lz = _anneal.base_rate_log_z(bA_stored, M) + logmeanexp(lw)
                 if lz != ref.log_Z:
                     raise SystemExit(f"region-by-region ln Z {lz!r} != Annealer's {ref.log_Z!r}")
@@ -451,7 +464,7 @@ def main(argv=None):
             walls, cpus = np.array(walls), np.array(cpus)
             for r, (name, _, _) in enumerate(REGIONS):
                 bd = ais_bound(fl, r, steps[r], args.runs, nt, D, M, rates[nt])
-                bound = max(bd["compute"], bd["memory"])
+                bound = region_bound(fl, r, steps[r], args.runs, nt, D, M, rates[nt])
                 best, med = walls[:, r].min(), float(np.median(walls[:, r]))
                 ratios[(nt, r)] = best / bound
                 rows.append((nt, name, int(round(steps[r])), fl["fv"][r], cv[r], fl["fh"][r], bd,
@@ -473,6 +486,15 @@ def main(argv=None):
         for (nt, name, st, fv, cvr, fh, bd, bound, best, med, cpu) in rows:
             print(f"| {nt} | {name} | {bd['add']:.3f} | {bd['exp']:.3f} | {bd['rng']:.3f} | "
                   f"{bd['compute']:.3f} | {bd['memory']:.3f} |")
+        print("\nPaired ratios: each timing against the bound from rates measured just before "
+              "it; median (range) over the timings\n")
+        print("| threads | " + " | ".join(name for name, _, _ in REGIONS) + " |")
+        print("|---|" + "---|" * len(REGIONS))
+        for nt in threads:
+            pr = np.array(paired[nt])
+            print(f"| {nt} | " + " | ".join(
+                f"{np.median(pr[:, r]):.2f} ({pr[:, r].min():.2f}-{pr[:, r].max():.2f})"
+                for r in range(len(REGIONS))) + " |")
         print(flush=True)
 
     if not args.skip_chib:
@@ -496,14 +518,17 @@ def main(argv=None):
         print("| threads | softplus terms / vector | flips / vector | bound (ms/vector) | "
               "cyrbm best / median (ms/vector) | CPU (ms/vector) | ratio | 10,000 vectors (s) |")
         print("|---|---|---|---|---|---|---|---|")
-        parts = []
+        parts, chib_paired = [], []
         for nt in threads:
-            times, cpus = [], []
+            times, cpus, pr = [], [], []
             for _ in range(repeat):
+                bd = chib_bound(c, 1, nt, D, H2, measure_rates(lib, nt, 2, ais_bytes, chib_bytes))
                 t, cc = time.perf_counter(), time.process_time()
                 chib_log_prob(layers, V[:n], 0.0, steps=S, repeats=1, seed=0, threads=nt)
                 times.append(time.perf_counter() - t)
                 cpus.append(time.process_time() - cc)
+                pr.append(times[-1] / n / max(bd["compute"], bd["memory"]))
+            chib_paired.append(f"{nt} thread(s) {np.median(pr):.2f} ({min(pr):.2f}-{max(pr):.2f})")
             bd = chib_bound(c, 1, nt, D, H2, rates[nt])
             bound = max(bd["compute"], bd["memory"])
             best, med = min(times) / n, float(np.median(times)) / n
@@ -516,6 +541,8 @@ def main(argv=None):
                          f"{1e3 * bd['memory']:.2f}; the products with e from L2 "
                          f"{1e3 * bd['prod_l2']:.2f}")
         print("\nThe bound's parts (ms per vector): " + "; ".join(parts))
+        print("\nPaired ratios (each timing against the bound from rates measured just "
+              "before it), median (range): " + "; ".join(chib_paired))
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
