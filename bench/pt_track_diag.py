@@ -135,7 +135,11 @@ def main(argv=None):
         from mnistlike import mnistlike
         X, source = mnistlike(int(args["--rows"]), seed=0), "MNIST-like digits"
     else:
-        X = cyrbm.load_data(args["DATA"], binarize="stochastic", seed=0)[:int(args["--rows"])]
+        try:
+            X = cyrbm.load_data(args["DATA"], binarize="stochastic", seed=0)
+        except cyrbm.errors.DataError as e:
+            raise SystemExit(str(e))
+        X = X[:int(args["--rows"])]
         source = args["DATA"]
     threads = int(args["--threads"])
     diag = Diagnosis()
