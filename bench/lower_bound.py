@@ -229,10 +229,9 @@ def ais_bound(fl, r, steps, runs, nt, D, M, rates):
     return dict(add=t_add, exp=t_exp, rng=t_rng, compute=t_add + t_exp + t_rng, memory=t_mem)
 
 
-def region_bound(fl, r, steps, runs, nt, D, M, rates):
-    """The bound of region r, max(compute, memory), in seconds."""
-    bd = ais_bound(fl, r, steps, runs, nt, D, M, rates)
-    return max(bd["compute"], bd["memory"])
+def bound_of(parts):
+    """The bound from its parts (ais_bound, chib_bound): max(compute, memory), seconds."""
+    return max(parts["compute"], parts["memory"])
 
 
 def time_regions(model, bA_stored, betas, runs, nt, seed, weights=True):
@@ -450,7 +449,7 @@ def main(argv=None):
                        progress=False).log_partition(model, base_rate=bA_stored)
         reg = region_of(betas[1:])
         steps = np.array([np.sum(reg == r) for r in range(3)], dtype=float)   # k = 1..K
-        rows, ratios, no_weights, paired = [], {}, {}, {}
+        rows, paired = [], {}
         for nt in threads:
             walls, cpus, paired[nt] = [], [], []
             for _ in range(repeat):
@@ -459,23 +458,21 @@ def main(argv=None):
                 w, c, lw = time_regions(model, bA_stored, betas, args.runs, nt, seed=0)
                 walls.append(w)
                 cpus.append(c)
-                paired[nt].append([w[r] / region_bound(fl, r, steps[r], args.runs, nt, D, M, rt)
-                                   for r in range(3)])
+                paired[nt].append([w[r] / bound_of(ais_bound(fl, r, steps[r], args.runs, nt,
+                                                             D, M, rt)) for r in range(3)])
                 lz = _anneal.base_rate_log_z(bA_stored, M) + logmeanexp(lw)
                 if lz != ref.log_Z:
                     raise SystemExit(f"region-by-region ln Z {lz!r} != Annealer's {ref.log_Z!r}")
                 print(f"  {nt} thread(s): regions {', '.join(f'{x:.3f}' for x in w)} s wall "
                       f"(CPU {', '.join(f'{x:.3f}' for x in c)} s)", flush=True)
             w, c, _ = time_regions(model, bA_stored, betas, args.runs, nt, seed=0, weights=False)
-            no_weights[nt] = w[2]
             print(f"  {nt} thread(s): [0.9, 1] without the log weights {w[2]:.3f} s wall "
                   f"(CPU {c[2]:.3f} s)", flush=True)
             walls, cpus = np.array(walls), np.array(cpus)
             for r, (name, _, _) in enumerate(REGIONS):
                 bd = ais_bound(fl, r, steps[r], args.runs, nt, D, M, best_rates(nt))
-                bound = region_bound(fl, r, steps[r], args.runs, nt, D, M, best_rates(nt))
+                bound = bound_of(bd)
                 best, med = walls[:, r].min(), float(np.median(walls[:, r]))
-                ratios[(nt, r)] = best / bound
                 rows.append((nt, name, int(round(steps[r])), fl["fv"][r], cv[r], fl["fh"][r], bd,
                              bound, best, med, float(np.median(cpus[:, r]))))
         print(f"\nln Z = {ref.log_Z:.3f} (Annealer, the same bits region by region); load "
@@ -541,10 +538,10 @@ def main(argv=None):
                 chib_log_prob(layers, V[:n], 0.0, steps=S, repeats=1, seed=0, threads=nt)
                 times.append(time.perf_counter() - t)
                 cpus.append(time.process_time() - cc)
-                pr.append(times[-1] / n / max(bd["compute"], bd["memory"]))
+                pr.append(times[-1] / n / bound_of(bd))
             chib_paired.append(f"{nt} thread(s) {np.median(pr):.2f} ({min(pr):.2f}-{max(pr):.2f})")
             bd = chib_bound(c, 1, nt, D, H2, best_rates(nt))
-            bound = max(bd["compute"], bd["memory"])
+            bound = bound_of(bd)
             best, med = min(times) / n, float(np.median(times)) / n
             print(f"| {nt} | {c['sites'] * (D + H2):,.0f} | {c['flips']:.0f} | {1e3 * bound:.2f} | "
                   f"{1e3 * best:.2f} / {1e3 * med:.2f} | {1e3 * float(np.median(cpus)) / n:.2f} | "
