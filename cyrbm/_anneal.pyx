@@ -24,6 +24,7 @@ import numpy as np
 from cython.parallel cimport prange, parallel
 from cyrbm._omp cimport cap_threads, seconds_now, signal_raised, raise_set_error, time_to_check
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t, uintptr_t
+from cyrbm._random cimport check_streams
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport log, exp, fabs, isfinite, INFINITY
@@ -598,8 +599,7 @@ def chain_uniforms(uint64_t[:, ::1] streams, Py_ssize_t n):
     (streams: (R, 4) uint64, advanced in place): an (R, n) float64 array.  For the
     acceptance tests and proposals of samplers written over chains in NumPy (mode
     hopping), so they draw from cyrbm's one generator."""
-    if streams.shape[1] != 4:
-        raise ValueError("streams must have shape (R, 4).")
+    check_streams(streams, streams.shape[0], "chain_uniforms: streams")
     out = np.empty((streams.shape[0], max(n, 0)))
     cdef double[:, ::1] o = out
     cdef Py_ssize_t c, k

@@ -19,11 +19,10 @@ from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport *
 from cyrbm._gibbs cimport (aligned_buffer, active_lists, transpose, padded_product,
                            padded_sample, SOURCE_PADDED, SOURCE_TRANSPOSE)
-from cyrbm._gibbs import _check_streams
 
 # the kernels run through the one dispatch table (cyrbm._dispatch), which holds the switch
 from cyrbm._dispatch cimport kernel_table
@@ -250,7 +249,7 @@ cdef Workspace _checked_workspace(Workspace workspace, Py_ssize_t B, Py_ssize_t 
 
 def _check_step(Py_ssize_t B, Py_ssize_t D, Py_ssize_t M, Py_ssize_t nvb, Py_ssize_t nhb,
                 v_chain_shape, Py_ssize_t v_data_cols, int k, streams, bint persistent=False):
-    _check_streams(streams, B)
+    check_streams(streams, B, "streams", at_least=True)
     if k < 0 or (k == 0 and not persistent):
         raise ValueError("k must be at least 1 (0 only for persistent chains)")
     if v_chain_shape[0] != B or v_chain_shape[1] != D or v_data_cols != D:

@@ -36,7 +36,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from cyrbm._omp cimport cap_threads
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from libc.stdint cimport int32_t
 from cyrbm._ckernels cimport k_bern_row, k_transpose, cyrbm_padded_ld
 from cyrbm._gibbs cimport active_lists, padded_product_path, SOURCE_PADDED
@@ -339,8 +339,9 @@ cdef object _bound_terms(list Ws, list vbs, list hbs, const uint8_t[:, ::1] V, P
         vb[l] = &w1[0]
         w1 = hbs[l]
         hb[l] = &w1[0]
-    if V.shape[1] != sz[0] or streams.shape[0] != N or streams.shape[1] != 4:
-        raise ValueError("data or streams do not fit the layers")
+    if V.shape[1] != sz[0]:
+        raise ValueError("data do not fit the layers")
+    check_streams(streams, N, "streams")
     lpv = np.zeros((N, M))
     lrest = np.zeros((N, M))
     lq = np.zeros((N, M))

@@ -15,7 +15,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport (ais_buffers, ais_alloc, ais_free, ais_set_rbm, ais_set_tempered,
                             ais_visible, ais_anneal, ais_refresh_inputs, engine_run,
@@ -78,8 +78,7 @@ def gibbs_sample(const floating[:, ::1] W, const floating[::1] vbias,
     if v.shape[1] != D or h.shape[0] != n or h.shape[1] != M or vbias.shape[0] != D \
             or hbias.shape[0] != M:
         raise ValueError("chain, bias and weight shapes do not match.")
-    if streams.shape[0] != n or streams.shape[1] != 4:
-        raise ValueError(f"streams must have shape ({n}, 4).")
+    check_streams(streams, n, "gibbs_sample: streams")
     if n == 0 or steps <= 0:
         return
     with nogil:
@@ -436,9 +435,9 @@ cdef class GibbsEngine:
         if self.buf.pair.eB == NULL:
             raise ValueError("swaps need the tempered configuration (set_tempered).")
         if K1 < 2 or order.shape[1] != K1 or n * K1 != self.runs or beta.shape[0] != self.runs \
-                or streams.shape[0] != n or streams.shape[1] != 4 \
                 or accepted.shape[0] != n or accepted.shape[1] != K1 - 1:
-            raise ValueError("ladder, temperature, stream and count shapes do not match.")
+            raise ValueError("ladder, temperature and count shapes do not match.")
+        check_streams(streams, n, "swap: streams")
         if not valid_ladder(&temps[0], K1):
             raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
         o = np.asarray(order)

@@ -14,7 +14,7 @@ from libc.string cimport memset
 from libc.math cimport log, exp
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport ais_buffers, gauss_buffers, engine_run
 from cyrbm._gibbs cimport transpose
@@ -98,8 +98,7 @@ def gauss_run(const floating[:, ::1] W, const floating[::1] vbias, const floatin
             or sigma.shape[0] != D or hbias.shape[0] != M or mu.shape[0] != D
             or sd.shape[0] != D or logw.shape[0] != R):
         raise ValueError("gauss_run: the shapes of the model, base, runs and weights do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4:
-        raise ValueError(f"gauss_run: streams must have shape ({R}, 4).")
+    check_streams(streams, R, "gauss_run: streams")
     if not (0 <= k0 <= k1 <= betas.shape[0]):
         raise ValueError("gauss_run: the steps are not within the schedule.")
     if R == 0 or k0 == k1 or D == 0:

@@ -24,7 +24,7 @@ from libc.string cimport memcpy
 from libc.math cimport isfinite
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 
 # Rows processed per call of the chunked kernels (bounds scratch memory).
 cdef Py_ssize_t CHUNK_ROWS = 2048
@@ -124,12 +124,6 @@ cdef void transpose(const floating *A, Py_ssize_t n_rows, Py_ssize_t n_cols, flo
         k_transpose(AT + i0, n_rows, A + i0 * n_cols, n_cols, i1 - i0, n_cols)
 
 
-def _check_streams(uint64_t[:, ::1] streams, Py_ssize_t n_rows):
-    if streams.shape[0] < n_rows or streams.shape[1] != 4:
-        raise ValueError(f"need {n_rows} random streams of 4 words, got shape "
-                         f"{tuple(streams.shape)[:2]}")
-
-
 def transposed(const floating[:, ::1] W, int n_threads=1):
     """W.T as a new C-contiguous array (the layout the visible-side products read)."""
     out = np.empty((W.shape[1], W.shape[0]), dtype=np.float32 if floating is float else np.float64)
@@ -194,10 +188,9 @@ def amh_hops(const floating[:, ::1] W, const floating[::1] vbias, const floating
     if (A.shape[1] != D or AT.shape[0] != D or AT.shape[1] != L or sp.shape[0] != L
             or logH.shape[0] != L or logH.shape[1] != L or Hp.shape[0] != L
             or Hp.shape[1] != L or chains.shape[1] != D or vbias.shape[0] != D
-            or hbias.shape[0] != M or streams.shape[0] != chains.shape[0]
-            or streams.shape[1] != 4):
-        raise ValueError("amh_hops: the shapes of the model, proposal, chains and streams "
-                         "do not match.")
+            or hbias.shape[0] != M):
+        raise ValueError("amh_hops: the shapes of the model, proposal and chains do not match.")
+    check_streams(streams, chains.shape[0], "amh_hops: streams")
     if terms is not None and (terms.shape[0] != n or terms.shape[1] != 8):
         raise ValueError("amh_hops: terms must be len(rows) x 8.")
     for k in range(n):

@@ -16,7 +16,7 @@ from cyrbm._ckernels cimport cyrbm_padded_ld, cyrbm_rng_uniform, cyrbm_rng_next_
 from cyrbm._gibbs cimport (aligned_buffer, active_lists, padded_product, padded_sample,
                            use_subset_tables, sigmoid_inplace, SOURCE_PADDED,
                            SOURCE_TRANSPOSE)
-from cyrbm._gibbs import _check_streams as check_streams
+from cyrbm._random cimport check_streams
 
 
 def product(const floating[:, ::1] S, const floating[::1] bias, const uint8_t[:, ::1] states,
@@ -76,7 +76,7 @@ def bernoulli(const floating[:, ::1] P, uint64_t[:, ::1] streams, int n_threads=
     """(states, lists) for Bernoulli(P) rows through padded_sample; row r uses stream r
     (advanced in place).  lists[r] are the active units of row r."""
     cdef Py_ssize_t n_rows = P.shape[0], n = P.shape[1], i
-    check_streams(streams, n_rows)
+    check_streams(streams, n_rows, "bernoulli: streams", at_least=True)
     cdef Py_ssize_t f = sizeof(floating), ld = cyrbm_padded_ld(n, f)
     keep = []
     cdef floating *buf = <floating *> aligned_buffer(keep, max(n_rows, 1) * ld * f)

@@ -37,7 +37,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.math cimport sqrt
 
 from cyrbm._omp cimport cap_threads, omp_get_thread_num
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport cyrbm_rng_uniform, cyrbm_softplus, cyrbm_sigmoid
 
 cdef extern from "kernels.h" nogil:
@@ -170,8 +170,7 @@ def gauss_ratio_run(const double[:, ::1] WA, const double[::1] bA, const double[
             or sA.shape[0] != D or sB.shape[0] != D or cA.shape[0] != MA
             or cB.shape[0] != MB or logw.shape[0] != R):
         raise ValueError("gauss_ratio_run: the shapes of the models, runs and weights do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4:
-        raise ValueError(f"gauss_ratio_run: streams must have shape ({R}, 4).")
+    check_streams(streams, R, "gauss_ratio_run: streams")
     if not (1 <= k0 <= k1 <= betas.shape[0]) and k0 != k1:
         raise ValueError("gauss_ratio_run: the steps are not within the schedule (from 1).")
     if R == 0 or k0 == k1 or D == 0:
@@ -256,8 +255,7 @@ def srbm_ratio_run(const double[:, ::1] WA, const double[::1] bA, const double[:
             or LB.shape[1] != D or cA.shape[0] != MA or cB.shape[0] != MB
             or logw.shape[0] != R):
         raise ValueError("srbm_ratio_run: the shapes of the models, runs and weights do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4:
-        raise ValueError(f"srbm_ratio_run: streams must have shape ({R}, 4).")
+    check_streams(streams, R, "srbm_ratio_run: streams")
     if not (1 <= k0 <= k1 <= betas.shape[0]) and k0 != k1:
         raise ValueError("srbm_ratio_run: the steps are not within the schedule (from 1).")
     if R == 0 or k0 == k1 or D == 0:

@@ -10,7 +10,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport *
 
 
@@ -65,8 +65,7 @@ def srbm_run(const floating[:, ::1] W, const floating[::1] vbias, const floating
             or base.shape[0] != D or y.shape[0] != R or y.shape[1] != D
             or logw.shape[0] != R):
         raise ValueError("srbm_run: the shapes of the model, base, runs and weights do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4:
-        raise ValueError(f"srbm_run: streams must have shape ({R}, 4).")
+    check_streams(streams, R, "srbm_run: streams")
     if not (0 <= k0 <= k1 <= betas.shape[0]):
         raise ValueError("srbm_run: the steps are not within the schedule.")
     if R == 0 or k0 == k1:

@@ -27,7 +27,7 @@ from libc.string cimport memcpy, memset
 from libc.math cimport exp, log, log1p, fabs, isnan, NAN
 from cython cimport floating
 
-from cyrbm._random cimport cyrbm_rng
+from cyrbm._random cimport cyrbm_rng, check_streams
 from cyrbm._ckernels cimport *
 from cyrbm._anneal cimport (ais_buffers, ais_alloc, ais_free, ais_set_tempered, engine_run,
                             valid_ladder, GIBBS_REFRESH)
@@ -146,13 +146,8 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
     cdef Py_ssize_t K1 = temps.shape[0], D = W.shape[0], M = W.shape[1]
     cdef Py_ssize_t R = v.shape[0], n = R // K1 if K1 > 0 else 0
     cdef int status
-    if K1 < 1 or R != n * K1 or v.shape[1] != D or vbias.shape[0] != D or hbias.shape[0] != M:
-        raise ValueError("chain, temperature, bias and weight shapes do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4 or swap_streams.shape[0] != n \
-            or swap_streams.shape[1] != 4:
-        raise ValueError(f"streams must have shape ({R}, 4) and swap streams ({n}, 4).")
-    if accepted.shape[0] != n or accepted.shape[1] != max(K1 - 1, 1):
-        raise ValueError(f"accepted must have shape ({n}, {max(K1 - 1, 1)}).")
+    _check_states_pt(R, D, M, v.shape[1], K1, (vbias.shape[0], hbias.shape[0]), streams,
+                     swap_streams, accepted)
     if R == 0 or steps <= 0:
         return
     with nogil:
@@ -531,9 +526,8 @@ def _check_states_pt(Py_ssize_t R, Py_ssize_t D, Py_ssize_t M, Py_ssize_t vD, Py
     n = R // K1 if K1 > 0 else 0
     if K1 < 1 or R != n * K1 or vD != D or shapes != (D, M):
         raise ValueError("chain, temperature, bias and weight shapes do not match.")
-    if streams.shape[0] != R or streams.shape[1] != 4 or swap_streams.shape[0] != n \
-            or swap_streams.shape[1] != 4:
-        raise ValueError(f"streams must have shape ({R}, 4) and swap streams ({n}, 4).")
+    check_streams(streams, R, "streams")
+    check_streams(swap_streams, n, "swap streams")
     if accepted.shape[0] != n or accepted.shape[1] != max(K1 - 1, 1):
         raise ValueError(f"accepted must have shape ({n}, {max(K1 - 1, 1)}).")
     return n
