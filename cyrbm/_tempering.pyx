@@ -155,12 +155,7 @@ def pt_sample(const floating[:, ::1] W, const floating[::1] vbias,
                            steps, <cyrbm_rng *> &streams[0, 0],
                            <cyrbm_rng *> &swap_streams[0, 0], &accepted[0, 0], n_threads,
                            True)
-    if status == -3:
-        raise_set_error()
-    if status == -1:
-        raise MemoryError("no memory for the tempered chains.")
-    if status != 0:
-        raise ValueError("temperatures must rise strictly from t_0 >= 0 to exactly 1.")
+    _raise_states_pt(status)
 
 
 # ------------------------------------------------ the tempered families of other unit types
