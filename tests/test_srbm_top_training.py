@@ -117,7 +117,8 @@ def test_cli_dbn_gaussian_srbm_top_whitened(real, tmp_path, capsys):
     api = BoundEstimator(dbn, log_Z=log_z, seed=2).ais_per_vector(
         w.transform(T), 8, schedule="linear:200")
     assert res["mean"] == api.mean
-    assert abs(res["mean"] - exact.mean()) < 3 * res["stderr"] + 1e-3
+    # ln Z given: the error is the runs' alone (not the spread over the rows, "stderr")
+    assert abs(res["mean"] - exact.mean()) < 4 * res["mc_stderr"], res
     assert res["mean_pixels"] == pytest.approx(res["mean"] + w.log_det, abs=1e-12)
     code, stdout, _ = run(["bound", out, "--data", d / "test.npy", "--logz", repr(log_z)],
                           capsys)

@@ -212,8 +212,12 @@ def op_evaluate(m, kind):
     ev = Annealer(runs=50, schedule="linear:200", seed=0).evaluate(
         m, data_for(kind, n=10), base_data=data_for(kind))
     exact = float(np.mean(brute_log_p_star(m, data_for(kind, n=10)))) - brute_log_partition(m)
-    assert np.isfinite(ev.ais_mean_log_prob) and np.isfinite(ev.raise_mean_log_prob)
-    assert abs(ev.ais_mean_log_prob - exact) < 0.5
+    lo, hi = ev.ais_interval(4)
+    assert lo <= exact <= hi, (ev.ais_mean_log_prob - exact, ev.ais_se)
+    # RAISE is conservative: at most exact, up to its own error (None: one chain)
+    assert ev.raise_se is not None
+    assert ev.raise_mean_log_prob <= exact + 4 * ev.raise_se, (
+        ev.raise_mean_log_prob - exact, ev.raise_se)
 
 
 def op_log_ratio(m, kind):
