@@ -181,10 +181,10 @@ def test_sandwich_brackets_the_exact_mean_and_converges(sandwich_case):
         gaps.append(abs(res.gap))
         errs.append(max(abs(res.ais_mean_log_prob - exact_mean),
                         abs(res.raise_mean_log_prob - exact_mean)))
+        if K == 3:      # a short schedule: AIS over RAISE by far more than their errors
+            assert res.gap > 3 * res.gap_se
     assert gaps[0] > gaps[1] > gaps[2] and errs[0] > errs[1] > errs[2]
     assert gaps[0] > 0.5 and errs[2] < 0.05 and gaps[2] < 0.05
-    # a short schedule: AIS over RAISE by far more than their errors
-    assert gaps[0] > 3 * res.gap_se
 
 
 def test_disagreement_sentence(sandwich_case):

@@ -263,8 +263,8 @@ def test_values_outside_zero_one_agree_in_every_method():
 
 def test_score_samples_by_ais_agrees_with_the_exact_answer():
     """Above the enumeration limit score_samples uses AIS and keeps its result; on a
-    model small enough to check, ln Z-hat lies within 4 of its sigma-hat of the truth,
-    and a ln Z off by 3 sigma-hat's width of the interval would not."""
+    model small enough to check, ln Z-hat lies within 4 of its sigma-hat of the truth, in
+    an interval narrower than 0.5 nats (so a ln Z off by 0.5 would fail)."""
     from cyrbm.models.exact import EXACT_START_UNITS
     rng = np.random.default_rng(0)
     D, H = EXACT_START_UNITS + 1, EXACT_START_UNITS + 2
@@ -279,7 +279,6 @@ def test_score_samples_by_ais_agrees_with_the_exact_answer():
     assert result is not None and result.log_Z == est.log_partition_
     lo, hi = result.log_Z_interval(4)
     assert lo <= truth <= hi and hi - lo < 0.5
-    assert not lo <= truth + (hi - lo) <= hi                          # power
     np.testing.assert_allclose(lp, model.log_unnormalized(v) - result.log_Z)
     np.testing.assert_array_equal(est.score_samples(v), lp)           # one ln Z per fit
 

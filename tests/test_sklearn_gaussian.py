@@ -24,7 +24,7 @@ def _data(n=300, d=2, seed=0):
 
 def test_score_samples_is_a_density_that_integrates_to_one():
     """exp(score_samples) over a grid of [-10, 10]^2 (step 0.04, the midpoint rule)
-    integrates to 1 within 1e-4; a ln Z off by 1e-3 would be outside it (power)."""
+    integrates to 1 within 1e-4 (a ln Z off by 1e-3 moves it by 1e-3: it would fail)."""
     X = _data()
     est = GaussianRBM(n_components=4, n_iter=20, learning_rate=0.1, random_state=0).fit(X)
     g = np.arange(-10, 10, 0.04) + 0.02
@@ -32,7 +32,6 @@ def test_score_samples_is_a_density_that_integrates_to_one():
     mass = float(np.sum(np.exp(est.score_samples(grid))) * 0.04 ** 2)
     assert est.ais_result_ is None
     assert abs(mass - 1) < 1e-4, mass
-    assert abs(mass * np.exp(-1e-3) - 1) > 1e-4
     # the training made the density fit: higher on the data than the fresh model's
     fresh = GaussianRBM.from_model(cyrbm.GaussianRBM.random(2, 4, seed=0))
     assert est.score(X) > fresh.score(X) + 0.1
@@ -41,7 +40,7 @@ def test_score_samples_is_a_density_that_integrates_to_one():
 def test_score_samples_by_ais_above_the_enumeration_limit():
     """n_components > EXACT_START_UNITS: ln Z by AIS (kept as ais_result_); on a model
     still small enough to enumerate with a raised limit, ln Z-hat lies within 4
-    sigma-hat of the truth, and a truth shifted by the interval's width does not."""
+    sigma-hat of the truth, in an interval narrower than 0.5 nats."""
     rng = np.random.default_rng(1)
     D, H = 3, EXACT_START_UNITS + 1
     model = cyrbm.GaussianRBM(0.2 * rng.standard_normal((D, H)), 0.1 * rng.standard_normal(D),
@@ -55,7 +54,6 @@ def test_score_samples_by_ais_above_the_enumeration_limit():
     assert result is not None and result.log_Z == est.log_partition_
     lo, hi = result.log_Z_interval(4)
     assert lo <= truth <= hi and hi - lo < 0.5
-    assert not lo <= truth + (hi - lo) <= hi
     np.testing.assert_allclose(lp, model.log_unnormalized(X) - result.log_Z)
 
 
